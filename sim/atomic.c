@@ -1,0 +1,7 @@
+/* atomic.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_atomic(es_handler *t)
+{
+    (void)t;
+}

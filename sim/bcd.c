@@ -1,0 +1,7 @@
+/* bcd.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_bcd(es_handler *t)
+{
+    (void)t;
+}

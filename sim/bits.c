@@ -1,0 +1,7 @@
+/* bits.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_bits(es_handler *t)
+{
+    (void)t;
+}

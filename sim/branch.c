@@ -1,0 +1,7 @@
+/* branch.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_branch(es_handler *t)
+{
+    (void)t;
+}

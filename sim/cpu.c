@@ -1,0 +1,365 @@
+/* cpu.c - machine lifetime, the fetch/decode/dispatch loop, fault
+ * recording and the dispatch table. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mem.h"
+#include "ops.h"
+#include "vm.h"
+
+#define PAGE 4096ull
+#define DEFAULT_MEM_CAP (1ull << 30)
+/* Guest physical address space: frames are materialised on demand, so this
+ * only sizes the bookkeeping array (8 bytes + meta per 4 KiB). */
+#define MAX_PHYS (64ull << 30)
+
+/* ---- dispatch table ---- */
+
+static es_handler g_table[ES_OP_COUNT]; /* immutable after init_table */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void init_table(void)
+{
+    for (int i = 0; i < ES_OP_COUNT; i++)
+        g_table[i] = es_unimplemented;
+    es_family_alu(g_table);
+    es_family_shift(g_table);
+    es_family_muldiv(g_table);
+    es_family_bits(g_table);
+    es_family_bcd(g_table);
+    es_family_mov(g_table);
+    es_family_stack(g_table);
+    es_family_branch(g_table);
+    es_family_string(g_table);
+    es_family_atomic(g_table);
+    es_family_system(g_table);
+    es_family_sse(g_table);
+    es_family_x87(g_table);
+}
+
+const es_handler *es_dispatch_table(void)
+{
+    pthread_once(&g_once, init_table);
+    return g_table;
+}
+
+int es_unimplemented(es_machine *m, const es_insn *d)
+{
+    m->unimpl_op = d->op;
+    return es_raise(m, ES_UD, 0);
+}
+
+/* ---- faults ---- */
+
+int es_raise(es_machine *m, int vector, uint32_t error)
+{
+    m->fault.vector = (uint8_t)vector;
+    m->fault.error = error;
+    m->fault.has_error = vector == ES_DF || (vector >= ES_TS && vector <= ES_PF) ||
+                         vector == ES_AC;
+    m->fault.rip = m->rip;
+    m->fault.addr = 0;
+    m->fault.write = 0;
+    return ES_FAULT;
+}
+
+int es_raise_noerr(es_machine *m, int vector)
+{
+    return es_raise(m, vector, 0);
+}
+
+int es_stop(es_machine *m, int reason)
+{
+    m->stop = reason;
+    return ES_STOP;
+}
+
+const char *es_vector_name(int v)
+{
+    static const char *const names[32] = {
+        "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "CSO", "#TS",
+        "#NP", "#SS", "#GP", "#PF", "#15", "#MF", "#AC", "#MC", "#XM", "#VE", "#CP",
+    };
+    if (v >= 0 && v < 32 && names[v])
+        return names[v];
+    return "#??";
+}
+
+/* Linux's signal for an unhandled user exception (arch/x86/kernel/traps.c). */
+static int vector_signal(int v)
+{
+    switch (v) {
+    case ES_DE: case ES_MF: case ES_XM: return 8; /* SIGFPE */
+    case ES_UD: return 4;                         /* SIGILL */
+    case ES_BP: case ES_DB: return 5;             /* SIGTRAP */
+    case ES_AC: case ES_SS: return 7;             /* SIGBUS (SS: Linux sends SIGBUS) */
+    default: return 11;                           /* SIGSEGV */
+    }
+}
+
+/* Without a guest kernel a fault ends the run with Linux's signal and a
+ * one-line report. */
+static void fault_stop(es_machine *m)
+{
+    int v = m->fault.vector;
+    m->signal = vector_signal(v);
+    if (v == ES_PF) {
+        uint32_t e = m->fault.error;
+        snprintf(m->message, sizeof m->message, "guest fault #PF at rip=0x%llx: %s 0x%llx (%s)",
+                 (unsigned long long)m->fault.rip,
+                 (e & ES_PFEC_I) ? "execute at" : (e & ES_PFEC_W) ? "write to" : "read from",
+                 (unsigned long long)m->fault.addr,
+                 (e & ES_PFEC_P) ? "protection violation" : "not present");
+    } else if (v == ES_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID) {
+        snprintf(m->message, sizeof m->message,
+                 "guest fault #UD at rip=0x%llx: %s is not implemented by entrysim",
+                 (unsigned long long)m->fault.rip, es_op_name(m->unimpl_op));
+    } else if (m->fault.has_error) {
+        snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx (error code 0x%x)",
+                 es_vector_name(v), (unsigned long long)m->fault.rip, m->fault.error);
+    } else {
+        snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx",
+                 es_vector_name(v), (unsigned long long)m->fault.rip);
+    }
+    if (v == ES_PF)
+        m->cr2 = m->fault.addr;
+    m->stop = ES_STOP_FAULT;
+}
+
+/* ---- lifetime ---- */
+
+es_machine *es_machine_new(uint64_t mem_cap)
+{
+    es_machine *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->mem_cap = mem_cap ? mem_cap : DEFAULT_MEM_CAP;
+    m->nframes = MAX_PHYS / PAGE;
+    m->frames = calloc(m->nframes, sizeof *m->frames);
+    m->dcache = calloc(1ull << ES_DCACHE_BITS, sizeof *m->dcache);
+    if (!m->frames || !m->dcache) {
+        es_machine_free(m);
+        return NULL;
+    }
+    m->next_free_pfn = 1; /* frame 0 means "none" */
+    m->handlers = es_dispatch_table();
+    m->rflags = 0x202;
+    m->mxcsr = 0x1f80;
+    m->fpu.fcw = 0x37f;
+    m->fpu.ftw = 0xffff;
+    m->cr0 = 0x80050033; /* PG, AM, WP, NE, ET, MP, PE as Linux runs */
+    m->cr4 = 0x6f0;      /* PAE, PGE, OSFXSR, OSXMMEXCPT, ... */
+    m->efer = 0xd01;     /* SCE, LME, LMA, NXE */
+    m->xcr0 = 3;         /* x87 | SSE */
+    es_tlb_flush(m);
+    es_set_mode(m, 3, ES_MODE_64);
+    return m;
+}
+
+void es_machine_free(es_machine *m)
+{
+    if (!m)
+        return;
+    es_vm_free(m);
+    if (m->frames)
+        for (uint64_t i = 0; i < m->next_free_pfn && i < m->nframes; i++)
+            free(m->frames[i].host);
+    free(m->frames);
+    free(m->free_pfns);
+    free(m->dcache);
+    free(m);
+}
+
+void es_set_mode(es_machine *m, int cpl, int mode)
+{
+    int changed = m->cpl != cpl || m->mode != mode;
+    m->cpl = (uint8_t)cpl;
+    m->mode = (uint8_t)mode;
+    m->need_u = cpl == 3 ? ES_TP_U : 0;
+    m->ipmask = mode == ES_MODE_64 ? ~0ull : 0xffffffffull;
+    m->fetch_va = 1;
+    if (changed)
+        for (int i = 0; i < m->nobs; i++)
+            if (m->obs[i].mode_change)
+                m->obs[i].mode_change(m->obs[i].ctx, m, cpl, mode);
+}
+
+int es_observe(es_machine *m, const es_observer *o)
+{
+    if (m->nobs >= ES_MAX_OBSERVERS)
+        return -1;
+    m->obs[m->nobs++] = *o;
+    if (o->mem) {
+        m->tlb_bypass = true;
+        es_tlb_flush(m);
+    }
+    return 0;
+}
+
+void es_unobserve_all(es_machine *m)
+{
+    m->nobs = 0;
+    m->tlb_bypass = false;
+}
+
+/* ---- fetch and decode ---- */
+
+/* Returns the decoded instruction at RIP, decoding on a cache miss; NULL
+ * with a fault recorded when the fetch or the decode fails. */
+static es_dentry *fetch(es_machine *m)
+{
+    uint64_t lin = (m->rip + m->seg[ES_SEG_CS].base) & m->ipmask;
+    if ((lin & ~(PAGE - 1)) != m->fetch_va) {
+        uint8_t b;
+        if (es_fetch_bytes(m, lin, &b, 1) != 1)
+            return NULL;
+        uint64_t pa;
+        es_translate(m, lin, ES_ACC_X, m->cpl == 3, &pa);
+        m->fetch_va = lin & ~(PAGE - 1);
+        m->fetch_pa = pa & ~(PAGE - 1);
+        m->fetch_frame = &m->frames[pa >> 12];
+    }
+    uint64_t pa = m->fetch_pa | (lin & (PAGE - 1));
+    uint64_t key = (pa << 1) | m->mode;
+    es_dentry *e = &m->dcache[(pa ^ (pa >> ES_DCACHE_BITS)) & ((1u << ES_DCACHE_BITS) - 1)];
+    es_frame *f = m->fetch_frame;
+    if (__builtin_expect(e->key == key && e->gen == f->code_gen, 1))
+        return e;
+
+    uint8_t buf[16];
+    size_t got = es_fetch_bytes(m, lin, buf, 15);
+    if (got == 0)
+        return NULL;
+    m->fault.vector = 0xff; /* forget a fault on a later page unless needed */
+    es_dentry *out = e;
+    int st = es_decode(buf, got, m->mode, m->rip, &out->insn);
+    if (st == ES_DECODE_NEED_MORE) {
+        if (m->fault.vector == 0xff) /* bytes ran out at the end of memory */
+            es_raise(m, ES_UD, 0);
+        return NULL; /* the #PF of the next page stands */
+    }
+    if (st != ES_DECODE_OK) {
+        out->key = 0;
+        m->unimpl_op = 0;
+        es_raise(m, ES_UD, 0);
+        return NULL;
+    }
+    m->decodes++;
+    bool crosses = (lin & (PAGE - 1)) + out->insn.len > PAGE;
+    if (crosses) {
+        /* bytes from two pages: keep it out of the cache (a write to the
+         * second page could not invalidate it) */
+        m->dscratch.insn = out->insn;
+        out->key = 0;
+        out = &m->dscratch;
+    } else {
+        if (!f->has_code) {
+            f->has_code = 1;
+            es_tlb_flush(m); /* drop write permission cached for this page */
+            m->fetch_va = lin & ~(PAGE - 1);
+        }
+        out->key = key;
+        out->gen = f->code_gen;
+    }
+    out->fn = m->handlers[out->insn.op];
+    return out;
+}
+
+/* Handles a non-OK handler status; returns nonzero when the run stops. */
+static int after_fault(es_machine *m, int rc)
+{
+    if (rc == ES_STOP)
+        return 1;
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].exception)
+            m->obs[i].exception(m->obs[i].ctx, m, m->fault.vector, m->fault.error);
+    fault_stop(m);
+    return 1;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int es_step(es_machine *m)
+{
+    m->stop = ES_STOP_NONE;
+    es_dentry *e = fetch(m);
+    if (!e) {
+        after_fault(m, ES_FAULT);
+        return ES_FAULT;
+    }
+    uint64_t rip = m->rip;
+    m->nrip = (rip + e->insn.len) & m->ipmask;
+    int rc = e->fn(m, &e->insn);
+    if (rc == ES_FAULT) {
+        after_fault(m, rc);
+        return rc;
+    }
+    if (rc == ES_OK || m->stop == ES_STOP_EXIT) {
+        m->rip = m->nrip;
+        m->icount++;
+        for (int i = 0; i < m->nobs; i++)
+            if (m->obs[i].retire)
+                m->obs[i].retire(m->obs[i].ctx, m, &e->insn, rip);
+    }
+    return rc;
+}
+
+/* The plain loop: no observers, nothing but fetch, dispatch, retire. */
+static int run_plain(es_machine *m, uint64_t budget)
+{
+    uint64_t start = m->icount;
+    for (;;) {
+        es_dentry *e = fetch(m);
+        if (__builtin_expect(!e, 0))
+            return after_fault(m, ES_FAULT);
+        m->nrip = (m->rip + e->insn.len) & m->ipmask;
+        int rc = e->fn(m, &e->insn);
+        if (__builtin_expect(rc != ES_OK, 0)) {
+            if (rc == ES_STOP && m->stop == ES_STOP_EXIT) {
+                m->rip = m->nrip;
+                m->icount++;
+            }
+            return after_fault(m, rc);
+        }
+        m->rip = m->nrip;
+        if (__builtin_expect(++m->icount - start >= budget, 0))
+            return 0;
+    }
+}
+
+static int run_observed(es_machine *m, uint64_t budget)
+{
+    for (uint64_t n = 0; n < budget; n++) {
+        int rc = es_step(m);
+        if (rc != ES_OK)
+            return 1;
+    }
+    return 0;
+}
+
+int es_run(es_machine *m)
+{
+    m->stop = ES_STOP_NONE;
+    double t0 = m->wall_limit > 0 ? now_seconds() : 0;
+    for (;;) {
+        uint64_t budget = 1u << 22;
+        if (m->max_insns) {
+            if (m->icount >= m->max_insns)
+                return m->stop = ES_STOP_INSNS;
+            if (m->max_insns - m->icount < budget)
+                budget = m->max_insns - m->icount;
+        }
+        int done = m->nobs ? run_observed(m, budget) : run_plain(m, budget);
+        if (done)
+            return m->stop;
+        if (m->wall_limit > 0 && now_seconds() - t0 > m->wall_limit)
+            return m->stop = ES_STOP_TIME;
+    }
+}

@@ -1,0 +1,56 @@
+/* host.h - host services: Linux system-call semantics for the guest
+ * process, keyed by each ABI's own syscall numbers.
+ *
+ * In --direct mode SYSCALL / INT 0x80 / SYSENTER reach es_host_syscall
+ * straight from the instruction handler; later the modeled kernel's syscall
+ * bodies call es_host_call through a hypercall.  File access is confined to
+ * the guest root: a path outside it gets -EACCES or -ENOENT.
+ */
+#ifndef ENTRYSIM_HOST_H
+#define ENTRYSIM_HOST_H
+
+#include "machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum es_abi { ES_ABI_X64 = 0, ES_ABI_I386 = 1, ES_ABI_X32 = 2 };
+
+/* Guest x32 syscalls have this bit set in the number (__X32_SYSCALL_BIT). */
+#define ES_X32_SYSCALL_BIT 0x40000000ull
+
+typedef struct es_host_config {
+    const char *root;   /* guest root directory (default ".") */
+    bool rw;            /* writes allowed under root */
+    bool deterministic; /* fixed time, getrandom and RDTSC */
+    int stdin_fd, stdout_fd, stderr_fd; /* host fds behind guest 0, 1, 2 */
+} es_host_config;
+
+/* Creates the host-services state of m (file table, brk, signal records...).
+ * Returns 0 or -1 (message in m->message). */
+int es_host_init(es_machine *m, const es_host_config *cfg);
+void es_host_free(es_machine *m);
+
+/* Performs syscall `nr` of `abi` with arguments args[0..5]; returns the
+ * value the kernel would return (-errno on error).  On exit/exit_group it
+ * sets m->exit_status and m->stop = ES_STOP_EXIT and returns 0. */
+int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]);
+
+/* --direct entry: reads number and arguments from the registers of `abi`
+ * (x86-64: rax; rdi rsi rdx r10 r8 r9.  i386: eax; ebx ecx edx esi edi ebp),
+ * performs the call and writes the result to rax (eax for i386, zero
+ * extended).  Returns ES_OK, or ES_STOP after exit. */
+int es_host_syscall(es_machine *m, int abi);
+
+/* Number of syscalls served so far (for --stats). */
+uint64_t es_host_syscall_count(const es_machine *m);
+
+/* Current program break (for tests and the loader). */
+uint64_t es_host_brk(const es_machine *m);
+void es_host_set_brk(es_machine *m, uint64_t start);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

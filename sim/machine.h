@@ -1,0 +1,290 @@
+/* machine.h - the one struct that holds a simulated machine.
+ *
+ * Every function of the simulator takes `es_machine *m` first; there is no
+ * other mutable state.  Instruction handlers share one signature
+ * (es_handler) and report faults by recording them in m->fault and
+ * returning ES_FAULT; the run loop delivers them.
+ */
+#ifndef ENTRYSIM_MACHINE_H
+#define ENTRYSIM_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct es_machine es_machine;
+
+/* Handler results. */
+enum es_status {
+    ES_OK = 0,    /* retired; RIP advances to m->nrip */
+    ES_FAULT = 1, /* m->fault holds the exception; RIP stays at the insn */
+    ES_STOP = 2,  /* the run must stop (guest exit, HLT without kernel, limit) */
+};
+
+typedef int (*es_handler)(es_machine *m, const es_insn *d);
+
+/* Exception vectors (SDM Vol. 3A, 6.3.1). */
+enum es_vector {
+    ES_DE = 0, ES_DB = 1, ES_BP = 3, ES_OF = 4, ES_BR = 5, ES_UD = 6, ES_NM = 7, ES_DF = 8,
+    ES_TS = 10, ES_NP = 11, ES_SS = 12, ES_GP = 13, ES_PF = 14, ES_MF = 16, ES_AC = 17,
+    ES_MC = 18, ES_XM = 19,
+};
+
+/* #PF error-code bits (SDM Vol. 3A, 4.7). */
+#define ES_PFEC_P 0x01
+#define ES_PFEC_W 0x02
+#define ES_PFEC_U 0x04
+#define ES_PFEC_RSVD 0x08
+#define ES_PFEC_I 0x10
+
+/* RFLAGS bits. */
+#define ES_CF 0x0001u
+#define ES_PF 0x0004u
+#define ES_AF 0x0010u
+#define ES_ZF 0x0040u
+#define ES_SF 0x0080u
+#define ES_TF 0x0100u
+#define ES_IF 0x0200u
+#define ES_DF 0x0400u
+#define ES_OF 0x0800u
+#define ES_IOPL 0x3000u
+#define ES_NT 0x4000u
+#define ES_RF 0x10000u
+#define ES_VM 0x20000u
+#define ES_AC 0x40000u
+#define ES_ID 0x200000u
+#define ES_ARITH_FLAGS (ES_CF | ES_PF | ES_AF | ES_ZF | ES_SF | ES_OF)
+
+/* General-purpose register numbers. */
+enum es_gpr {
+    ES_RAX, ES_RCX, ES_RDX, ES_RBX, ES_RSP, ES_RBP, ES_RSI, ES_RDI,
+    ES_R8, ES_R9, ES_R10, ES_R11, ES_R12, ES_R13, ES_R14, ES_R15,
+};
+
+typedef union es_xmm {
+    uint8_t b[16];
+    uint16_t w[8];
+    uint32_t d[4];
+    uint64_t q[2];
+    int8_t sb[16];
+    int16_t sw[8];
+    int32_t sd[4];
+    int64_t sq[2];
+    float f[4];
+    double g[2];
+} es_xmm;
+
+typedef struct es_segreg {
+    uint16_t sel;   /* visible selector */
+    uint16_t attr;  /* descriptor access byte | flags nibble << 8 (G, D/B, L, AVL) */
+    uint32_t limit; /* expanded limit */
+    uint64_t base;  /* FS/GS: the 64-bit base (MSR); others: descriptor base */
+} es_segreg;
+
+/* Segment attribute bits as stored in es_segreg.attr. */
+#define ES_SEGA_L 0x200  /* 64-bit code */
+#define ES_SEGA_DB 0x400 /* default operand size 32 */
+
+/* x87 FPU state.  Values are kept in host long double (x87 80-bit extended
+ * on x86-64 hosts) in physical register order; st(i) = fpr[(top+i)&7]. */
+typedef struct es_x87 {
+    long double fpr[8];
+    uint16_t fcw, fsw, ftw; /* ftw: full two-bit tag word (11 = empty) */
+    uint8_t top;
+    uint16_t fop;
+    uint64_t fip, fdp;
+} es_x87;
+
+/* One software-TLB entry: a 4 KiB linear page mapped to host memory. */
+typedef struct es_tlbe {
+    uint64_t tag;     /* linear page address; 1 = invalid (never page aligned) */
+    uintptr_t addend; /* host address = addend + linear address */
+    uint64_t pa;      /* physical page address */
+    uint32_t perm;    /* ES_TP_* */
+    uint32_t pad;
+} es_tlbe;
+
+#define ES_TP_W 0x1 /* writable (and page holds no decoded code) */
+#define ES_TP_U 0x2 /* user accessible */
+#define ES_TP_X 0x4 /* executable */
+
+#define ES_TLB_SIZE 256
+
+/* Physical frame bookkeeping. */
+typedef struct es_frame {
+    uint8_t *host;     /* NULL until first touched */
+    uint32_t code_gen; /* bumped when a page holding decoded code is written */
+    uint8_t has_code;  /* decode cache holds entries from this page */
+    uint8_t pad[3];
+} es_frame;
+
+/* Decode-cache entry: keyed by physical address and mode, valid while the
+ * page's code_gen matches. */
+typedef struct es_dentry {
+    uint64_t key; /* (pa << 1) | mode; 0 = empty (pa 0 holds no code) */
+    uint32_t gen;
+    uint32_t pad;
+    es_handler fn;
+    es_insn insn;
+} es_dentry;
+
+#define ES_DCACHE_BITS 15
+
+/* Observer hooks (timing, taint, trace, debugger).  Attach with
+ * es_observe(); with none attached the run loop is the plain loop and the
+ * memory fast path stays on, so they cost nothing. */
+typedef struct es_observer {
+    void *ctx;
+    void (*retire)(void *ctx, es_machine *m, const es_insn *d, uint64_t rip);
+    /* every guest memory access (linear address, size, 1 = write); makes
+     * all accesses take the slow path while attached */
+    void (*mem)(void *ctx, es_machine *m, uint64_t va, unsigned size, int write);
+    void (*exception)(void *ctx, es_machine *m, int vector, uint32_t error);
+    void (*mode_change)(void *ctx, es_machine *m, int cpl, int mode);
+    void (*syscall)(void *ctx, es_machine *m, int abi, uint64_t nr, uint64_t ret);
+} es_observer;
+
+#define ES_MAX_OBSERVERS 4
+
+struct es_host; /* host services state (sim/host.h) */
+
+/* Why a run stopped. */
+enum es_stop {
+    ES_STOP_NONE = 0,
+    ES_STOP_EXIT,      /* guest exit/exit_group: exit_status */
+    ES_STOP_FAULT,     /* unhandled guest fault: fault, signal */
+    ES_STOP_INSNS,     /* --max-insns reached */
+    ES_STOP_TIME,      /* wall-clock cap reached */
+    ES_STOP_HLT,       /* HLT with no kernel to wake it */
+    ES_STOP_ERROR,     /* simulator error (out of memory cap...): message */
+    ES_STOP_BREAK,     /* an observer or debugger asked to stop */
+};
+
+struct es_machine {
+    /* --- architectural state --- */
+    uint64_t gpr[16];  /* rax..r15 */
+    uint64_t rip;      /* address of the executing instruction */
+    uint64_t nrip;     /* next rip; branch handlers overwrite it */
+    uint64_t rflags;   /* all flags, arithmetic ones kept eagerly */
+    es_xmm xmm[16];
+    uint32_t mxcsr;
+    es_x87 fpu;
+    es_segreg seg[8];  /* indexed by enum es_seg; [6],[7] stay zero (no segment) */
+    uint64_t cr0, cr2, cr3, cr4, cr8;
+    uint64_t efer;
+    uint64_t xcr0;
+    uint64_t dr[8];
+    uint8_t cpl;       /* current privilege level, 0 or 3 */
+    uint8_t mode;      /* enum es_mode of CS */
+    uint8_t need_u;    /* ES_TP_U when cpl == 3: required TLB permission */
+    uint8_t vendor;    /* 0 = Intel, 1 = AMD (CPUID strings and SYSCALL rules) */
+    struct {
+        uint64_t star, lstar, cstar, sfmask;
+        uint64_t kernel_gs_base, tsc_aux;
+        uint64_t sysenter_cs, sysenter_esp, sysenter_eip;
+        uint64_t pat, apic_base, misc_enable, spec_ctrl;
+    } msr;
+    struct {
+        uint64_t base;
+        uint16_t limit;
+    } gdtr, idtr;
+    es_segreg tr, ldtr;
+    uint64_t tsc;      /* deterministic time-stamp counter */
+
+    /* --- pending fault (recorded by handlers / memory, delivered by run loop) --- */
+    struct {
+        uint8_t vector;
+        uint8_t has_error;
+        uint32_t error;
+        uint64_t addr;   /* #PF linear address (becomes CR2) */
+        uint64_t rip;    /* faulting instruction */
+        int write;       /* #PF: the access was a write */
+    } fault;
+
+    /* --- memory --- */
+    es_frame *frames;     /* indexed by physical frame number */
+    uint64_t nframes;     /* size of frames[] = physical address space / 4 KiB */
+    uint64_t frames_used; /* touched frames (counts toward mem_cap) */
+    uint64_t mem_cap;     /* bytes of guest memory allowed */
+    uint64_t next_free_pfn;
+    uint64_t *free_pfns;  /* stack of released frames */
+    size_t nfree_pfns, cap_free_pfns;
+    es_tlbe tlb[ES_TLB_SIZE];
+    bool tlb_bypass;      /* memory observers attached: never fill the TLB */
+    /* fetch shortcut: the page RIP ran from last */
+    uint64_t fetch_va;    /* linear page, 1 = none */
+    uint64_t fetch_pa;
+    es_frame *fetch_frame;
+
+    /* --- decode cache --- */
+    es_dentry *dcache;    /* 1 << ES_DCACHE_BITS entries */
+    const es_handler *handlers; /* dispatch table indexed by es_op */
+    uint64_t decodes;     /* decode-cache misses (statistics) */
+    es_dentry dscratch;   /* page-crossing instructions are decoded here, uncached */
+    uint64_t ipmask;      /* 0xffffffff in 32-bit mode: EIP wraps */
+    uint16_t unimpl_op;   /* es_op of the last unimplemented instruction hit */
+
+    /* --- run control --- */
+    uint64_t icount;      /* instructions retired */
+    uint64_t max_insns;   /* 0 = unlimited */
+    double wall_limit;    /* seconds, 0 = unlimited */
+    int stop;             /* enum es_stop after a run */
+    int exit_status;      /* guest exit status (ES_STOP_EXIT) */
+    int signal;           /* signal number when a fault killed the guest */
+    char message[256];    /* human-readable reason for ES_STOP_FAULT/ERROR */
+    bool deterministic;   /* RDTSC, time and getrandom from fixed seeds */
+
+    /* --- observers --- */
+    es_observer obs[ES_MAX_OBSERVERS];
+    int nobs;
+
+    /* --- host services (Linux process semantics) --- */
+    struct es_host *host;
+};
+
+/* Creates a machine with `mem_cap` bytes of guest memory allowed (0 = the
+ * default, 1 GiB).  Returns NULL on host allocation failure. */
+es_machine *es_machine_new(uint64_t mem_cap);
+void es_machine_free(es_machine *m);
+
+/* Sets CPL and mode (64-bit or compatibility) and everything derived from
+ * them. */
+void es_set_mode(es_machine *m, int cpl, int mode);
+
+/* Runs until something stops the machine; returns enum es_stop (also in
+ * m->stop). */
+int es_run(es_machine *m);
+
+/* Executes exactly one instruction (observers are called).  Returns the
+ * handler status; faults are left in m->fault and m->stop is set as es_run
+ * would. */
+int es_step(es_machine *m);
+
+/* Attaches an observer; returns 0, or -1 when the table is full. */
+int es_observe(es_machine *m, const es_observer *o);
+void es_unobserve_all(es_machine *m);
+
+/* Records a fault for the run loop to deliver; returns ES_FAULT so a handler
+ * can `return es_raise(m, ES_GP, 0);`. */
+int es_raise(es_machine *m, int vector, uint32_t error);
+int es_raise_noerr(es_machine *m, int vector);
+
+/* Stops the run: records reason and returns ES_STOP. */
+int es_stop(es_machine *m, int reason);
+
+/* The dispatch table (immutable after first use). */
+const es_handler *es_dispatch_table(void);
+
+/* Name of an exception vector ("#PF"). */
+const char *es_vector_name(int vector);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

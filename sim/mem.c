@@ -1,0 +1,388 @@
+/* mem.c - physical frames, page walks, TLB refill and the slow paths. */
+#include "mem.h"
+
+#include <stdlib.h>
+
+#include "vm.h"
+
+#define PAGE 4096ull
+
+static uint8_t *frame_host(es_machine *m, uint64_t pfn)
+{
+    if (pfn == 0 || pfn >= m->nframes)
+        return NULL;
+    es_frame *f = &m->frames[pfn];
+    if (!f->host) {
+        f->host = aligned_alloc(PAGE, PAGE);
+        if (!f->host)
+            return NULL;
+        memset(f->host, 0, PAGE);
+    }
+    return f->host;
+}
+
+uint64_t es_frame_alloc(es_machine *m)
+{
+    uint64_t pfn;
+    if (m->frames_used * PAGE >= m->mem_cap)
+        return 0;
+    if (m->nfree_pfns) {
+        pfn = m->free_pfns[--m->nfree_pfns];
+    } else {
+        if (m->next_free_pfn >= m->nframes)
+            return 0;
+        pfn = m->next_free_pfn++;
+    }
+    uint8_t *h = frame_host(m, pfn);
+    if (!h)
+        return 0;
+    memset(h, 0, PAGE);
+    m->frames[pfn].code_gen++; /* stale decodes of a previous owner die */
+    m->frames[pfn].has_code = 0;
+    m->frames_used++;
+    return pfn;
+}
+
+void es_frame_free(es_machine *m, uint64_t pfn)
+{
+    if (pfn == 0 || pfn >= m->nframes)
+        return;
+    if (m->nfree_pfns == m->cap_free_pfns) {
+        size_t nc = m->cap_free_pfns ? m->cap_free_pfns * 2 : 1024;
+        uint64_t *n = realloc(m->free_pfns, nc * sizeof *n);
+        if (!n)
+            return; /* leak the frame rather than corrupt state */
+        m->free_pfns = n;
+        m->cap_free_pfns = nc;
+    }
+    m->free_pfns[m->nfree_pfns++] = pfn;
+    m->frames[pfn].code_gen++;
+    m->frames[pfn].has_code = 0;
+    if (m->frames_used)
+        m->frames_used--;
+}
+
+uint8_t *es_phys(es_machine *m, uint64_t pa)
+{
+    uint8_t *h = frame_host(m, pa >> 12);
+    return h ? h + (pa & (PAGE - 1)) : NULL;
+}
+
+uint64_t es_new_pml4(es_machine *m)
+{
+    return es_frame_alloc(m) << 12;
+}
+
+uint64_t *es_pte(es_machine *m, uint64_t cr3, uint64_t va, bool create)
+{
+    uint64_t table = cr3 & ES_PTE_ADDR;
+    for (int level = 3; level >= 0; level--) {
+        uint64_t *t = (uint64_t *)es_phys(m, table);
+        if (!t)
+            return NULL;
+        uint64_t *e = &t[(va >> (12 + 9 * level)) & 511];
+        if (level == 0)
+            return e;
+        if (!(*e & ES_PTE_P)) {
+            if (!create)
+                return NULL;
+            uint64_t pfn = es_frame_alloc(m);
+            if (!pfn)
+                return NULL;
+            *e = (pfn << 12) | ES_PTE_P | ES_PTE_W | ES_PTE_U;
+        } else if (*e & ES_PTE_PS) {
+            return NULL; /* a large page: no 4 KiB leaf to return */
+        }
+        table = *e & ES_PTE_ADDR;
+    }
+    return NULL;
+}
+
+static bool canonical(uint64_t va)
+{
+    return (uint64_t)(((int64_t)va << 16) >> 16) == va;
+}
+
+/* IA-32e 4-level walk (SDM Vol. 3A, 4.5).  Permissions combine across
+ * levels: writable only if R/W at every level, user only if U/S at every
+ * level, executable unless NX at any level (with EFER.NXE).  CR0.WP is
+ * treated as set, as Linux runs. */
+static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t *pa,
+                     uint32_t *perm)
+{
+    uint32_t pfec = (access == ES_ACC_W ? ES_PFEC_W : 0) | (user ? ES_PFEC_U : 0) |
+                    (access == ES_ACC_X && (m->efer & (1u << 11)) ? ES_PFEC_I : 0);
+    if (!(m->cr0 & 0x80000000u)) { /* paging off: identity */
+        *pa = va;
+        *perm = ES_TP_W | ES_TP_U | ES_TP_X;
+        return 0;
+    }
+    uint64_t table = m->cr3 & ES_PTE_ADDR;
+    uint32_t p = ES_TP_W | ES_TP_U | ES_TP_X;
+    bool nxe = (m->efer >> 11) & 1;
+    for (int level = 3; level >= 0; level--) {
+        uint64_t *t = (uint64_t *)es_phys(m, table);
+        if (!t)
+            return pfec;
+        uint64_t *ep = &t[(va >> (12 + 9 * level)) & 511];
+        uint64_t e = *ep;
+        if (!(e & ES_PTE_P))
+            return pfec;
+        if (!(e & ES_PTE_W))
+            p &= ~ES_TP_W;
+        if (!(e & ES_PTE_U))
+            p &= ~ES_TP_U;
+        if (nxe && (e & ES_PTE_NX))
+            p &= ~ES_TP_X;
+        bool leaf = level == 0 || ((level == 1 || level == 2) && (e & ES_PTE_PS));
+        if (leaf) {
+            uint64_t span = 1ull << (12 + 9 * level);
+            *pa = (e & ES_PTE_ADDR & ~(span - 1)) | (va & (span - 1) & ~(PAGE - 1));
+            /* permission check on the combined rights */
+            bool ok = true;
+            if (user && !(p & ES_TP_U))
+                ok = false;
+            if (access == ES_ACC_W && !(p & ES_TP_W))
+                ok = false;
+            if (access == ES_ACC_X && !(p & ES_TP_X))
+                ok = false;
+            if (!ok)
+                return pfec | ES_PFEC_P;
+            e |= ES_PTE_A;
+            if (access == ES_ACC_W)
+                e |= ES_PTE_D;
+            *ep = e;
+            *perm = p;
+            return 0;
+        }
+        table = e & ES_PTE_ADDR;
+    }
+    return pfec;
+}
+
+uint32_t es_translate(es_machine *m, uint64_t va, int access, int user, uint64_t *pa)
+{
+    uint32_t perm;
+    return walk(m, va, access, user, pa, &perm);
+}
+
+void es_tlb_flush(es_machine *m)
+{
+    for (int i = 0; i < ES_TLB_SIZE; i++)
+        m->tlb[i].tag = 1;
+    m->fetch_va = 1;
+}
+
+void es_tlb_flush_page(es_machine *m, uint64_t va)
+{
+    es_tlbe *e = es_tlb_slot(m, va);
+    if (e->tag == (va & ~(PAGE - 1)))
+        e->tag = 1;
+    if (m->fetch_va == (va & ~(PAGE - 1)))
+        m->fetch_va = 1;
+}
+
+/* Translates one page for access, demand-faulting VMAs; on failure records
+ * the fault.  Fills the TLB unless observers need every access. */
+static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t *perm)
+{
+    int user = m->cpl == 3;
+    if (m->mode == ES_MODE_64 && !canonical(va)) {
+        es_raise(m, ES_GP, 0);
+        return -1;
+    }
+    uint32_t pfec = walk(m, va, access, user, pa, perm);
+    if (pfec && user && es_vm_fault(m, va, access) == 0)
+        pfec = walk(m, va, access, user, pa, perm);
+    if (pfec) {
+        es_raise(m, ES_PF, pfec);
+        m->fault.addr = va;
+        m->fault.write = access == ES_ACC_W;
+        return -1;
+    }
+    uint8_t *host = es_phys(m, *pa);
+    if (!host) {
+        es_raise(m, ES_MC, 0);
+        return -1;
+    }
+    es_frame *f = &m->frames[*pa >> 12];
+    if (!m->tlb_bypass) {
+        es_tlbe *e = es_tlb_slot(m, va);
+        e->tag = va & ~(PAGE - 1);
+        e->addend = (uintptr_t)host - (va & ~(PAGE - 1));
+        e->pa = *pa;
+        /* a page holding decoded code is never writable through the TLB, so
+         * every store to it reaches es_write_slow and invalidates decodes */
+        e->perm = *perm & ~(f->has_code ? ES_TP_W : 0);
+    }
+    return 0;
+}
+
+static void notify_mem(es_machine *m, uint64_t va, unsigned n, int write)
+{
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].mem)
+            m->obs[i].mem(m->obs[i].ctx, m, va, n, write);
+}
+
+int es_read_slow(es_machine *m, uint64_t va, void *dst, unsigned n)
+{
+    uint8_t *d = dst;
+    if (m->mode == ES_MODE_32)
+        va &= 0xffffffffu;
+    /* translate every page first so a fault leaves no partial effect */
+    uint64_t first = va, end = va + n;
+    while (n) {
+        uint64_t pa;
+        uint32_t perm;
+        if (xlate(m, va, ES_ACC_R, &pa, &perm))
+            return -1;
+        unsigned chunk = (unsigned)(PAGE - (va & (PAGE - 1)));
+        if (chunk > n)
+            chunk = n;
+        memcpy(d, es_phys(m, pa), chunk);
+        d += chunk;
+        va += chunk;
+        n -= chunk;
+    }
+    if (m->nobs)
+        notify_mem(m, first, (unsigned)(end - first), 0);
+    return 0;
+}
+
+int es_write_slow(es_machine *m, uint64_t va, const void *src, unsigned n)
+{
+    const uint8_t *s = src;
+    if (m->mode == ES_MODE_32)
+        va &= 0xffffffffu;
+    uint64_t pas[2];
+    unsigned chunks[2];
+    int np = 0;
+    uint64_t v = va;
+    unsigned left = n;
+    /* check all pages (at most two for n <= 4096... larger n loops) before writing */
+    if (n > PAGE) {
+        while (left) {
+            unsigned c = (unsigned)(PAGE - (v & (PAGE - 1)));
+            if (c > left)
+                c = left;
+            if (es_write_slow(m, v, s, c))
+                return -1;
+            s += c;
+            v += c;
+            left -= c;
+        }
+        return 0;
+    }
+    while (left) {
+        uint64_t pa;
+        uint32_t perm;
+        if (xlate(m, v, ES_ACC_W, &pa, &perm))
+            return -1;
+        unsigned c = (unsigned)(PAGE - (v & (PAGE - 1)));
+        if (c > left)
+            c = left;
+        pas[np] = pa;
+        chunks[np++] = c;
+        v += c;
+        left -= c;
+    }
+    for (int i = 0; i < np; i++) {
+        es_frame *f = &m->frames[pas[i] >> 12];
+        if (f->has_code) {
+            /* self-modifying code: every decode from this page is stale */
+            f->code_gen++;
+            f->has_code = 0;
+        }
+        memcpy(es_phys(m, pas[i]), s, chunks[i]);
+        s += chunks[i];
+    }
+    if (m->nobs)
+        notify_mem(m, va, n, 1);
+    return 0;
+}
+
+int es_read(es_machine *m, uint64_t va, void *dst, unsigned n)
+{
+    uint8_t *p = es_host_ptr(m, va, n, 0);
+    if (p) {
+        memcpy(dst, p, n);
+        return 0;
+    }
+    return es_read_slow(m, va, dst, n);
+}
+
+int es_write(es_machine *m, uint64_t va, const void *src, unsigned n)
+{
+    uint8_t *p = es_host_ptr(m, va, n, 1);
+    if (p) {
+        memcpy(p, src, n);
+        return 0;
+    }
+    return es_write_slow(m, va, src, n);
+}
+
+/* Kernel-side copies: supervisor rights, demand faulting of user VMAs. */
+static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
+{
+    while (n) {
+        uint64_t pa;
+        uint32_t perm;
+        uint32_t pfec = walk(m, va, write ? ES_ACC_W : ES_ACC_R, 0, &pa, &perm);
+        if (pfec && es_vm_fault(m, va, write ? ES_ACC_W : ES_ACC_R) == 0)
+            pfec = walk(m, va, write ? ES_ACC_W : ES_ACC_R, 0, &pa, &perm);
+        if (pfec)
+            return -1;
+        size_t c = PAGE - (va & (PAGE - 1));
+        if (c > n)
+            c = n;
+        uint8_t *g = es_phys(m, pa);
+        if (!g)
+            return -1;
+        if (write) {
+            es_frame *f = &m->frames[pa >> 12];
+            if (f->has_code) {
+                f->code_gen++;
+                f->has_code = 0;
+            }
+            memcpy(g, host, c);
+        } else {
+            memcpy(host, g, c);
+        }
+        host += c;
+        va += c;
+        n -= c;
+    }
+    return 0;
+}
+
+int es_copy_from_guest(es_machine *m, void *dst, uint64_t va, size_t n)
+{
+    return kcopy(m, va, dst, n, 0);
+}
+
+int es_copy_to_guest(es_machine *m, uint64_t va, const void *src, size_t n)
+{
+    return kcopy(m, va, (uint8_t *)src, n, 1);
+}
+
+size_t es_fetch_bytes(es_machine *m, uint64_t va, uint8_t *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        uint64_t pa;
+        uint32_t perm;
+        uint64_t v = va + got;
+        if (m->mode == ES_MODE_32)
+            v &= 0xffffffffu;
+        if (xlate(m, v, ES_ACC_X, &pa, &perm))
+            return got; /* the fault stays recorded; it matters only if the
+                           decoder needs bytes from this page */
+        size_t c = PAGE - (v & (PAGE - 1));
+        if (c > n - got)
+            c = n - got;
+        memcpy(dst + got, es_phys(m, pa), c);
+        got += c;
+    }
+    return got;
+}

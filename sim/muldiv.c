@@ -1,0 +1,7 @@
+/* muldiv.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_muldiv(es_handler *t)
+{
+    (void)t;
+}

@@ -1,0 +1,7 @@
+/* shift.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_shift(es_handler *t)
+{
+    (void)t;
+}

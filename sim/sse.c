@@ -1,0 +1,7 @@
+/* sse.c - instruction family (see ops.h for what it covers). */
+#include "ops.h"
+
+void es_family_sse(es_handler *t)
+{
+    (void)t;
+}

@@ -1,0 +1,52 @@
+/* vm.h - the guest process's address space: virtual memory areas (VMAs)
+ * over the page tables of mem.h, demand-paged like Linux's mm.
+ *
+ * Pages of a VMA are materialised on first touch (es_vm_fault, called by the
+ * memory slow path before it would raise #PF), so a large malloc arena costs
+ * nothing until used.  All addresses are user linear addresses.
+ */
+#ifndef ENTRYSIM_VM_H
+#define ENTRYSIM_VM_H
+
+#include "machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ES_PROT_R 1
+#define ES_PROT_W 2
+#define ES_PROT_X 4
+
+/* Lowest and highest user addresses handed out by es_vm_find_free. */
+#define ES_VM_MMAP_MIN 0x10000ull
+
+/* Maps [va, va+len) (page aligned) with prot, replacing whatever was there;
+ * pages read as zero until written.  Returns 0 or -errno (-ENOMEM). */
+int es_vm_map(es_machine *m, uint64_t va, uint64_t len, int prot);
+/* Unmaps [va, va+len): frees frames, clears PTEs, flushes the TLB. 0/-errno */
+int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len);
+/* Changes protection of mapped pages in [va, va+len).  0 or -ENOMEM when part
+ * of the range is unmapped (as Linux). */
+int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot);
+/* Finds a free page-aligned range of len bytes, top-down below the mmap base
+ * (or at hint if free).  Returns its address or 0 if none. */
+uint64_t es_vm_find_free(es_machine *m, uint64_t len, uint64_t hint);
+/* Protection of the VMA covering va, or -1 if unmapped. */
+int es_vm_prot_at(es_machine *m, uint64_t va);
+/* True when every byte of [va, va+len) is mapped with at least `prot`. */
+bool es_vm_range_ok(es_machine *m, uint64_t va, uint64_t len, int prot);
+/* Demand fault: materialises the page holding va if a VMA permits `access`
+ * (enum es_access).  Returns 0 when the access may be retried, -1 when it
+ * is a genuine fault. */
+int es_vm_fault(es_machine *m, uint64_t va, int access);
+/* Sets the address-space limits: user addresses below `top` (47-bit for
+ * 64-bit processes, 4 GiB for 32-bit ones); mmap grows down from mmap_base. */
+void es_vm_set_layout(es_machine *m, uint64_t top, uint64_t mmap_base);
+/* Frees all VMA bookkeeping (called by es_machine_free). */
+void es_vm_free(es_machine *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
