@@ -153,6 +153,13 @@ es_machine *es_machine_new(uint64_t mem_cap)
     m->cr4 = 0x6f0;      /* PAE, PGE, OSFXSR, OSXMMEXCPT, ... */
     m->efer = 0xd01;     /* SCE, LME, LMA, NXE */
     m->xcr0 = 3;         /* x87 | SSE */
+    /* raw descriptors as Linux's GDT_ENTRY_INIT values (arch/x86/kernel/cpu/common.c) */
+    m->gdt[1] = 0x00cf9b000000ffffull; /* KERNEL32_CS */
+    m->gdt[2] = 0x00af9b000000ffffull; /* KERNEL_CS: L=1 */
+    m->gdt[3] = 0x00cf93000000ffffull; /* KERNEL_DS */
+    m->gdt[4] = 0x00cffb000000ffffull; /* USER32_CS: D=1, DPL3 */
+    m->gdt[5] = 0x00cff3000000ffffull; /* USER_DS */
+    m->gdt[6] = 0x00affb000000ffffull; /* USER_CS: L=1, DPL3 */
     es_tlb_flush(m);
     es_set_mode(m, 3, ES_MODE_64);
     return m;

@@ -195,6 +195,11 @@ struct es_machine {
         uint16_t limit;
     } gdtr, idtr;
     es_segreg tr, ldtr;
+    /* Descriptor table the segment loads read until the guest kernel has a
+     * GDT in guest memory: Linux x86-64's layout (1 KERNEL32_CS 0x08,
+     * 2 KERNEL_CS 0x10, 3 KERNEL_DS 0x18, 4 USER32_CS 0x23, 5 USER_DS 0x2b,
+     * 6 USER_CS 0x33, 12..14 TLS entries set by set_thread_area). */
+    uint64_t gdt[16];
     uint64_t tsc;      /* deterministic time-stamp counter */
 
     /* --- pending fault (recorded by handlers / memory, delivered by run loop) --- */
