@@ -112,6 +112,7 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
 {
     uint32_t pfec = (access == ES_ACC_W ? ES_PFEC_W : 0) | (user ? ES_PFEC_U : 0) |
                     (access == ES_ACC_X && (m->efer & (1u << 11)) ? ES_PFEC_I : 0);
+    /* *pa receives the full physical address (page offset included) */
     if (!(m->cr0 & 0x80000000u)) { /* paging off: identity */
         *pa = va;
         *perm = ES_TP_W | ES_TP_U | ES_TP_X;
@@ -137,7 +138,7 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
         bool leaf = level == 0 || ((level == 1 || level == 2) && (e & ES_PTE_PS));
         if (leaf) {
             uint64_t span = 1ull << (12 + 9 * level);
-            *pa = (e & ES_PTE_ADDR & ~(span - 1)) | (va & (span - 1) & ~(PAGE - 1));
+            *pa = (e & ES_PTE_ADDR & ~(span - 1)) | (va & (span - 1));
             /* permission check on the combined rights */
             bool ok = true;
             if (user && !(p & ES_TP_U))
@@ -200,7 +201,7 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
         m->fault.write = access == ES_ACC_W;
         return -1;
     }
-    uint8_t *host = es_phys(m, *pa);
+    uint8_t *host = es_phys(m, *pa & ~(PAGE - 1));
     if (!host) {
         es_raise(m, ES_MC, 0);
         return -1;
@@ -210,7 +211,7 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
         es_tlbe *e = es_tlb_slot(m, va);
         e->tag = va & ~(PAGE - 1);
         e->addend = (uintptr_t)host - (va & ~(PAGE - 1));
-        e->pa = *pa;
+        e->pa = *pa & ~(PAGE - 1);
         /* a page holding decoded code is never writable through the TLB, so
          * every store to it reaches es_write_slow and invalidates decodes */
         e->perm = *perm & ~(f->has_code ? ES_TP_W : 0);
