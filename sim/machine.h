@@ -153,6 +153,7 @@ typedef struct es_observer {
 #define ES_MAX_OBSERVERS 4
 
 struct es_host; /* host services state (sim/host.h) */
+struct es_vmas; /* address-space bookkeeping (sim/vm.c) */
 
 /* Why a run stopped. */
 enum es_stop {
@@ -251,6 +252,9 @@ struct es_machine {
 
     /* --- host services (Linux process semantics) --- */
     struct es_host *host;
+
+    /* --- address space: VMAs over the page tables (sim/vm.c) --- */
+    struct es_vmas *vmas;
 };
 
 /* Creates a machine with `mem_cap` bytes of guest memory allowed (0 = the
