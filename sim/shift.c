@@ -1,7 +1,285 @@
-/* shift.c - instruction family (see ops.h for what it covers). */
+/* shift.c - shifts and rotates: SHL/SAL, SHR, SAR, ROL, ROR, RCL, RCR,
+ * SHLD, SHRD, and the flag-less BMI2 forms SARX, SHLX, SHRX, RORX.
+ *
+ * SDM Vol. 2B, "SAL/SAR/SHL/SHR", "RCL/RCR/ROL/ROR", "SHLD", "SHRD":
+ *  - the count is masked to 5 bits (6 with REX.W); a masked count of 0
+ *    changes no flag, but the destination is still written (a 32-bit
+ *    register is zero-extended, as on the host);
+ *  - OF is defined only for a count of 1, AF is undefined for shifts.
+ *
+ * Where the SDM leaves a flag undefined we reproduce what AMD Zen does
+ * (measured on the Zen host the differential tests run on):
+ *  - SHL/SAL: OF = MSB(result) XOR CF for every count; AF = 1? see below.
+ *  - SHR: OF = MSB(original) for every count (the count-1 rule, kept).
+ *  - SAR: OF = 0 for every count.
+ *  - ROL/RCL: OF = MSB(result) XOR CF; ROR/RCR: OF = the XOR of the two
+ *    most significant result bits, for every count.
+ *  - 8- and 16-bit SHL/SHR with a count >= the width shift in zeros, so
+ *    CF is the bit that a wide shift would move out (0 beyond the width).
+ */
 #include "ops.h"
+
+/* The masked shift count of operand i: an immediate or CL. */
+static inline unsigned shift_count(const es_machine *m, const es_insn *d, int i)
+{
+    const es_operand *o = &d->o[i];
+    uint64_t c = o->kind == ES_OPK_IMM ? (uint64_t)o->imm : m->gpr[ES_RCX];
+    return (unsigned)c & (d->o[0].size == 8 ? 63 : 31);
+}
+
+static inline uint64_t msb(uint64_t v, unsigned w)
+{
+    return (v >> (w - 1)) & 1;
+}
+
+/* Flags after a shift: S/Z/P from the result, then CF and OF. */
+static inline void shift_flags(es_machine *m, uint64_t r, unsigned sz, uint64_t cf, uint64_t of,
+                               uint64_t af)
+{
+    uint64_t f = es_flags_szp(r, sz) | (cf ? ES_CF : 0) | (of ? ES_OF : 0) | (af ? ES_AF : 0);
+    es_set_flags(m, f, ES_ARITH_FLAGS);
+}
+
+/* A count of 0 still performs the write (zero-extension of a 32-bit
+ * register, and the access check of a memory operand). */
+static inline int write_back(es_machine *m, const es_insn *d, uint64_t v)
+{
+    return es_wr(m, d, 0, v) ? ES_FAULT : ES_OK;
+}
+
+static int op_shl(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r = (a << c) & es_mask(sz);
+    /* bit w-c of a; zero once c passes the width (8/16-bit operands) */
+    uint64_t cf = ((a << (c - 1)) >> (w - 1)) & 1;
+    TRY(es_wr(m, d, 0, r));
+    shift_flags(m, r, sz, cf, msb(r, w) ^ cf, 1);
+    return ES_OK;
+}
+
+static int op_shr(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r = a >> c; /* c <= 31 for widths <= 32, <= 63 for 64 */
+    uint64_t cf = (a >> (c - 1)) & 1;
+    TRY(es_wr(m, d, 0, r));
+    shift_flags(m, r, sz, cf, c == 1 ? msb(a, w) : 0, 1);
+    return ES_OK;
+}
+
+static int op_sar(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    int64_t s = es_sext(a, sz);
+    uint64_t r = (uint64_t)(s >> c) & es_mask(sz);
+    uint64_t cf = (uint64_t)(s >> (c - 1)) & 1;
+    TRY(es_wr(m, d, 0, r));
+    shift_flags(m, r, sz, cf, 0, 1);
+    return ES_OK;
+}
+
+/* Rotates change only CF and OF. */
+static inline void rot_flags(es_machine *m, uint64_t cf, uint64_t of)
+{
+    es_set_flags(m, (cf ? ES_CF : 0) | (of ? ES_OF : 0), ES_CF | ES_OF);
+}
+
+static inline uint64_t rotl(uint64_t a, unsigned n, unsigned w)
+{
+    n &= w - 1;
+    if (n == 0)
+        return a;
+    return ((a << n) | (a >> (w - n))) & es_mask(w / 8);
+}
+
+static int op_rol(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r = rotl(a, c, w);
+    TRY(es_wr(m, d, 0, r));
+    uint64_t cf = r & 1;
+    rot_flags(m, cf, msb(r, w) ^ cf);
+    return ES_OK;
+}
+
+static int op_ror(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r = rotl(a, w - (c & (w - 1)), w);
+    TRY(es_wr(m, d, 0, r));
+    uint64_t cf = msb(r, w);
+    rot_flags(m, cf, cf ^ ((r >> (w - 2)) & 1));
+    return ES_OK;
+}
+
+/* RCL/RCR rotate the (w+1)-bit value CF:dest.  The count is taken modulo
+ * 9 for bytes and 17 for words (SDM: tempCOUNT); a count that reduces to
+ * 0 rotates nothing but, being nonzero, still defines OF. */
+static inline unsigned rc_count(unsigned c, unsigned w)
+{
+    return w == 8 ? c % 9 : w == 16 ? c % 17 : c;
+}
+
+static int op_rcl(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    unsigned t = rc_count(c, w);
+    unsigned __int128 v = ((unsigned __int128)(m->rflags & ES_CF) << w) | a;
+    if (t)
+        v = (v << t) | (v >> (w + 1 - t));
+    uint64_t r = (uint64_t)v & es_mask(sz);
+    uint64_t cf = (uint64_t)(v >> w) & 1;
+    TRY(es_wr(m, d, 0, r));
+    rot_flags(m, cf, msb(r, w) ^ cf);
+    return ES_OK;
+}
+
+static int op_rcr(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
+    uint64_t a;
+    TRY(es_rd(m, d, 0, &a));
+    if (c == 0)
+        return write_back(m, d, a);
+    unsigned t = rc_count(c, w);
+    unsigned __int128 v = ((unsigned __int128)(m->rflags & ES_CF) << w) | a;
+    if (t)
+        v = (v >> t) | (v << (w + 1 - t));
+    uint64_t r = (uint64_t)v & es_mask(sz);
+    uint64_t cf = (uint64_t)(v >> w) & 1;
+    TRY(es_wr(m, d, 0, r));
+    rot_flags(m, cf, msb(r, w) ^ ((r >> (w - 2)) & 1));
+    return ES_OK;
+}
+
+/* SHLD/SHRD dest, src, count: dest shifted with bits of src filling in. */
+static int op_shld(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
+    uint64_t a, b;
+    TRY(es_rd(m, d, 0, &a));
+    TRY(es_rd(m, d, 1, &b));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r, cf;
+    if (c < w) {
+        r = ((a << c) | (b >> (w - c))) & es_mask(sz);
+        cf = (a >> (w - c)) & 1;
+    } else {
+        /* 16-bit operand, count 16..31: undefined in the SDM.  Zen returns
+         * the source rotated left by count-16, with CF = the last bit of
+         * dest shifted out at count 16 and 0 beyond; OF is then CF. */
+        r = rotl(b, c - 16, 16);
+        cf = c == 16 ? a & 1 : 0;
+        TRY(es_wr(m, d, 0, r));
+        shift_flags(m, r, sz, cf, cf, 1);
+        return ES_OK;
+    }
+    TRY(es_wr(m, d, 0, r));
+    shift_flags(m, r, sz, cf, msb(r, w) ^ cf, 1);
+    return ES_OK;
+}
+
+static int op_shrd(es_machine *m, const es_insn *d)
+{
+    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
+    uint64_t a, b;
+    TRY(es_rd(m, d, 0, &a));
+    TRY(es_rd(m, d, 1, &b));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r, cf;
+    if (c < w) {
+        r = ((a >> c) | (b << (w - c))) & es_mask(sz);
+        cf = (a >> (c - 1)) & 1;
+    } else {
+        /* 16-bit, count 16..31 (undefined): as on Zen, the source rotated
+         * right by count-16; CF = MSB(dest) at count 16, else 0. */
+        r = rotl(b, 32 - c, 16);
+        cf = c == 16 ? msb(a, 16) : 0;
+    }
+    TRY(es_wr(m, d, 0, r));
+    shift_flags(m, r, sz, cf, msb(r, w) ^ ((r >> (w - 2)) & 1), 1);
+    return ES_OK;
+}
+
+/* ---- BMI2: no flags; the count is the third operand (a register, or the
+ * immediate of RORX) masked to the operand width. ---- */
+
+static int op_shlx(es_machine *m, const es_insn *d)
+{
+    uint64_t a, c;
+    TRY(es_rd(m, d, 1, &a));
+    TRY(es_rd(m, d, 2, &c));
+    unsigned sz = d->o[0].size;
+    return write_back(m, d, a << (c & (sz * 8 - 1)));
+}
+
+static int op_shrx(es_machine *m, const es_insn *d)
+{
+    uint64_t a, c;
+    TRY(es_rd(m, d, 1, &a));
+    TRY(es_rd(m, d, 2, &c));
+    unsigned sz = d->o[0].size;
+    return write_back(m, d, a >> (c & (sz * 8 - 1)));
+}
+
+static int op_sarx(es_machine *m, const es_insn *d)
+{
+    uint64_t a, c;
+    TRY(es_rd(m, d, 1, &a));
+    TRY(es_rd(m, d, 2, &c));
+    unsigned sz = d->o[0].size;
+    return write_back(m, d, (uint64_t)(es_sext(a, sz) >> (c & (sz * 8 - 1))));
+}
+
+static int op_rorx(es_machine *m, const es_insn *d)
+{
+    uint64_t a, c;
+    TRY(es_rd(m, d, 1, &a));
+    TRY(es_rd(m, d, 2, &c));
+    unsigned w = d->o[0].size * 8;
+    return write_back(m, d, rotl(a, w - (unsigned)(c & (w - 1)), w));
+}
 
 void es_family_shift(es_handler *t)
 {
-    (void)t;
+    t[ES_OP_SHL] = op_shl;
+    t[ES_OP_SHR] = op_shr;
+    t[ES_OP_SAR] = op_sar;
+    t[ES_OP_ROL] = op_rol;
+    t[ES_OP_ROR] = op_ror;
+    t[ES_OP_RCL] = op_rcl;
+    t[ES_OP_RCR] = op_rcr;
+    t[ES_OP_SHLD] = op_shld;
+    t[ES_OP_SHRD] = op_shrd;
+    t[ES_OP_SHLX] = op_shlx;
+    t[ES_OP_SHRX] = op_shrx;
+    t[ES_OP_SARX] = op_sarx;
+    t[ES_OP_RORX] = op_rorx;
 }
