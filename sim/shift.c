@@ -1,21 +1,25 @@
-/* shift.c - shifts and rotates: SHL/SAL, SHR, SAR, ROL, ROR, RCL, RCR,
- * SHLD, SHRD, and the flag-less BMI2 forms SARX, SHLX, SHRX, RORX.
+/* shift.c - shifts and rotates: SHL/SAL (Zydis decodes both as SHL), SHR,
+ * SAR, ROL, ROR, RCL, RCR, SHLD, SHRD, and the flag-less BMI2 forms SARX,
+ * SHLX, SHRX, RORX.
  *
  * SDM Vol. 2B, "SAL/SAR/SHL/SHR", "RCL/RCR/ROL/ROR", "SHLD", "SHRD":
  *  - the count is masked to 5 bits (6 with REX.W); a masked count of 0
- *    changes no flag, but the destination is still written (a 32-bit
- *    register is zero-extended, as on the host);
+ *    changes no flag, but the destination is still written: a 32-bit
+ *    register is zero-extended and a read-only memory operand faults, as
+ *    on the host;
  *  - OF is defined only for a count of 1, AF is undefined for shifts.
  *
- * Where the SDM leaves a flag undefined we reproduce what AMD Zen does
- * (measured on the Zen host the differential tests run on):
- *  - SHL/SAL: OF = MSB(result) XOR CF for every count; AF = 1? see below.
- *  - SHR: OF = MSB(original) for every count (the count-1 rule, kept).
- *  - SAR: OF = 0 for every count.
- *  - ROL/RCL: OF = MSB(result) XOR CF; ROR/RCR: OF = the XOR of the two
- *    most significant result bits, for every count.
- *  - 8- and 16-bit SHL/SHR with a count >= the width shift in zeros, so
- *    CF is the bit that a wide shift would move out (0 beyond the width).
+ * Where the SDM leaves a result undefined we reproduce AMD Zen, measured
+ * by running every form natively on the Zen host with random operands and
+ * counts 0..69 and comparing all registers, memory and the six flags:
+ *  - SHL, SHR, SAR, SHLD, SHRD with a nonzero count set AF;
+ *  - OF for any nonzero count: SHL and SHLD: MSB(result) XOR CF; SHR:
+ *    MSB(original) for count 1 and 0 beyond; SAR: 0; ROL, RCL: MSB(result)
+ *    XOR CF; ROR, RCR, SHRD: the XOR of the two top result bits (the
+ *    count-1 rules, applied to every count);
+ *  - 8/16-bit SHL/SHR with a count past the width: plain wide shifts (CF
+ *    is the bit that would be moved out, 0 beyond the width);
+ *  - 16-bit SHLD/SHRD with a count of 16..31: see op_shld / op_shrd.
  */
 #include "ops.h"
 
