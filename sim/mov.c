@@ -1,7 +1,277 @@
-/* mov.c - instruction family (see ops.h for what it covers). */
+/* mov.c - data movement: MOV (GPR, memory, immediate, moffs, segment,
+ * control and debug registers), MOVZX/MOVSX/MOVSXD, XCHG, CMOVcc, SETcc,
+ * LEA, CBW..CQO, LAHF/SAHF, the flag instructions, CLI/STI and XLAT.
+ */
 #include "ops.h"
+#include "seg.h"
+
+/* IOPL-sensitive instructions (CLI, STI) need CPL <= IOPL. */
+static int iopl_ok(const es_machine *m)
+{
+    return m->cpl <= ((m->rflags & ES_IOPL) >> 12);
+}
+
+/* MOV to a segment register (8E /r).  CS is not a valid destination (the
+ * decoder already rejects it).  A load of SS also inhibits interrupts for
+ * one instruction; with no interrupt model that has no visible effect. */
+static int mov_to_seg(es_machine *m, const es_insn *d)
+{
+    uint64_t v;
+    TRY(es_rd(m, d, 1, &v));
+    TRY(es_load_data_seg(m, d->o[0].reg, (uint16_t)v));
+    return ES_OK;
+}
+
+/* MOV from a segment register (8C /r): a 16-bit store to memory, and a
+ * zero-extended selector in a 32/64-bit register (SDM MOV, "the upper bits
+ * of the destination are cleared" on processors since the Pentium Pro). */
+static int mov_from_seg(es_machine *m, const es_insn *d)
+{
+    uint64_t v = m->seg[d->o[1].reg].sel;
+    TRY(es_wr(m, d, 0, v));
+    return ES_OK;
+}
+
+/* MOV to/from CRn or DRn: privileged (SDM MOV CR: #GP(0) if CPL != 0). */
+static int mov_cr_dr(es_machine *m, const es_insn *d)
+{
+    if (m->cpl != 0)
+        return es_raise(m, ES_GP, 0);
+    const es_operand *c = d->o[0].kind == ES_OPK_GPR ? &d->o[1] : &d->o[0];
+    uint64_t *r = NULL;
+    if (c->kind == ES_OPK_DR) {
+        if (c->reg > 7)
+            return es_raise(m, ES_UD, 0);
+        r = &m->dr[c->reg];
+    } else {
+        switch (c->reg) {
+        case 0: r = &m->cr0; break;
+        case 2: r = &m->cr2; break;
+        case 3: r = &m->cr3; break;
+        case 4: r = &m->cr4; break;
+        case 8: r = &m->cr8; break;
+        default: return es_raise(m, ES_UD, 0);
+        }
+    }
+    if (d->o[0].kind == ES_OPK_GPR) {
+        es_gpr_set(m, d->o[0].reg, 8, *r & es_mask(d->o[0].size));
+        return ES_OK;
+    }
+    uint64_t v = m->gpr[d->o[1].reg] & es_mask(d->o[1].size);
+    *r = v;
+    if (c->kind == ES_OPK_CR && (c->reg == 0 || c->reg == 3 || c->reg == 4))
+        es_tlb_flush(m); /* paging-structure changes: drop all translations */
+    return ES_OK;
+}
+
+static int op_mov(es_machine *m, const es_insn *d)
+{
+    const es_operand *dst = &d->o[0], *src = &d->o[1];
+    /* the common forms first: GPR <- GPR / memory / immediate */
+    if (dst->kind == ES_OPK_GPR && src->kind != ES_OPK_SEG && src->kind != ES_OPK_CR &&
+        src->kind != ES_OPK_DR) {
+        uint64_t v;
+        TRY(es_rd(m, d, 1, &v));
+        es_gpr_set(m, dst->reg, dst->size, v);
+        return ES_OK;
+    }
+    switch (dst->kind) {
+    case ES_OPK_SEG: return mov_to_seg(m, d);
+    case ES_OPK_CR:
+    case ES_OPK_DR: return mov_cr_dr(m, d);
+    default: break;
+    }
+    switch (src->kind) {
+    case ES_OPK_SEG: return mov_from_seg(m, d);
+    case ES_OPK_CR:
+    case ES_OPK_DR: return mov_cr_dr(m, d);
+    default: break;
+    }
+    uint64_t v;
+    TRY(es_rd(m, d, 1, &v));
+    TRY(es_wr(m, d, 0, v));
+    return ES_OK;
+}
+
+static int op_movzx(es_machine *m, const es_insn *d)
+{
+    uint64_t v;
+    TRY(es_rd(m, d, 1, &v));
+    es_gpr_set(m, d->o[0].reg, d->o[0].size, v);
+    return ES_OK;
+}
+
+/* MOVSX and MOVSXD (with a 32- or 16-bit destination MOVSXD is a plain
+ * move of that many bits). */
+static int op_movsx(es_machine *m, const es_insn *d)
+{
+    uint64_t v;
+    TRY(es_rd(m, d, 1, &v));
+    es_gpr_set(m, d->o[0].reg, d->o[0].size, (uint64_t)es_sext(v, d->o[1].size));
+    return ES_OK;
+}
+
+/* XCHG: with a memory operand the exchange is locked whether or not LOCK
+ * is given (SDM XCHG); a single interpreter thread makes that automatic.
+ * 90 in 64-bit mode decodes as NOP, so "xchg eax, eax" here is 87 C0, which
+ * does zero-extend RAX. */
+static int op_xchg(es_machine *m, const es_insn *d)
+{
+    uint64_t a, b;
+    TRY(es_rd(m, d, 0, &a));
+    TRY(es_rd(m, d, 1, &b));
+    /* the memory side first, so a fault leaves the register alone */
+    if (d->o[1].kind == ES_OPK_MEM) {
+        TRY(es_wr(m, d, 1, a));
+        es_wr(m, d, 0, b);
+    } else {
+        TRY(es_wr(m, d, 0, b));
+        es_wr(m, d, 1, a);
+    }
+    return ES_OK;
+}
+
+/* CMOVcc: the source is read (and may fault) whatever the condition, and
+ * the 32-bit form writes (zero-extends) the destination even when the
+ * condition is false (SDM CMOVcc, 64-bit mode note). */
+static int op_cmovcc(es_machine *m, const es_insn *d)
+{
+    uint64_t v;
+    TRY(es_rd(m, d, 1, &v));
+    unsigned r = d->o[0].reg, size = d->o[0].size;
+    if (es_cond(m, d->opcode & 0xf))
+        es_gpr_set(m, r, size, v);
+    else if (size == 4)
+        m->gpr[r] = (uint32_t)m->gpr[r];
+    return ES_OK;
+}
+
+static int op_setcc(es_machine *m, const es_insn *d)
+{
+    TRY(es_wr(m, d, 0, (uint64_t)es_cond(m, d->opcode & 0xf)));
+    return ES_OK;
+}
+
+/* LEA: the address computed at the address size, then truncated or
+ * zero-extended to the operand size (SDM LEA, table 3-54). */
+static int op_lea(es_machine *m, const es_insn *d)
+{
+    es_gpr_set(m, d->o[0].reg, d->o[0].size, es_ea(m, d, &d->o[1]));
+    return ES_OK;
+}
+
+static int op_cbw(es_machine *m, const es_insn *d)
+{
+    es_gpr_set(m, ES_RAX, 2, (uint64_t)(int64_t)(int8_t)m->gpr[ES_RAX]);
+    return ES_OK;
+}
+
+static int op_cwde(es_machine *m, const es_insn *d)
+{
+    es_gpr_set(m, ES_RAX, 4, (uint64_t)(int64_t)(int16_t)m->gpr[ES_RAX]);
+    return ES_OK;
+}
+
+static int op_cdqe(es_machine *m, const es_insn *d)
+{
+    m->gpr[ES_RAX] = (uint64_t)(int64_t)(int32_t)m->gpr[ES_RAX];
+    return ES_OK;
+}
+
+/* CWD/CDQ/CQO: rDX = the sign of rAX, replicated. */
+static int op_cwd(es_machine *m, const es_insn *d)
+{
+    unsigned size = d->op == ES_OP_CWD ? 2 : d->op == ES_OP_CDQ ? 4 : 8;
+    uint64_t s = (m->gpr[ES_RAX] & es_sign_bit(size)) ? ~0ull : 0;
+    es_gpr_set(m, ES_RDX, size, s);
+    return ES_OK;
+}
+
+/* LAHF/SAHF: valid in 64-bit mode because CPUID 8000_0001h ECX[0] is
+ * reported.  AH = SF:ZF:0:AF:0:PF:1:CF. */
+static int op_lahf(es_machine *m, const es_insn *d)
+{
+    uint64_t f = (m->rflags & (ES_SF | ES_ZF | ES_AF | ES_PF | ES_CF)) | 2;
+    m->gpr[ES_RAX] = (m->gpr[ES_RAX] & ~0xff00ull) | (f << 8);
+    return ES_OK;
+}
+
+static int op_sahf(es_machine *m, const es_insn *d)
+{
+    es_set_flags(m, (m->gpr[ES_RAX] >> 8) & 0xff, ES_SF | ES_ZF | ES_AF | ES_PF | ES_CF);
+    return ES_OK;
+}
+
+static int op_clc(es_machine *m, const es_insn *d) { m->rflags &= ~(uint64_t)ES_CF; return ES_OK; }
+static int op_stc(es_machine *m, const es_insn *d) { m->rflags |= ES_CF; return ES_OK; }
+static int op_cmc(es_machine *m, const es_insn *d) { m->rflags ^= ES_CF; return ES_OK; }
+static int op_cld(es_machine *m, const es_insn *d) { m->rflags &= ~(uint64_t)ES_DF; return ES_OK; }
+static int op_std(es_machine *m, const es_insn *d) { m->rflags |= ES_DF; return ES_OK; }
+
+/* CLI/STI: #GP(0) when CPL > IOPL (protected mode without CR4.PVI, which
+ * Linux leaves clear). */
+static int op_cli(es_machine *m, const es_insn *d)
+{
+    if (!iopl_ok(m))
+        return es_raise(m, ES_GP, 0);
+    m->rflags &= ~(uint64_t)ES_IF;
+    return ES_OK;
+}
+
+static int op_sti(es_machine *m, const es_insn *d)
+{
+    if (!iopl_ok(m))
+        return es_raise(m, ES_GP, 0);
+    m->rflags |= ES_IF;
+    return ES_OK;
+}
+
+/* XLAT: AL = [seg:rBX + zero-extended AL] at the address size. */
+static int op_xlat(es_machine *m, const es_insn *d)
+{
+    uint64_t off = (m->gpr[ES_RBX] + (m->gpr[ES_RAX] & 0xff)) & es_mask(d->asize);
+    uint64_t v;
+    TRY(es_load(m, es_seg_lin(m, d->sseg, off), 1, &v));
+    es_gpr_set(m, ES_RAX, 1, v);
+    return ES_OK;
+}
 
 void es_family_mov(es_handler *t)
 {
-    (void)t;
+    t[ES_OP_MOV] = op_mov;
+    t[ES_OP_MOVZX] = op_movzx;
+    t[ES_OP_MOVSX] = op_movsx;
+    t[ES_OP_MOVSXD] = op_movsx;
+    t[ES_OP_XCHG] = op_xchg;
+    static const uint16_t cmov[] = {
+        ES_OP_CMOVO, ES_OP_CMOVNO, ES_OP_CMOVB, ES_OP_CMOVNB, ES_OP_CMOVZ, ES_OP_CMOVNZ,
+        ES_OP_CMOVBE, ES_OP_CMOVNBE, ES_OP_CMOVS, ES_OP_CMOVNS, ES_OP_CMOVP, ES_OP_CMOVNP,
+        ES_OP_CMOVL, ES_OP_CMOVNL, ES_OP_CMOVLE, ES_OP_CMOVNLE,
+    };
+    static const uint16_t setcc[] = {
+        ES_OP_SETO, ES_OP_SETNO, ES_OP_SETB, ES_OP_SETNB, ES_OP_SETZ, ES_OP_SETNZ,
+        ES_OP_SETBE, ES_OP_SETNBE, ES_OP_SETS, ES_OP_SETNS, ES_OP_SETP, ES_OP_SETNP,
+        ES_OP_SETL, ES_OP_SETNL, ES_OP_SETLE, ES_OP_SETNLE,
+    };
+    for (int i = 0; i < 16; i++) {
+        t[cmov[i]] = op_cmovcc;
+        t[setcc[i]] = op_setcc;
+    }
+    t[ES_OP_LEA] = op_lea;
+    t[ES_OP_CBW] = op_cbw;
+    t[ES_OP_CWDE] = op_cwde;
+    t[ES_OP_CDQE] = op_cdqe;
+    t[ES_OP_CWD] = op_cwd;
+    t[ES_OP_CDQ] = op_cwd;
+    t[ES_OP_CQO] = op_cwd;
+    t[ES_OP_LAHF] = op_lahf;
+    t[ES_OP_SAHF] = op_sahf;
+    t[ES_OP_CLC] = op_clc;
+    t[ES_OP_STC] = op_stc;
+    t[ES_OP_CMC] = op_cmc;
+    t[ES_OP_CLD] = op_cld;
+    t[ES_OP_STD] = op_std;
+    t[ES_OP_CLI] = op_cli;
+    t[ES_OP_STI] = op_sti;
+    t[ES_OP_XLAT] = op_xlat;
 }

@@ -1,0 +1,161 @@
+/* seg.c - segment-register loads (see seg.h).
+ *
+ * Only the GDT in m->gdt[] is consulted: Linux gives user processes no LDT
+ * unless modify_ldt is used, which the model does not offer.
+ */
+#include "seg.h"
+
+#include "ops.h"
+
+#define NGDT ((int)(sizeof ((es_machine *)0)->gdt / sizeof(uint64_t)))
+
+int es_desc_read(const es_machine *m, uint16_t sel, uint64_t *desc)
+{
+    unsigned idx = sel >> 3;
+    if ((sel & 4) || idx >= NGDT)
+        return -1;
+    *desc = m->gdt[idx];
+    return 0;
+}
+
+void es_desc_unpack(uint64_t desc, uint16_t sel, es_segreg *out)
+{
+    uint32_t limit = (uint32_t)((desc & 0xffff) | ((desc >> 32) & 0xf0000));
+    uint16_t attr = (uint16_t)(((desc >> 40) & 0xff) | (((desc >> 52) & 0xf) << 8));
+    if (attr & 0x800) /* G: limit in 4 KiB units */
+        limit = (limit << 12) | 0xfff;
+    out->sel = sel;
+    out->attr = attr;
+    out->limit = limit;
+    out->base = ((desc >> 16) & 0xffffff) | (((desc >> 56) & 0xff) << 24);
+}
+
+static int fail(es_machine *m, int vector, uint32_t error)
+{
+    es_raise(m, vector, error);
+    return -1;
+}
+
+static unsigned desc_access(uint64_t desc)
+{
+    return (unsigned)(desc >> 40) & 0xff;
+}
+
+static unsigned desc_dpl(uint64_t desc)
+{
+    return (desc_access(desc) >> 5) & 3;
+}
+
+/* Sets the accessed bit as the CPU does on a descriptor load. */
+static void mark_accessed(es_machine *m, uint16_t sel)
+{
+    m->gdt[sel >> 3] |= (uint64_t)ES_DESC_A << 40;
+}
+
+int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
+{
+    unsigned rpl = sel & 3, cpl = m->cpl;
+    es_segreg r = {0};
+    uint64_t desc;
+
+    if ((sel & ~3u) == 0) {
+        /* Null selector (SDM MOV: "If DS, ES, FS, or GS is loaded with a
+         * null selector... the segment register is marked invalid").  For
+         * SS it faults, except at CPL 0-2 in 64-bit mode with RPL = CPL. */
+        if (seg == ES_SEG_SS && !(m->mode == ES_MODE_64 && cpl != 3 && rpl == cpl))
+            return fail(m, ES_GP, 0);
+        /* Nulling FS/GS clears the base: Intel does, and so do Zen 3 and
+         * later (CPUID 8000_0021h EAX[6] NullSelectorClearsBase). */
+        r.sel = sel;
+        m->seg[seg] = r;
+        return 0;
+    }
+    if (es_desc_read(m, sel, &desc))
+        return fail(m, ES_GP, sel & 0xfffc);
+    unsigned acc = desc_access(desc), dpl = desc_dpl(desc);
+    if (!(acc & ES_DESC_S))
+        return fail(m, ES_GP, sel & 0xfffc);
+    if (seg == ES_SEG_SS) {
+        /* writable data, RPL = CPL = DPL (SDM MOV, "IF SS is loaded") */
+        if (rpl != cpl || (acc & ES_DESC_CODE) || !(acc & ES_DESC_RW) || dpl != cpl)
+            return fail(m, ES_GP, sel & 0xfffc);
+        if (!(acc & ES_DESC_P))
+            return fail(m, ES_SS, sel & 0xfffc);
+    } else {
+        /* data or readable code; for data and non-conforming code both RPL
+         * and CPL must be <= DPL */
+        if ((acc & ES_DESC_CODE) && !(acc & ES_DESC_RW))
+            return fail(m, ES_GP, sel & 0xfffc);
+        int conforming = (acc & (ES_DESC_CODE | ES_DESC_C)) == (ES_DESC_CODE | ES_DESC_C);
+        if (!conforming && (rpl > dpl || cpl > dpl))
+            return fail(m, ES_GP, sel & 0xfffc);
+        if (!(acc & ES_DESC_P))
+            return fail(m, ES_NP, sel & 0xfffc);
+    }
+    mark_accessed(m, sel);
+    es_desc_unpack(m->gdt[sel >> 3], sel, &r);
+    /* 64-bit mode ignores the bases of ES/SS/DS; es_lin relies on them
+     * being zero (FS/GS keep the descriptor's 32-bit base, SDM 3.4.4). */
+    if (m->mode == ES_MODE_64 && seg != ES_SEG_FS && seg != ES_SEG_GS)
+        r.base = 0;
+    m->seg[seg] = r;
+    return 0;
+}
+
+int es_check_far_cs(es_machine *m, uint16_t sel, int *mode)
+{
+    uint64_t desc;
+    unsigned rpl = sel & 3, cpl = m->cpl;
+
+    if ((sel & ~3u) == 0)
+        return fail(m, ES_GP, 0);
+    if (es_desc_read(m, sel, &desc))
+        return fail(m, ES_GP, sel & 0xfffc);
+    unsigned acc = desc_access(desc), dpl = desc_dpl(desc);
+    /* system descriptors (call gates, TSS) are not modelled: #GP as for a
+     * descriptor that is not a code segment */
+    if ((acc & (ES_DESC_S | ES_DESC_CODE)) != (ES_DESC_S | ES_DESC_CODE))
+        return fail(m, ES_GP, sel & 0xfffc);
+    if (acc & ES_DESC_C) {
+        if (dpl > cpl)
+            return fail(m, ES_GP, sel & 0xfffc);
+    } else if (rpl > cpl || dpl != cpl) {
+        return fail(m, ES_GP, sel & 0xfffc);
+    }
+    if (!(acc & ES_DESC_P))
+        return fail(m, ES_NP, sel & 0xfffc);
+    unsigned fl = (unsigned)(desc >> 52) & 0xf; /* AVL, L, D, G */
+    if (fl & 2) {
+        if (fl & 4) /* L and D both set is reserved (SDM 3.4.5) */
+            return fail(m, ES_GP, sel & 0xfffc);
+        *mode = ES_MODE_64;
+    } else if (fl & 4) {
+        *mode = ES_MODE_32;
+    } else {
+        /* 16-bit code segments are not modelled */
+        return fail(m, ES_GP, sel & 0xfffc);
+    }
+    return 0;
+}
+
+void es_commit_cs(es_machine *m, uint16_t sel, int mode)
+{
+    es_segreg cs;
+    mark_accessed(m, sel);
+    es_desc_unpack(m->gdt[sel >> 3], (uint16_t)((sel & ~3u) | m->cpl), &cs);
+    cs.base = 0; /* ignored in 64-bit mode; Linux's 32-bit CS is flat */
+    m->seg[ES_SEG_CS] = cs;
+    if (mode == m->mode)
+        return;
+    /* The hidden bases of ES/SS/DS matter again in compatibility mode. */
+    static const int data_segs[] = {ES_SEG_ES, ES_SEG_SS, ES_SEG_DS};
+    for (int i = 0; i < 3; i++) {
+        es_segreg *s = &m->seg[data_segs[i]];
+        uint64_t desc;
+        if (mode == ES_MODE_64 || (s->sel & ~3u) == 0 || es_desc_read(m, s->sel, &desc))
+            s->base = 0;
+        else
+            s->base = ((desc >> 16) & 0xffffff) | (((desc >> 56) & 0xff) << 24);
+    }
+    es_set_mode(m, m->cpl, mode);
+}

@@ -1,0 +1,50 @@
+/* seg.h - segment-register loads from the descriptor table (MOV/POP to a
+ * segment register, far JMP/CALL/RET), with the protected-mode checks of
+ * SDM Vol. 3A, 5.5-5.8 as they apply to a flat Linux process.
+ */
+#ifndef ENTRYSIM_SEG_H
+#define ENTRYSIM_SEG_H
+
+#include "machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Descriptor access-byte bits (SDM Vol. 3A, 3.4.5). */
+#define ES_DESC_A 0x01    /* accessed */
+#define ES_DESC_RW 0x02   /* data: writable; code: readable */
+#define ES_DESC_C 0x04    /* code: conforming (data: expand-down) */
+#define ES_DESC_CODE 0x08 /* code segment */
+#define ES_DESC_S 0x10    /* code or data (not a system descriptor) */
+#define ES_DESC_P 0x80    /* present */
+
+/* Reads the raw descriptor of `sel` (GDT only: m->gdt[]; an LDT selector or
+ * an index past the table fails).  Returns 0 and sets *desc, or -1. */
+int es_desc_read(const es_machine *m, uint16_t sel, uint64_t *desc);
+
+/* Expands a raw descriptor into the hidden part of a segment register. */
+void es_desc_unpack(uint64_t desc, uint16_t sel, es_segreg *out);
+
+/* Loads data segment register `seg` (ES, SS, DS, FS, GS) with `sel` as
+ * MOV Sreg / POP Sreg do, at the current CPL and mode.  Faults (#GP(sel),
+ * #GP(0), #NP, #SS) are recorded and -1 returned, with nothing changed.
+ * In 64-bit mode the bases of ES/SS/DS stay 0 (ignored by the CPU) and a
+ * selector load of FS/GS sets the base from the descriptor's 32-bit base. */
+int es_load_data_seg(es_machine *m, int seg, uint16_t sel);
+
+/* Checks `sel` as the target of a far JMP/CALL/RET to the same privilege
+ * level (call gates and privilege changes are not modelled) and reports
+ * the execution mode of the code segment in *mode.  Returns 0, or -1 with
+ * the fault recorded; nothing is changed. */
+int es_check_far_cs(es_machine *m, uint16_t sel, int *mode);
+
+/* Commits CS = sel (already checked) and switches the execution mode
+ * (64-bit <-> compatibility), fixing up the data-segment bases that the
+ * mode makes visible or hidden. */
+void es_commit_cs(es_machine *m, uint16_t sel, int mode);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
