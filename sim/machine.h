@@ -99,6 +99,7 @@ typedef struct es_x87 {
     uint8_t top;
     uint16_t fop;
     uint64_t fip, fdp;
+    uint16_t fcs, fds; /* selectors of the last instruction / operand (FNSTENV, FXSAVE) */
 } es_x87;
 
 /* One software-TLB entry: a 4 KiB linear page mapped to host memory. */
