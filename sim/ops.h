@@ -244,6 +244,10 @@ void es_family_mov(es_handler *t);    /* MOV*, XCHG, CMOVcc, SETcc, LEA, CBW..CQ
 void es_family_stack(es_handler *t);  /* PUSH/POP/PUSHF/POPF/ENTER/LEAVE/PUSHA/POPA */
 void es_family_branch(es_handler *t); /* Jcc/JMP/CALL/RET/LOOP/JrCXZ */
 void es_family_string(es_handler *t); /* MOVS/STOS/LODS/CMPS/SCAS with REP */
+/* The string forms of the MOVSD/CMPSD mnemonics (A5/A7, no visible
+ * operands); sse.c owns those table entries and delegates to these. */
+int es_string_movsd(es_machine *m, const es_insn *d);
+int es_string_cmpsd(es_machine *m, const es_insn *d);
 void es_family_atomic(es_handler *t); /* CMPXCHG/CMPXCHG8B/16B, XADD */
 void es_family_system(es_handler *t); /* CPUID, RDTSC(P), XGETBV, NOP, PAUSE, UD2, HLT, SYSCALL, INT, fences */
 void es_family_sse(es_handler *t);    /* SSE..SSE4.2, MXCSR, FXSAVE/FXRSTOR */
