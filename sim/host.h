@@ -25,6 +25,8 @@ typedef struct es_host_config {
     bool rw;            /* writes allowed under root */
     bool deterministic; /* fixed time, getrandom and RDTSC */
     int stdin_fd, stdout_fd, stderr_fd; /* host fds behind guest 0, 1, 2 */
+    const char *exe;    /* the program's path as the guest sees it (readlink of
+                           /proc/self/exe); NULL = unknown */
 } es_host_config;
 
 /* Creates the host-services state of m (file table, brk, signal records...).
