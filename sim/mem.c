@@ -103,6 +103,11 @@ static bool canonical(uint64_t va)
     return (uint64_t)(((int64_t)va << 16) >> 16) == va;
 }
 
+/* Set in every failed walk's result: a supervisor read of a not-present
+ * page has error code 0, which must not read as success.  Stripped before
+ * the code reaches #PF. */
+#define WALK_FAIL 0x80000000u
+
 /* IA-32e 4-level walk (SDM Vol. 3A, 4.5).  Permissions combine across
  * levels: writable only if R/W at every level, user only if U/S at every
  * level, executable unless NX at any level (with EFER.NXE).  CR0.WP is
@@ -124,11 +129,11 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
     for (int level = 3; level >= 0; level--) {
         uint64_t *t = (uint64_t *)es_phys(m, table);
         if (!t)
-            return pfec;
+            return pfec | WALK_FAIL;
         uint64_t *ep = &t[(va >> (12 + 9 * level)) & 511];
         uint64_t e = *ep;
         if (!(e & ES_PTE_P))
-            return pfec;
+            return pfec | WALK_FAIL;
         if (!(e & ES_PTE_W))
             p &= ~ES_TP_W;
         if (!(e & ES_PTE_U))
@@ -148,7 +153,7 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
             if (access == ES_ACC_X && !(p & ES_TP_X))
                 ok = false;
             if (!ok)
-                return pfec | ES_PFEC_P;
+                return pfec | ES_PFEC_P | WALK_FAIL;
             e |= ES_PTE_A;
             if (access == ES_ACC_W)
                 e |= ES_PTE_D;
@@ -158,7 +163,7 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
         }
         table = e & ES_PTE_ADDR;
     }
-    return pfec;
+    return pfec | WALK_FAIL;
 }
 
 uint32_t es_translate(es_machine *m, uint64_t va, int access, int user, uint64_t *pa)
@@ -196,7 +201,7 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
     if (pfec && user && es_vm_fault(m, va, access) == 0)
         pfec = walk(m, va, access, user, pa, perm);
     if (pfec) {
-        es_raise(m, ES_PF, pfec);
+        es_raise(m, ES_PF, pfec & ~WALK_FAIL);
         m->fault.addr = va;
         m->fault.write = access == ES_ACC_W;
         return -1;
