@@ -1,0 +1,575 @@
+/* loader.c - static ELF loading and the Linux initial process state.
+ *
+ * What Linux's binfmt_elf does for a program without an interpreter, and
+ * nothing more: map the PT_LOAD segments (static-pie ET_DYN at
+ * ELF_ET_DYN_BASE; such programs relocate themselves in their start code),
+ * then lay out argv, envp and auxv as create_elf_tables does and set the
+ * registers as start_thread / compat_start_thread do.  Every header field is
+ * checked against the file size before use: a malformed file gets a
+ * one-line reason, never a host crash.
+ */
+#include "loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "mem.h"
+#include "vm.h"
+
+#pragma weak es_host_set_brk
+
+#define PAGE 4096ull
+#define PAGE_START(x) ((x) & ~(PAGE - 1))
+#define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+
+/* ELF constants (System V gABI; psABI x86-64 and i386). */
+#define ET_REL 1
+#define ET_EXEC 2
+#define ET_DYN 3
+#define ET_CORE 4
+#define EM_386 3
+#define EM_X86_64 62
+#define PT_LOAD 1
+#define PT_INTERP 3
+#define PT_PHDR 6
+#define PT_GNU_STACK 0x6474e551u
+#define PF_X 1
+#define PF_W 2
+#define PF_R 4
+
+/* Address-space layout (arch/x86/include/asm/processor.h, elf.h). */
+#define TOP_64 0x7ffffffff000ull      /* TASK_SIZE_MAX: 47-bit user space */
+#define TOP_32 0xffffe000ull          /* IA32_PAGE_OFFSET: i386 and x32 tasks */
+#define MMAP_GAP (128ull << 20)       /* the minimum stack gap below mmap_base */
+#define DYN_BASE_64 0x555555554000ull /* ELF_ET_DYN_BASE, 2/3 of 47 bits */
+#define DYN_BASE_32 0x56555000ull     /* the same rule for a 4 GiB task */
+#define STACK_SIZE (8ull << 20)       /* RLIMIT_STACK's usual 8 MiB */
+#define MAX_FILE (1ull << 30)
+#define MAX_ARGS_BYTES (2ull << 20)   /* a quarter of the stack, as execve */
+
+/* auxv tags (include/uapi/linux/auxvec.h, arch/x86/include/uapi/asm/auxvec.h) */
+enum {
+    AT_NULL = 0, AT_PHDR = 3, AT_PHENT = 4, AT_PHNUM = 5, AT_PAGESZ = 6, AT_BASE = 7,
+    AT_FLAGS = 8, AT_ENTRY = 9, AT_UID = 11, AT_EUID = 12, AT_GID = 13, AT_EGID = 14,
+    AT_PLATFORM = 15, AT_HWCAP = 16, AT_CLKTCK = 17, AT_SECURE = 23, AT_RANDOM = 25,
+    AT_HWCAP2 = 26, AT_EXECFN = 31, AT_MINSIGSTKSZ = 51,
+};
+
+typedef struct phdr {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, filesz, memsz;
+} phdr;
+
+static int fail(es_machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(es_machine *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->message, sizeof m->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static uint64_t rd(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, (size_t)n); /* little-endian host and file */
+    return v;
+}
+
+static int to_prot(uint32_t flags, bool read_implies_exec)
+{
+    int p = ((flags & PF_R) ? ES_PROT_R : 0) | ((flags & PF_W) ? ES_PROT_W : 0) |
+            ((flags & PF_X) ? ES_PROT_X : 0);
+    if (read_implies_exec && (p & ES_PROT_R))
+        p |= ES_PROT_X;
+    return p;
+}
+
+int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *img)
+{
+    memset(img, 0, sizeof *img);
+    if (size == 0)
+        return fail(m, "empty file, not an ELF executable");
+    if (size < 16 || memcmp(data, "\177ELF", 4) != 0)
+        return fail(m, "not an ELF file");
+    int cls = data[4];
+    if (cls != 1 && cls != 2)
+        return fail(m, "bad ELF class %d", cls);
+    if (data[5] != 1)
+        return fail(m, "not a little-endian ELF file");
+    if (data[6] != 1)
+        return fail(m, "unsupported ELF version %d", data[6]);
+    bool is64 = cls == 2;
+    size_t ehsize = is64 ? 64 : 52;
+    if (size < ehsize)
+        return fail(m, "truncated ELF header (%zu of %zu bytes)", size, ehsize);
+
+    unsigned type = (unsigned)rd(data + 16, 2), machine = (unsigned)rd(data + 18, 2);
+    uint64_t entry = is64 ? rd(data + 24, 8) : rd(data + 24, 4);
+    uint64_t phoff = is64 ? rd(data + 32, 8) : rd(data + 28, 4);
+    unsigned phentsize = (unsigned)rd(data + (is64 ? 54 : 42), 2);
+    unsigned phnum = (unsigned)rd(data + (is64 ? 56 : 44), 2);
+
+    if (type == ET_REL)
+        return fail(m, "relocatable object file, not an executable (link it first)");
+    if (type == ET_CORE)
+        return fail(m, "core dump, not an executable");
+    if (type != ET_EXEC && type != ET_DYN)
+        return fail(m, "unknown ELF file type %u", type);
+    int abi;
+    if (machine == EM_X86_64)
+        abi = is64 ? ES_ABI_X64 : ES_ABI_X32;
+    else if (machine == EM_386 && !is64)
+        abi = ES_ABI_I386;
+    else
+        return fail(m, "unsupported machine %u (not x86-64, i386 or x32)", machine);
+
+    unsigned want = is64 ? 56 : 32;
+    if (phentsize != want)
+        return fail(m, "bad program header entry size %u (expected %u)", phentsize, want);
+    /* Linux's bound (load_elf_phdrs): the table fits in 64 KiB */
+    if (phnum == 0)
+        return fail(m, "no program headers");
+    if (phnum > 65536u / want)
+        return fail(m, "too many program headers (%u)", phnum);
+    if (phoff > size || (uint64_t)phnum * want > size - phoff)
+        return fail(m, "program headers lie outside the file (truncated file?)");
+
+    phdr *ph = calloc(phnum, sizeof *ph);
+    if (!ph)
+        return fail(m, "out of host memory");
+    bool has_stack_hdr = false, exec_stack = false;
+    uint64_t lo = ~0ull, hi = 0, phdr_va = 0;
+    bool has_phdr = false;
+    int nload = 0;
+    int rc = -1;
+    for (unsigned i = 0; i < phnum; i++) {
+        const uint8_t *p = data + phoff + (uint64_t)i * want;
+        phdr *h = &ph[i];
+        h->type = (uint32_t)rd(p, 4);
+        if (is64) {
+            h->flags = (uint32_t)rd(p + 4, 4);
+            h->offset = rd(p + 8, 8);
+            h->vaddr = rd(p + 16, 8);
+            h->filesz = rd(p + 32, 8);
+            h->memsz = rd(p + 40, 8);
+        } else {
+            h->offset = rd(p + 4, 4);
+            h->vaddr = rd(p + 8, 4);
+            h->filesz = rd(p + 16, 4);
+            h->memsz = rd(p + 20, 4);
+            h->flags = (uint32_t)rd(p + 24, 4);
+        }
+        switch (h->type) {
+        case PT_INTERP:
+            fail(m, "dynamically linked programs are not supported; link with -static");
+            goto out;
+        case PT_GNU_STACK:
+            has_stack_hdr = true;
+            exec_stack = (h->flags & PF_X) != 0;
+            break;
+        case PT_PHDR:
+            has_phdr = true;
+            phdr_va = h->vaddr;
+            break;
+        case PT_LOAD:
+            if (h->memsz == 0)
+                break;
+            if (h->filesz > h->memsz) {
+                fail(m, "segment %u: file size exceeds memory size", i);
+                goto out;
+            }
+            if (h->offset > size || h->filesz > size - h->offset) {
+                fail(m, "segment %u extends past the end of the file (truncated file?)", i);
+                goto out;
+            }
+            if ((h->offset ^ h->vaddr) & (PAGE - 1)) {
+                fail(m, "segment %u: file offset and address differ modulo the page size", i);
+                goto out;
+            }
+            if (h->vaddr + h->memsz < h->vaddr || h->vaddr + h->memsz > ~0ull - PAGE) {
+                fail(m, "segment %u: address range overflows", i);
+                goto out;
+            }
+            if (PAGE_START(h->vaddr) < lo)
+                lo = PAGE_START(h->vaddr);
+            if (PAGE_ALIGN(h->vaddr + h->memsz) > hi)
+                hi = PAGE_ALIGN(h->vaddr + h->memsz);
+            nload++;
+            break;
+        default:
+            break;
+        }
+    }
+    if (!nload) {
+        fail(m, "no loadable segments");
+        goto out;
+    }
+
+    uint64_t top = is64 ? TOP_64 : TOP_32;
+    /* a static-pie sits at ELF_ET_DYN_BASE (load_elf_binary: load_bias =
+     * ELF_PAGESTART(ELF_ET_DYN_BASE - vaddr)); unsigned wrap-around is
+     * intended for images linked above the base */
+    uint64_t bias = type == ET_DYN ? PAGE_START((is64 ? DYN_BASE_64 : DYN_BASE_32) - lo) : 0;
+    uint64_t span = hi - lo;
+    uint64_t base = lo + bias;
+    if (span > top || base < ES_VM_MMAP_MIN || base > top - span) {
+        fail(m, "segments at 0x%llx..0x%llx lie outside the user address space",
+             (unsigned long long)base, (unsigned long long)(base + span));
+        goto out;
+    }
+    if (entry + bias >= top || (!is64 && entry > 0xffffffffull)) {
+        fail(m, "entry point 0x%llx lies outside the user address space",
+             (unsigned long long)(entry + bias));
+        goto out;
+    }
+    /* Linux gives 32-bit tasks without PT_GNU_STACK READ_IMPLIES_EXEC
+     * (elf_read_implies_exec, arch/x86/include/asm/elf.h); 64-bit ones only
+     * an executable stack */
+    bool rie = !is64 && !has_stack_hdr;
+    if (!has_stack_hdr)
+        exec_stack = true; /* both: "missing PT_GNU_STACK: exec-stack" */
+
+    if (!m->cr3) {
+        m->cr3 = es_new_pml4(m);
+        if (!m->cr3) {
+            fail(m, "out of guest memory");
+            goto out;
+        }
+        es_tlb_flush(m);
+    }
+    es_vm_set_layout(m, top, top - STACK_SIZE - MMAP_GAP);
+
+    /* map everything writable first so the kernel-side copy can fill
+     * read-only pages, then set each segment's protection (later segments
+     * win on a shared page, as Linux's successive MAP_FIXED mappings do) */
+    for (unsigned i = 0; i < phnum; i++) {
+        const phdr *h = &ph[i];
+        if (h->type != PT_LOAD || !h->memsz)
+            continue;
+        uint64_t s = PAGE_START(h->vaddr) + bias, e = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
+        int r = es_vm_map(m, s, e - s, ES_PROT_R | ES_PROT_W);
+        if (r) {
+            fail(m, "cannot map segment %u at 0x%llx (error %d)", i, (unsigned long long)s, -r);
+            goto out;
+        }
+    }
+    for (unsigned i = 0; i < phnum; i++) {
+        const phdr *h = &ph[i];
+        if (h->type != PT_LOAD || !h->memsz)
+            continue;
+        /* the page's head comes from the file too, as with mmap of the
+         * page-aligned offset; the bss tail stays zero */
+        uint64_t pre = h->vaddr & (PAGE - 1);
+        uint64_t n = h->filesz + (h->filesz ? pre : 0);
+        if (n && es_copy_to_guest(m, PAGE_START(h->vaddr) + bias, data + h->offset - pre, n)) {
+            fail(m, "out of guest memory loading segment %u", i);
+            goto out;
+        }
+    }
+    for (unsigned i = 0; i < phnum; i++) {
+        const phdr *h = &ph[i];
+        if (h->type != PT_LOAD || !h->memsz)
+            continue;
+        uint64_t s = PAGE_START(h->vaddr) + bias, e = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
+        if (es_vm_protect(m, s, e - s, to_prot(h->flags, rie))) {
+            fail(m, "cannot protect segment %u", i);
+            goto out;
+        }
+    }
+
+    /* the stack: 8 MiB right below the top of the user address space */
+    if (es_vm_map(m, top - STACK_SIZE, STACK_SIZE,
+                  ES_PROT_R | ES_PROT_W | (exec_stack ? ES_PROT_X : 0))) {
+        fail(m, "cannot map the stack");
+        goto out;
+    }
+
+    /* AT_PHDR: PT_PHDR when present, else where the table lies in a loaded
+     * segment (load_elf_binary's phdr_addr) */
+    uint64_t tbl = (uint64_t)phnum * want;
+    if (has_phdr) {
+        img->phdr = phdr_va + bias;
+    } else {
+        for (unsigned i = 0; i < phnum; i++) {
+            const phdr *h = &ph[i];
+            if (h->type == PT_LOAD && phoff >= h->offset && phoff - h->offset <= h->filesz &&
+                tbl <= h->filesz - (phoff - h->offset)) {
+                img->phdr = h->vaddr + (phoff - h->offset) + bias;
+                break;
+            }
+        }
+    }
+    img->abi = abi;
+    img->entry = entry + bias;
+    img->load_bias = bias;
+    img->phnum = phnum;
+    img->phent = want;
+    img->brk_start = hi + bias;
+    img->stack_top = top;
+    rc = 0;
+out:
+    free(ph);
+    return rc;
+}
+
+int es_load_elf(es_machine *m, const char *path, es_image *img)
+{
+    memset(img, 0, sizeof *img);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(m, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return fail(m, "cannot stat: %s", strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return fail(m, "is a directory");
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(m, "not a regular file");
+    }
+    if ((uint64_t)st.st_size > MAX_FILE) {
+        close(fd);
+        return fail(m, "file too large (%lld bytes)", (long long)st.st_size);
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf) {
+        close(fd);
+        return fail(m, "out of host memory");
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    int rc = es_load_elf_mem(m, buf, got, img);
+    free(buf);
+    return rc;
+}
+
+/* ---- the initial stack ---- */
+
+/* CPUID.1:EDX of the modelled CPU, which is what Linux reports as AT_HWCAP
+ * on x86 (boot_cpu_data.x86_capability[CPUID_1_EDX]).  The values are those
+ * of the reference parts: Zen 4 (AMD) and a Core of the same era (Intel). */
+static uint32_t hwcap(const es_machine *m)
+{
+    return m->vendor == 1 ? 0x178bfbffu : 0xbfebfbffu;
+}
+
+/* AT_MINSIGSTKSZ: the signal frame Linux would build with only x87 and SSE
+ * state enabled (XCR0 = 3): sigframe + 512-byte FXSAVE area + 64-byte
+ * XSAVE header + FP_XSTATE_MAGIC2, rounded to 64 (signal_frame_size). */
+static uint64_t minsigstksz(int abi)
+{
+    return abi == ES_ABI_I386 ? 0x4a0 : 0x480;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void random16(es_machine *m, uint8_t out[16])
+{
+    if (!m->deterministic && getrandom(out, 16, GRND_NONBLOCK) == 16)
+        return;
+    uint64_t s = m->deterministic ? 0x656e74727973696dull /* "entrysim" */
+                                  : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    uint64_t a = splitmix(&s), b = splitmix(&s);
+    memcpy(out, &a, 8);
+    memcpy(out + 8, &b, 8);
+}
+
+/* A flat segment register from m->gdt, as the selector load at exec
+ * leaves it. */
+static void set_seg(es_machine *m, int seg, uint16_t sel)
+{
+    es_segreg *r = &m->seg[seg];
+    uint64_t d = sel >= 8 && (sel >> 3) < 16 ? m->gdt[sel >> 3] : 0;
+    r->sel = sel;
+    r->base = 0;
+    r->attr = (uint16_t)(((d >> 40) & 0xff) | (((d >> 52) & 0xf) << 8));
+    r->limit = d ? 0xffffffffu : 0;
+}
+
+int es_start_process(es_machine *m, const es_image *img, int argc, char *const argv[],
+                     char *const envp[])
+{
+    const int ps = img->abi == ES_ABI_X64 ? 8 : 4; /* user pointer size */
+    uint64_t top = img->stack_top ? img->stack_top : img->abi == ES_ABI_X64 ? TOP_64 : TOP_32;
+    if (es_vm_prot_at(m, top - 1) < 0 &&
+        es_vm_map(m, top - STACK_SIZE, STACK_SIZE, ES_PROT_R | ES_PROT_W))
+        return fail(m, "cannot map the stack");
+    int envc = 0;
+    if (argc < 0)
+        argc = 0;
+    while (envp && envp[envc])
+        envc++;
+    const char *execfn = argc > 0 && argv[0] ? argv[0] : "";
+
+    /* strings: argv[0..], envp[0..], then the file name, highest; one null
+     * pointer-sized word above everything (fs/exec.c, bprm->p) */
+    uint64_t strbytes = strlen(execfn) + 1;
+    for (int i = 0; i < argc; i++)
+        strbytes += strlen(argv[i]) + 1;
+    for (int i = 0; i < envc; i++)
+        strbytes += strlen(envp[i]) + 1;
+    if (strbytes + (uint64_t)(argc + envc) * ps > MAX_ARGS_BYTES)
+        return fail(m, "argument list too long");
+
+    uint64_t sp = top - ps;
+    uint64_t fn_addr = sp - (strlen(execfn) + 1);
+    if (es_copy_to_guest(m, fn_addr, execfn, strlen(execfn) + 1))
+        goto oom;
+    uint64_t str = fn_addr - (strbytes - (strlen(execfn) + 1));
+    sp = str;
+    uint64_t *argp = calloc((size_t)argc + 1, sizeof *argp);
+    uint64_t *envpp = calloc((size_t)envc + 1, sizeof *envpp);
+    if (!argp || !envpp) {
+        free(argp);
+        free(envpp);
+        return fail(m, "out of host memory");
+    }
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen(argv[i]) + 1;
+        argp[i] = str;
+        if (es_copy_to_guest(m, str, argv[i], n))
+            goto oom_free;
+        str += n;
+    }
+    for (int i = 0; i < envc; i++) {
+        size_t n = strlen(envp[i]) + 1;
+        envpp[i] = str;
+        if (es_copy_to_guest(m, str, envp[i], n))
+            goto oom_free;
+        str += n;
+    }
+
+    /* create_elf_tables: platform string, 16 random bytes, then the
+     * vectors, 16-byte aligned (arch_align_stack without randomisation) */
+    sp &= ~15ull;
+    const char *platform = img->abi == ES_ABI_I386 ? "i686" : "x86_64";
+    sp -= strlen(platform) + 1;
+    uint64_t plat_addr = sp;
+    if (es_copy_to_guest(m, plat_addr, platform, strlen(platform) + 1))
+        goto oom_free;
+    uint8_t rnd[16];
+    random16(m, rnd);
+    sp -= 16;
+    uint64_t rnd_addr = sp;
+    if (es_copy_to_guest(m, rnd_addr, rnd, 16))
+        goto oom_free;
+
+    uint64_t aux[][2] = {
+        {AT_MINSIGSTKSZ, minsigstksz(img->abi)},
+        {AT_HWCAP, hwcap(m)},
+        {AT_PAGESZ, PAGE},
+        {AT_CLKTCK, 100},
+        {AT_PHDR, img->phdr},
+        {AT_PHENT, img->phent},
+        {AT_PHNUM, img->phnum},
+        {AT_BASE, 0}, /* no interpreter */
+        {AT_FLAGS, 0},
+        {AT_ENTRY, img->entry},
+        {AT_UID, getuid()},
+        {AT_EUID, geteuid()},
+        {AT_GID, getgid()},
+        {AT_EGID, getegid()},
+        {AT_SECURE, 0},
+        {AT_RANDOM, rnd_addr},
+        {AT_HWCAP2, 0},
+        {AT_EXECFN, fn_addr},
+        {AT_PLATFORM, plat_addr},
+        {AT_NULL, 0},
+    };
+    size_t naux = sizeof aux / sizeof aux[0];
+    size_t words = 1 + (size_t)argc + 1 + (size_t)envc + 1 + 2 * naux;
+    sp = (sp - words * ps) & ~15ull; /* STACK_ROUND */
+    uint8_t *vec = calloc(words, (size_t)ps);
+    if (!vec)
+        goto oom_free;
+    size_t w = 0;
+#define PUT(v)                                                                                     \
+    do {                                                                                           \
+        uint64_t x_ = (v);                                                                         \
+        memcpy(vec + w++ * ps, &x_, (size_t)ps);                                                   \
+    } while (0)
+    PUT((uint64_t)argc);
+    for (int i = 0; i < argc; i++)
+        PUT(argp[i]);
+    PUT(0);
+    for (int i = 0; i < envc; i++)
+        PUT(envpp[i]);
+    PUT(0);
+    for (size_t i = 0; i < naux; i++) {
+        PUT(aux[i][0]);
+        PUT(aux[i][1]);
+    }
+#undef PUT
+    int bad = es_copy_to_guest(m, sp, vec, words * ps);
+    free(vec);
+    free(argp);
+    free(envpp);
+    if (bad)
+        goto oom;
+
+    /* start_thread / compat_start_thread: everything zero but RSP, RIP and
+     * RFLAGS (IF and the reserved bit); RDX = 0 is the "no atexit
+     * function" of the ELF ABI */
+    memset(m->gpr, 0, sizeof m->gpr);
+    memset(m->xmm, 0, sizeof m->xmm);
+    m->gpr[ES_RSP] = sp;
+    m->rip = img->entry;
+    m->nrip = img->entry;
+    m->rflags = 0x202;
+    m->mxcsr = 0x1f80;
+    m->fpu.fcw = 0x37f;
+    m->fpu.fsw = 0;
+    m->fpu.ftw = 0xffff;
+    m->fpu.top = 0;
+    bool compat = img->abi == ES_ABI_I386;
+    set_seg(m, ES_SEG_CS, compat ? 0x23 : 0x33);
+    set_seg(m, ES_SEG_SS, 0x2b);
+    set_seg(m, ES_SEG_DS, compat ? 0x2b : 0);
+    set_seg(m, ES_SEG_ES, compat ? 0x2b : 0);
+    set_seg(m, ES_SEG_FS, 0);
+    set_seg(m, ES_SEG_GS, 0);
+    es_set_mode(m, 3, compat ? ES_MODE_32 : ES_MODE_64);
+    es_tlb_flush(m);
+    /* weak: the loader links without host services (unit tests); a
+     * machine with host state always has them linked in */
+    if (m->host && es_host_set_brk)
+        es_host_set_brk(m, img->brk_start);
+    return 0;
+
+oom_free:
+    free(argp);
+    free(envpp);
+oom:
+    return fail(m, "out of guest memory building the initial stack");
+}

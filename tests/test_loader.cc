@@ -1,0 +1,447 @@
+// Loader tests: ELF validation on in-memory images, segment mapping and
+// protections, static-pie bias, the initial stack (argv, envp, auxv) and
+// registers read back from guest memory.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "demo.h"
+#include "host.h"
+#include "loader.h"
+#include "machine.h"
+#include "mem.h"
+#include "vm.h"
+
+namespace {
+
+struct Seg {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, filesz, memsz;
+};
+
+enum : uint32_t { PT_LOAD = 1, PT_INTERP = 3, PT_GNU_STACK = 0x6474e551 };
+
+void put(std::vector<uint8_t> &b, size_t at, uint64_t v, int n)
+{
+    if (b.size() < at + n)
+        b.resize(at + n);
+    for (int i = 0; i < n; i++)
+        b[at + i] = (uint8_t)(v >> (8 * i));
+}
+
+// An ELF image: header, program headers right after it, then `size` bytes
+// of payload where byte i holds (i * 7 + 3) & 0xff (so contents can be
+// checked after loading).
+std::vector<uint8_t> elf(bool is64, unsigned machine, unsigned type, uint64_t entry,
+                         const std::vector<Seg> &segs, size_t size)
+{
+    std::vector<uint8_t> b(size);
+    for (size_t i = 0; i < size; i++)
+        b[i] = (uint8_t)(i * 7 + 3);
+    const unsigned eh = is64 ? 64 : 52, pe = is64 ? 56 : 32;
+    std::fill(b.begin(), b.begin() + std::min<size_t>(size, eh + pe * segs.size()), 0);
+    memcpy(b.data(), "\177ELF", 4);
+    b[4] = is64 ? 2 : 1;
+    b[5] = 1;
+    b[6] = 1;
+    put(b, 16, type, 2);
+    put(b, 18, machine, 2);
+    put(b, 20, 1, 4);
+    if (is64) {
+        put(b, 24, entry, 8);
+        put(b, 32, eh, 8);
+        put(b, 52, eh, 2);
+        put(b, 54, pe, 2);
+        put(b, 56, segs.size(), 2);
+    } else {
+        put(b, 24, entry, 4);
+        put(b, 28, eh, 4);
+        put(b, 40, eh, 2);
+        put(b, 42, pe, 2);
+        put(b, 44, segs.size(), 2);
+    }
+    for (size_t i = 0; i < segs.size(); i++) {
+        size_t p = eh + i * pe;
+        const Seg &s = segs[i];
+        put(b, p, s.type, 4);
+        if (is64) {
+            put(b, p + 4, s.flags, 4);
+            put(b, p + 8, s.offset, 8);
+            put(b, p + 16, s.vaddr, 8);
+            put(b, p + 24, s.vaddr, 8);
+            put(b, p + 32, s.filesz, 8);
+            put(b, p + 40, s.memsz, 8);
+            put(b, p + 48, 0x1000, 8);
+        } else {
+            put(b, p + 4, s.offset, 4);
+            put(b, p + 8, s.vaddr, 4);
+            put(b, p + 12, s.vaddr, 4);
+            put(b, p + 16, s.filesz, 4);
+            put(b, p + 20, s.memsz, 4);
+            put(b, p + 24, s.flags, 4);
+            put(b, p + 28, 0x1000, 4);
+        }
+    }
+    return b;
+}
+
+// The usual static executable: text R+X from offset 0 at 0x400000 (so it
+// holds the headers), data R+W at 0x402000 with a bss tail, non-executable
+// stack.
+std::vector<uint8_t> exec64(unsigned type = 2, uint64_t base = 0x400000)
+{
+    return elf(true, 62, type, base + 0x1100,
+               {{PT_LOAD, 5, 0, base, 0x1800, 0x1800},
+                {PT_LOAD, 6, 0x2010, base + 0x2010, 0x100, 0x3000},
+                {PT_GNU_STACK, 6, 0, 0, 0, 0}},
+               0x2110);
+}
+
+struct Loader : ::testing::Test {
+    es_machine *m = nullptr;
+    es_image img{};
+    void SetUp() override
+    {
+        m = es_machine_new(64ull << 20);
+        ASSERT_NE(m, nullptr);
+    }
+    void TearDown() override { es_machine_free(m); }
+    int load(const std::vector<uint8_t> &b) { return es_load_elf_mem(m, b.data(), b.size(), &img); }
+    uint64_t peek(uint64_t va, int n)
+    {
+        uint64_t v = 0;
+        EXPECT_EQ(es_copy_from_guest(m, &v, va, (size_t)n), 0) << std::hex << va;
+        return v;
+    }
+    std::string str(uint64_t va)
+    {
+        std::string s;
+        char c;
+        while (es_copy_from_guest(m, &c, va++, 1) == 0 && c && s.size() < 4096)
+            s += c;
+        return s;
+    }
+    // Expects a clean rejection: -1 and a one-line message with `part`.
+    void rejects(const std::vector<uint8_t> &b, const char *part)
+    {
+        es_machine_free(m);
+        m = es_machine_new(64ull << 20);
+        m->message[0] = 0;
+        EXPECT_EQ(es_load_elf_mem(m, b.data(), b.size(), &img), -1) << part;
+        EXPECT_NE(strstr(m->message, part), nullptr) << "message: " << m->message;
+        EXPECT_EQ(strchr(m->message, '\n'), nullptr);
+    }
+};
+
+TEST_F(Loader, ExecMapsSegmentsWithTheirProtection)
+{
+    auto b = exec64();
+    ASSERT_EQ(load(b), 0) << m->message;
+    EXPECT_EQ(img.abi, ES_ABI_X64);
+    EXPECT_EQ(img.entry, 0x401100u);
+    EXPECT_EQ(img.load_bias, 0u);
+    EXPECT_EQ(img.phdr, 0x400040u); // the table inside the first segment
+    EXPECT_EQ(img.phnum, 3u);
+    EXPECT_EQ(img.phent, 56u);
+    EXPECT_EQ(img.brk_start, 0x406000u); // page after 0x402010 + 0x3000
+    EXPECT_EQ(img.stack_top, 0x7ffffffff000u);
+    // file bytes in place: the segment's first page starts at file offset 0
+    EXPECT_EQ(peek(0x400000, 4), 0x464c457fu);
+    EXPECT_EQ(peek(0x401234, 1), (uint64_t)(uint8_t)(0x1234 * 7 + 3));
+    EXPECT_EQ(peek(0x402010, 1), (uint64_t)(uint8_t)(0x2010 * 7 + 3));
+    EXPECT_EQ(peek(0x40210f, 1), (uint64_t)(uint8_t)(0x210f * 7 + 3));
+    // bss: zero from p_filesz on
+    EXPECT_EQ(peek(0x402110, 8), 0u);
+    EXPECT_EQ(peek(0x405008, 8), 0u);
+    EXPECT_EQ(es_vm_prot_at(m, 0x400000), ES_PROT_R | ES_PROT_X);
+    EXPECT_EQ(es_vm_prot_at(m, 0x402000), ES_PROT_R | ES_PROT_W);
+    EXPECT_EQ(es_vm_prot_at(m, 0x406000), -1);
+    // the stack: 8 MiB, not executable with PT_GNU_STACK RW
+    EXPECT_EQ(es_vm_prot_at(m, 0x7fffffffefffu), ES_PROT_R | ES_PROT_W);
+    EXPECT_EQ(es_vm_prot_at(m, 0x7ffffffff000u - (8 << 20)), ES_PROT_R | ES_PROT_W);
+    EXPECT_EQ(es_vm_prot_at(m, 0x7ffffffff000u - (8 << 20) - 1), -1);
+    // user code cannot write its text
+    es_set_mode(m, 3, ES_MODE_64);
+    uint64_t v = 0;
+    EXPECT_EQ(es_write(m, 0x401000, &v, 8), -1);
+    EXPECT_EQ(m->fault.vector, ES_PF);
+}
+
+TEST_F(Loader, StaticPieLoadsAtDynBase)
+{
+    auto b = exec64(3, 0);
+    ASSERT_EQ(load(b), 0) << m->message;
+    EXPECT_EQ(img.load_bias, 0x555555554000u);
+    EXPECT_EQ(img.entry, 0x555555554000u + 0x1100);
+    EXPECT_EQ(img.phdr, 0x555555554040u);
+    EXPECT_EQ(peek(0x555555554000u, 4), 0x464c457fu);
+    EXPECT_EQ(es_vm_prot_at(m, 0x555555556000u), ES_PROT_R | ES_PROT_W);
+}
+
+TEST_F(Loader, I386)
+{
+    auto b = elf(false, 3, 2, 0x8049000,
+                 {{PT_LOAD, 5, 0, 0x8048000, 0x1800, 0x1800},
+                  {PT_LOAD, 6, 0x1800, 0x804a800, 0x10, 0x100}},
+                 0x1810);
+    ASSERT_EQ(load(b), 0) << m->message;
+    EXPECT_EQ(img.abi, ES_ABI_I386);
+    EXPECT_EQ(img.phent, 32u);
+    EXPECT_EQ(img.phdr, 0x8048034u);
+    EXPECT_EQ(img.stack_top, 0xffffe000u);
+    // no PT_GNU_STACK on a 32-bit program: READ_IMPLIES_EXEC, as Linux
+    EXPECT_EQ(es_vm_prot_at(m, 0x804a800), ES_PROT_R | ES_PROT_W | ES_PROT_X);
+    EXPECT_EQ(es_vm_prot_at(m, 0xffffdfff), ES_PROT_R | ES_PROT_W | ES_PROT_X);
+    EXPECT_EQ(peek(0x804a800, 1), (uint64_t)(uint8_t)(0x1800 * 7 + 3));
+}
+
+TEST_F(Loader, I386StaticPie)
+{
+    auto b = elf(false, 3, 3, 0x100, {{PT_LOAD, 7, 0, 0, 0x200, 0x200}}, 0x200);
+    ASSERT_EQ(load(b), 0) << m->message;
+    EXPECT_EQ(img.load_bias, 0x56555000u);
+    EXPECT_EQ(img.entry, 0x56555100u);
+}
+
+TEST_F(Loader, X32IsElf32WithX86_64Machine)
+{
+    auto b = elf(false, 62, 2, 0x401000, {{PT_LOAD, 5, 0, 0x400000, 0x1800, 0x1800}}, 0x1800);
+    ASSERT_EQ(load(b), 0) << m->message;
+    EXPECT_EQ(img.abi, ES_ABI_X32);
+    EXPECT_EQ(img.stack_top, 0xffffe000u);
+}
+
+TEST_F(Loader, RejectsMalformedFiles)
+{
+    rejects({}, "empty");
+    rejects({0x7f, 'E', 'L'}, "not an ELF");
+    rejects(std::vector<uint8_t>(100, 0), "not an ELF");
+    auto b = exec64();
+    auto t = b;
+    t.resize(40);
+    rejects(t, "truncated ELF header");
+    t = b;
+    t[4] = 3;
+    rejects(t, "class");
+    t = b;
+    t[5] = 2;
+    rejects(t, "little-endian");
+    t = b;
+    put(t, 16, 1, 2);
+    rejects(t, "relocatable");
+    t = b;
+    put(t, 16, 4, 2);
+    rejects(t, "core");
+    t = b;
+    put(t, 18, 40, 2); // EM_ARM
+    rejects(t, "unsupported machine");
+    t = b;
+    put(t, 54, 32, 2);
+    rejects(t, "program header entry size");
+    t = b;
+    put(t, 56, 0, 2);
+    rejects(t, "no program headers");
+    t = b;
+    put(t, 56, 0xffff, 2);
+    rejects(t, "too many program headers");
+    t = b;
+    put(t, 56, 1000, 2); // within Linux's bound, but past the end of the file
+    rejects(t, "outside the file");
+    t = b;
+    put(t, 32, 0x2100, 8);
+    rejects(t, "outside the file");
+    t = b;
+    put(t, 32, 0xffffffffffffff00ull, 8); // phoff + size wraps
+    rejects(t, "outside the file");
+}
+
+TEST_F(Loader, RejectsBadSegments)
+{
+    auto seg = [](Seg s) {
+        return elf(true, 62, 2, 0x400100, {{PT_LOAD, 5, 0, 0x400000, 0x200, 0x200}, s}, 0x1000);
+    };
+    rejects(seg({PT_INTERP, 4, 0x200, 0, 0x1c, 0x1c}), "dynamically linked programs are not supported; link with -static");
+    rejects(seg({PT_LOAD, 6, 0x200, 0x600200, 0x300, 0x100}), "file size exceeds memory size");
+    rejects(seg({PT_LOAD, 6, 0x200, 0x600200, 0x2000, 0x2000}), "past the end of the file");
+    rejects(seg({PT_LOAD, 6, 0xfffffffffffff200ull, 0x600200, 0x2000, 0x2000}), "past the end of the file");
+    rejects(seg({PT_LOAD, 6, 0x200, 0x600300, 0x10, 0x10}), "modulo the page size");
+    rejects(seg({PT_LOAD, 6, 0x200, 0xfffffffffffff200ull, 0x10, 0x1000}), "overflows");
+    rejects(seg({PT_LOAD, 6, 0x200, 0xffff800000000200ull, 0x10, 0x10}), "outside the user address space");
+    rejects(seg({PT_LOAD, 6, 0x200, 0x7ffffffff200ull, 0x10, 0x10}), "outside the user address space");
+    rejects(seg({PT_LOAD, 6, 0x200, 0x200, 0x10, 0x10}), "outside the user address space"); // page 0
+    rejects(elf(true, 62, 2, 0x400100, {{PT_GNU_STACK, 6, 0, 0, 0, 0}}, 0x100), "no loadable segments");
+    rejects(elf(true, 62, 2, 0xffffffff81000000ull, {{PT_LOAD, 5, 0, 0x400000, 0x200, 0x200}}, 0x200),
+            "entry point");
+    // 32-bit: a segment that ends above the 4 GiB task size
+    rejects(elf(false, 3, 2, 0x8048000, {{PT_LOAD, 5, 0, 0xfffff000u, 0x100, 0x2000}}, 0x100), "outside");
+}
+
+TEST_F(Loader, MutatedImagesNeverCrash)
+{
+    // deterministic mutations of a valid image: every outcome is a clean
+    // load or a clean one-line rejection (ASan/UBSan builds check bounds)
+    auto good = exec64();
+    uint64_t s = 0x1234567;
+    auto rnd = [&]() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    };
+    int loaded = 0, rejected = 0;
+    for (int it = 0; it < 300; it++) {
+        auto b = good;
+        int k = 1 + (int)(rnd() % 4);
+        for (int j = 0; j < k; j++) {
+            size_t at = rnd() % 0x120; // headers
+            b[at] = (uint8_t)rnd();
+        }
+        if (rnd() % 8 == 0)
+            b.resize(rnd() % b.size());
+        es_machine_free(m);
+        m = es_machine_new(64ull << 20);
+        m->message[0] = 0;
+        int rc = es_load_elf_mem(m, b.data(), b.size(), &img);
+        if (rc == 0) {
+            loaded++;
+        } else {
+            ASSERT_EQ(rc, -1);
+            ASSERT_NE(m->message[0], 0);
+            rejected++;
+        }
+    }
+    EXPECT_GT(loaded, 0);
+    EXPECT_GT(rejected, 0);
+}
+
+TEST_F(Loader, InitialStackAndRegisters64)
+{
+    auto b = exec64();
+    ASSERT_EQ(load(b), 0) << m->message;
+    m->deterministic = true;
+    char a0[] = "/bin/prog", a1[] = "one", a2[] = "two words";
+    char e0[] = "HOME=/", e1[] = "X=1";
+    char *argv[] = {a0, a1, a2, nullptr};
+    char *envp[] = {e0, e1, nullptr};
+    ASSERT_EQ(es_start_process(m, &img, 3, argv, envp), 0) << m->message;
+
+    uint64_t sp = m->gpr[ES_RSP];
+    EXPECT_EQ(sp % 16, 0u);
+    EXPECT_GT(sp, 0x7ffffffff000u - (8 << 20));
+    EXPECT_EQ(m->rip, 0x401100u);
+    EXPECT_EQ(m->rflags, 0x202u);
+    EXPECT_EQ(m->mode, ES_MODE_64);
+    EXPECT_EQ(m->cpl, 3);
+    EXPECT_EQ(m->seg[ES_SEG_CS].sel, 0x33);
+    EXPECT_EQ(m->seg[ES_SEG_SS].sel, 0x2b);
+    EXPECT_EQ(m->seg[ES_SEG_FS].sel, 0);
+    for (int r = 0; r < 16; r++)
+        if (r != ES_RSP)
+            EXPECT_EQ(m->gpr[r], 0u) << "gpr " << r;
+
+    EXPECT_EQ(peek(sp, 8), 3u); // argc
+    EXPECT_EQ(str(peek(sp + 8, 8)), "/bin/prog");
+    EXPECT_EQ(str(peek(sp + 16, 8)), "one");
+    EXPECT_EQ(str(peek(sp + 24, 8)), "two words");
+    EXPECT_EQ(peek(sp + 32, 8), 0u);
+    EXPECT_EQ(str(peek(sp + 40, 8)), "HOME=/");
+    EXPECT_EQ(str(peek(sp + 48, 8)), "X=1");
+    EXPECT_EQ(peek(sp + 56, 8), 0u);
+    // strings are laid out argv, envp, execfn upwards, as Linux does
+    EXPECT_LT(peek(sp + 8, 8), peek(sp + 40, 8));
+
+    std::vector<std::pair<uint64_t, uint64_t>> aux;
+    for (uint64_t p = sp + 64;; p += 16) {
+        uint64_t t = peek(p, 8), v = peek(p + 8, 8);
+        aux.push_back({t, v});
+        if (t == 0 || aux.size() > 64)
+            break;
+    }
+    ASSERT_EQ(aux.back().first, 0u);
+    auto get = [&](uint64_t tag) -> uint64_t {
+        for (auto &e : aux)
+            if (e.first == tag)
+                return e.second;
+        ADD_FAILURE() << "auxv lacks " << tag;
+        return ~0ull;
+    };
+    EXPECT_EQ(get(6), 4096u);           // AT_PAGESZ
+    EXPECT_EQ(get(3), 0x400040u);       // AT_PHDR
+    EXPECT_EQ(get(4), 56u);             // AT_PHENT
+    EXPECT_EQ(get(5), 3u);              // AT_PHNUM
+    EXPECT_EQ(get(7), 0u);              // AT_BASE: no interpreter
+    EXPECT_EQ(get(9), 0x401100u);       // AT_ENTRY
+    EXPECT_EQ(get(17), 100u);           // AT_CLKTCK
+    EXPECT_EQ(get(23), 0u);             // AT_SECURE
+    EXPECT_EQ(get(26), 0u);             // AT_HWCAP2
+    EXPECT_NE(get(16) & 0x2000000, 0u); // AT_HWCAP: SSE
+    EXPECT_NE(get(16) & 0x4000000, 0u); // AT_HWCAP: SSE2
+    EXPECT_GT(get(51), 0u);             // AT_MINSIGSTKSZ
+    EXPECT_EQ(str(get(15)), "x86_64");  // AT_PLATFORM
+    EXPECT_EQ(str(get(31)), "/bin/prog"); // AT_EXECFN
+    uint64_t r = get(25);               // AT_RANDOM: 16 bytes
+    uint64_t r0 = peek(r, 8), r1 = peek(r + 8, 8);
+    EXPECT_TRUE(r0 || r1);
+
+    // deterministic mode: the same random bytes on another machine
+    es_machine *m2 = es_machine_new(64ull << 20);
+    m2->deterministic = true;
+    es_image img2;
+    ASSERT_EQ(es_load_elf_mem(m2, b.data(), b.size(), &img2), 0);
+    ASSERT_EQ(es_start_process(m2, &img2, 3, argv, envp), 0);
+    EXPECT_EQ(m2->gpr[ES_RSP], sp);
+    uint64_t q0 = 0;
+    ASSERT_EQ(es_copy_from_guest(m2, &q0, r, 8), 0);
+    EXPECT_EQ(q0, r0);
+    es_machine_free(m2);
+}
+
+TEST_F(Loader, InitialStack32BitWords)
+{
+    auto b = elf(false, 3, 2, 0x8049000, {{PT_LOAD, 5, 0, 0x8048000, 0x1800, 0x1800}}, 0x1800);
+    ASSERT_EQ(load(b), 0) << m->message;
+    char a0[] = "p32";
+    char *argv[] = {a0, nullptr};
+    char *envp[] = {nullptr};
+    ASSERT_EQ(es_start_process(m, &img, 1, argv, envp), 0) << m->message;
+    EXPECT_EQ(m->mode, ES_MODE_32);
+    EXPECT_EQ(m->seg[ES_SEG_CS].sel, 0x23);
+    EXPECT_EQ(m->seg[ES_SEG_DS].sel, 0x2b);
+    uint64_t sp = m->gpr[ES_RSP];
+    EXPECT_LT(sp, 0xffffe000u);
+    EXPECT_EQ(sp % 16, 0u);
+    EXPECT_EQ(peek(sp, 4), 1u);
+    EXPECT_EQ(str(peek(sp + 4, 4)), "p32");
+    EXPECT_EQ(peek(sp + 8, 4), 0u);  // argv end
+    EXPECT_EQ(peek(sp + 12, 4), 0u); // envp end
+    bool saw_platform = false;
+    for (uint64_t p = sp + 16; p < sp + 16 + 8 * 40; p += 8) {
+        uint32_t t = (uint32_t)peek(p, 4), v = (uint32_t)peek(p + 4, 4);
+        if (t == 0)
+            break;
+        if (t == 15) {
+            EXPECT_EQ(str(v), "i686");
+            saw_platform = true;
+        }
+        if (t == 9) {
+            EXPECT_EQ(v, 0x8049000u);
+        }
+    }
+    EXPECT_TRUE(saw_platform);
+}
+
+TEST_F(Loader, DemoImageLoads)
+{
+    uint8_t buf[1024];
+    size_t n = es_demo_elf(buf, sizeof buf);
+    ASSERT_GT(n, 0u);
+    ASSERT_EQ(es_load_elf_mem(m, buf, n, &img), 0) << m->message;
+    EXPECT_EQ(img.entry, 0x400078u);
+    // the first instruction: b8 01 00 00 00   mov eax, 1
+    EXPECT_EQ(peek(0x400078, 1), 0xb8u);
+    EXPECT_EQ(es_demo_elf(buf, 16), 0u);
+}
+
+} // namespace
