@@ -1,0 +1,244 @@
+/* sse.h - helpers shared by the SSE family files (sse*.c): XMM operand
+ * access with the legacy-SSE alignment rule, and the MXCSR bracket that runs
+ * a floating-point computation on the host under the guest's rounding
+ * control and DAZ/FTZ and turns the host's exception flags into the guest's
+ * (sticky flags, or #XM when unmasked).
+ *
+ * Only legacy (non-VEX) encodings are handled: Zydis gives VEX forms their
+ * own V* mnemonics, which stay unregistered and raise #UD.  MMX forms share
+ * mnemonics with the SSE ones; they are not implemented and raise #UD too.
+ */
+#ifndef ENTRYSIM_SSE_H
+#define ENTRYSIM_SSE_H
+
+#include <string.h>
+
+#include "ops.h"
+
+/* MXCSR fields (SDM Vol. 1, 10.2.3). */
+#define ES_MXCSR_IE 0x0001u
+#define ES_MXCSR_DE 0x0002u
+#define ES_MXCSR_ZE 0x0004u
+#define ES_MXCSR_OE 0x0008u
+#define ES_MXCSR_UE 0x0010u
+#define ES_MXCSR_PE 0x0020u
+#define ES_MXCSR_FLAGS 0x003fu
+#define ES_MXCSR_DAZ 0x0040u
+#define ES_MXCSR_MASKS 0x1f80u
+#define ES_MXCSR_RC 0x6000u
+#define ES_MXCSR_FTZ 0x8000u
+/* Writable bits (the MXCSR_MASK FXSAVE reports): setting any other bit with
+ * LDMXCSR is #GP(0).  AMD parts with MisAlignSse also accept bit 17 (MM);
+ * entrysim models the common subset, so that bit faults here. */
+#define ES_MXCSR_WRITABLE 0xffffu
+
+#define ES_CR4_OSXMMEXCPT 0x400u
+
+/* Registration of the per-concern files; es_family_sse (sse.c) calls them. */
+void es_sse_mov(es_handler *t);  /* moves, loads/stores, MXCSR */
+void es_sse_int(es_handler *t);  /* packed integer */
+void es_sse_fp(es_handler *t);   /* floating-point arithmetic, compares, rounding */
+void es_sse_cvt(es_handler *t);  /* conversions */
+void es_sse_str(es_handler *t);  /* PCMPxSTRx, CRC32, PTEST, MPSADBW, PHMINPOSUW */
+
+/* ---- operands ---- */
+
+/* Reads n bytes of memory operand o.  `align`: the legacy-SSE m128 rule,
+ * #GP(0) unless the linear address is 16-byte aligned (SDM Vol. 2, 2.4,
+ * exception classes 1, 2 and 4); checked before any page fault. */
+static inline int sse_read_mem(es_machine *m, const es_insn *d, const es_operand *o, void *v,
+                               unsigned n, int align)
+{
+    uint64_t va = es_lin(m, d, o);
+    if (align && (va & 15))
+        return es_raise(m, ES_GP, 0);
+    const uint8_t *p = es_host_ptr(m, va, n, 0);
+    if (__builtin_expect(p != NULL, 1)) {
+        memcpy(v, p, n);
+        return 0;
+    }
+    return es_read(m, va, v, n);
+}
+
+static inline int sse_write_mem(es_machine *m, const es_insn *d, const es_operand *o,
+                                const void *v, unsigned n, int align)
+{
+    uint64_t va = es_lin(m, d, o);
+    if (align && (va & 15))
+        return es_raise(m, ES_GP, 0);
+    uint8_t *p = es_host_ptr(m, va, n, 1);
+    if (__builtin_expect(p != NULL, 1)) {
+        memcpy(p, v, n);
+        return 0;
+    }
+    return es_write(m, va, v, n);
+}
+
+/* The r/m source operand i: the XMM register itself, or memory loaded into
+ * *tmp (o->size bytes, the rest zero).  The alignment rule applies to
+ * 16-byte accesses when `align`.  NULL with a fault recorded on failure (an
+ * MMX register raises #UD: MMX forms are not modelled). */
+static inline const es_xmm *sse_src(es_machine *m, const es_insn *d, int i, es_xmm *tmp,
+                                    int align)
+{
+    const es_operand *o = &d->o[i];
+    if (__builtin_expect(o->kind == ES_OPK_XMM, 1))
+        return &m->xmm[o->reg];
+    if (o->kind != ES_OPK_MEM) {
+        es_unimplemented(m, d);
+        return NULL;
+    }
+    unsigned n = o->size ? o->size : 16;
+    if (n < 16) {
+        tmp->q[0] = tmp->q[1] = 0;
+        align = 0;
+    }
+    if (sse_read_mem(m, d, o, tmp, n > 16 ? 16 : n, align))
+        return NULL;
+    return tmp;
+}
+
+/* Destination register of the usual `op xmm1, xmm2/m` form, NULL (with #UD
+ * recorded) for the MMX forms. */
+static inline es_xmm *sse_dst(es_machine *m, const es_insn *d)
+{
+    if (__builtin_expect(d->o[0].kind == ES_OPK_XMM, 1))
+        return &m->xmm[d->o[0].reg];
+    es_unimplemented(m, d);
+    return NULL;
+}
+
+/* Immediate operand i as an unsigned byte. */
+static inline unsigned sse_imm8(const es_insn *d, int i)
+{
+    return (unsigned)d->o[i].imm & 0xff;
+}
+
+/* The common prologue: x = destination register, s = source (reg or m128),
+ * returning ES_FAULT from the handler on failure. */
+#define SSE_OPERANDS(x, s, tmp, align)                                                             \
+    es_xmm tmp;                                                                                    \
+    es_xmm *x = sse_dst(m, d);                                                                     \
+    if (!x)                                                                                        \
+        return ES_FAULT;                                                                           \
+    const es_xmm *s = sse_src(m, d, 1, &tmp, align);                                               \
+    if (!s)                                                                                        \
+        return ES_FAULT
+
+/* ---- floating point on the host ----
+ *
+ * The host is x86-64, so float/double arithmetic compiles to the very SSE
+ * instructions being modelled.  sse_fp_enter loads the guest's RC, DAZ and
+ * FTZ into the host MXCSR with every exception masked and the flags clear;
+ * sse_fp_leave collects the flags the computation raised and restores the
+ * host's MXCSR.  Values cross the bracket through SSE_PIN so the compiler
+ * cannot move the arithmetic outside it (the asm statements are volatile
+ * and therefore stay in order). */
+#define SSE_PIN(v) __asm__ volatile("" : "+x"(v))
+
+static inline uint32_t sse_fp_enter(const es_machine *m)
+{
+    uint32_t host, g = (m->mxcsr & (ES_MXCSR_RC | ES_MXCSR_DAZ | ES_MXCSR_FTZ)) | ES_MXCSR_MASKS;
+    __asm__ volatile("stmxcsr %0" : "=m"(host));
+    __asm__ volatile("ldmxcsr %0" : : "m"(g));
+    return host;
+}
+
+static inline uint32_t sse_fp_leave(uint32_t host)
+{
+    uint32_t f;
+    __asm__ volatile("stmxcsr %0" : "=m"(f));
+    __asm__ volatile("ldmxcsr %0" : : "m"(host));
+    return f & ES_MXCSR_FLAGS;
+}
+
+/* Applies the exception flags `f` one instruction raised (all lanes).  SDM
+ * Vol. 1, 11.5.1: if an unmasked pre-computation exception (IE, DE, ZE)
+ * occurred in any lane, those flags are set and #XM is raised without a
+ * result; otherwise, if an unmasked post-computation exception (OE, UE, PE)
+ * occurred, all flags are set and #XM is raised, again with no destination
+ * update.  Otherwise the flags are ORed into MXCSR.  With CR4.OSXMMEXCPT
+ * clear the exception is #UD instead.  Returns nonzero on a fault.
+ *
+ * Known approximation: the host computes with everything masked, so when
+ * UE/OE are unmasked the PE flag reported with the #XM is that of the
+ * masked (denormalised/overflowed) result, where hardware reports it for
+ * the unbounded-exponent result. */
+static inline int sse_fp_commit(es_machine *m, uint32_t f)
+{
+    uint32_t unmasked = f & ~(m->mxcsr >> 7) & ES_MXCSR_FLAGS;
+    if (__builtin_expect(unmasked != 0, 0)) {
+        uint32_t pre = f & (ES_MXCSR_IE | ES_MXCSR_DE | ES_MXCSR_ZE);
+        m->mxcsr |= (pre & unmasked) ? pre : f;
+        return es_raise(m, (m->cr4 & ES_CR4_OSXMMEXCPT) ? ES_XM : ES_UD, 0);
+    }
+    m->mxcsr |= f;
+    return 0;
+}
+
+/* ---- IEEE helpers on bit patterns ---- */
+
+static inline int sse_isnan_f(uint32_t b)
+{
+    return (b & 0x7fffffffu) > 0x7f800000u;
+}
+static inline int sse_isnan_d(uint64_t b)
+{
+    return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+}
+static inline int sse_issnan_f(uint32_t b)
+{
+    return sse_isnan_f(b) && !(b & 0x00400000u);
+}
+static inline int sse_issnan_d(uint64_t b)
+{
+    return sse_isnan_d(b) && !(b & 0x0008000000000000ull);
+}
+static inline int sse_isdenorm_f(uint32_t b)
+{
+    return (b & 0x7f800000u) == 0 && (b & 0x007fffffu) != 0;
+}
+static inline int sse_isdenorm_d(uint64_t b)
+{
+    return (b & 0x7ff0000000000000ull) == 0 && (b & 0x000fffffffffffffull) != 0;
+}
+
+/* A source operand after DAZ: denormals become zeros of the same sign. */
+static inline uint32_t sse_daz_f(const es_machine *m, uint32_t b)
+{
+    return ((m->mxcsr & ES_MXCSR_DAZ) && sse_isdenorm_f(b)) ? (b & 0x80000000u) : b;
+}
+static inline uint64_t sse_daz_d(const es_machine *m, uint64_t b)
+{
+    return ((m->mxcsr & ES_MXCSR_DAZ) && sse_isdenorm_d(b)) ? (b & 0x8000000000000000ull) : b;
+}
+
+static inline float sse_f(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+static inline double sse_d(uint64_t b)
+{
+    double g;
+    memcpy(&g, &b, 8);
+    return g;
+}
+static inline uint32_t sse_fbits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+static inline uint64_t sse_dbits(double g)
+{
+    uint64_t b;
+    memcpy(&b, &g, 8);
+    return b;
+}
+
+#define ES_QNAN_F 0xffc00000u                  /* QNaN floating-point indefinite */
+#define ES_QNAN_D 0xfff8000000000000ull
+
+#endif

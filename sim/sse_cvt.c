@@ -1,0 +1,296 @@
+/* sse_cvt.c - conversions between integers, single and double precision.
+ *
+ * Integer -> FP and FP -> FP conversions run on the host under the guest's
+ * MXCSR (the host's conversion instructions give the bit-exact result and
+ * flags).  FP -> integer is explicit: out-of-range and NaN sources give the
+ * integer indefinite (0x80000000 / 0x8000000000000000) with IE, inexact
+ * results set PE, and DE is never signalled (SDM Vol. 2, CVTSD2SI). */
+#include <math.h>
+
+#include "sse.h"
+
+#define INT_PIN(v) __asm__ volatile("" : "+r"(v))
+
+/* Converts x (already flushed by DAZ) to a `bits`-bit integer, rounding
+ * per rc (0 nearest-even, 1 down, 2 up, 3 toward zero). */
+static inline uint64_t fp_to_int(double x, int nan, unsigned rc, int bits, uint32_t *f)
+{
+    uint64_t indef = bits == 64 ? 0x8000000000000000ull : 0x80000000ull;
+    if (nan) {
+        *f |= ES_MXCSR_IE;
+        return indef;
+    }
+    double ti = trunc(x);
+    double diff = x - ti; /* exact; NaN for infinities, which fail the range check */
+    switch (rc) {
+    case 0:
+        if (diff > 0.5 || (diff == 0.5 && fmod(ti, 2.0) != 0))
+            ti += 1;
+        else if (diff < -0.5 || (diff == -0.5 && fmod(ti, 2.0) != 0))
+            ti -= 1;
+        break;
+    case 1:
+        if (diff < 0)
+            ti -= 1;
+        break;
+    case 2:
+        if (diff > 0)
+            ti += 1;
+        break;
+    default: break;
+    }
+    int ok = bits == 64 ? (ti >= -9223372036854775808.0 && ti < 9223372036854775808.0)
+                        : (ti >= -2147483648.0 && ti <= 2147483647.0);
+    if (!ok) {
+        *f |= ES_MXCSR_IE;
+        return indef;
+    }
+    if (ti != x)
+        *f |= ES_MXCSR_PE;
+    return (uint64_t)(int64_t)ti & es_mask((unsigned)bits / 8);
+}
+
+static inline unsigned mx_rc(const es_machine *m)
+{
+    return (m->mxcsr >> 13) & 3;
+}
+
+static inline uint64_t f32_to_int(const es_machine *m, uint32_t b, unsigned rc, int bits,
+                                  uint32_t *f)
+{
+    b = sse_daz_f(m, b);
+    return fp_to_int((double)sse_f(b), sse_isnan_f(b), rc, bits, f);
+}
+
+static inline uint64_t f64_to_int(const es_machine *m, uint64_t b, unsigned rc, int bits,
+                                  uint32_t *f)
+{
+    b = sse_daz_d(m, b);
+    return fp_to_int(sse_d(b), sse_isnan_d(b), rc, bits, f);
+}
+
+/* CVT(T)SS2SI / CVT(T)SD2SI r32/r64, xmm/m32/m64. */
+static inline int cvt_s2si(es_machine *m, const es_insn *d, int dbl, int trunc)
+{
+    es_xmm t;
+    const es_xmm *s = sse_src(m, d, 1, &t, 0);
+    if (!s)
+        return ES_FAULT;
+    const es_operand *o = &d->o[0];
+    int bits = o->size == 8 ? 64 : 32;
+    unsigned rc = trunc ? 3 : mx_rc(m);
+    uint32_t f = 0;
+    uint64_t v = dbl ? f64_to_int(m, s->q[0], rc, bits, &f) : f32_to_int(m, s->d[0], rc, bits, &f);
+    TRY(sse_fp_commit(m, f));
+    es_gpr_set(m, o->reg, o->size, v);
+    return ES_OK;
+}
+
+static int op_cvtss2si(es_machine *m, const es_insn *d)
+{
+    return cvt_s2si(m, d, 0, 0);
+}
+static int op_cvttss2si(es_machine *m, const es_insn *d)
+{
+    return cvt_s2si(m, d, 0, 1);
+}
+static int op_cvtsd2si(es_machine *m, const es_insn *d)
+{
+    return cvt_s2si(m, d, 1, 0);
+}
+static int op_cvttsd2si(es_machine *m, const es_insn *d)
+{
+    return cvt_s2si(m, d, 1, 1);
+}
+
+/* CVTSI2SS / CVTSI2SD xmm, r/m32/64: the low element, rounded per MXCSR. */
+static inline int cvt_si2s(es_machine *m, const es_insn *d, int dbl)
+{
+    if (d->o[0].kind != ES_OPK_XMM)
+        return es_unimplemented(m, d);
+    uint64_t v;
+    TRY(es_rd(m, d, 1, &v));
+    int64_t iv = es_sext(v, d->o[1].size);
+    es_xmm *x = &m->xmm[d->o[0].reg];
+    uint32_t h = sse_fp_enter(m);
+    INT_PIN(iv);
+    if (dbl) {
+        double r = (double)iv;
+        SSE_PIN(r);
+        TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        x->q[0] = sse_dbits(r);
+    } else {
+        float r = (float)iv;
+        SSE_PIN(r);
+        TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        x->d[0] = sse_fbits(r);
+    }
+    return ES_OK;
+}
+
+static int op_cvtsi2ss(es_machine *m, const es_insn *d)
+{
+    return cvt_si2s(m, d, 0);
+}
+static int op_cvtsi2sd(es_machine *m, const es_insn *d)
+{
+    return cvt_si2s(m, d, 1);
+}
+
+/* ---- FP <-> FP ---- */
+
+static inline uint64_t f2d(uint32_t b)
+{
+    float v = sse_f(b);
+    SSE_PIN(v);
+    double r = (double)v;
+    SSE_PIN(r);
+    return sse_dbits(r);
+}
+
+static inline uint32_t d2f(uint64_t b)
+{
+    double v = sse_d(b);
+    SSE_PIN(v);
+    float r = (float)v;
+    SSE_PIN(r);
+    return sse_fbits(r);
+}
+
+static int op_cvtss2sd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 0);
+    uint32_t h = sse_fp_enter(m);
+    uint64_t r = f2d(s->d[0]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    x->q[0] = r;
+    return ES_OK;
+}
+
+static int op_cvtsd2ss(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 0);
+    uint32_t h = sse_fp_enter(m);
+    uint32_t r = d2f(s->q[0]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    x->d[0] = r;
+    return ES_OK;
+}
+
+/* CVTPS2PD xmm, xmm/m64 */
+static int op_cvtps2pd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 0);
+    es_xmm r;
+    uint32_t h = sse_fp_enter(m);
+    r.q[0] = f2d(s->d[0]);
+    r.q[1] = f2d(s->d[1]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+/* CVTPD2PS xmm, xmm/m128: the upper half of the result is zeroed. */
+static int op_cvtpd2ps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = {{0}};
+    uint32_t h = sse_fp_enter(m);
+    r.d[0] = d2f(s->q[0]);
+    r.d[1] = d2f(s->q[1]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+/* CVTDQ2PS xmm, xmm/m128: rounded per MXCSR. */
+static int op_cvtdq2ps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r;
+    uint32_t h = sse_fp_enter(m);
+    for (int i = 0; i < 4; i++) {
+        int32_t v = s->sd[i];
+        INT_PIN(v);
+        float fr = (float)v;
+        SSE_PIN(fr);
+        r.d[i] = sse_fbits(fr);
+    }
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+/* CVTDQ2PD xmm, xmm/m64: exact. */
+static int op_cvtdq2pd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 0);
+    es_xmm r;
+    r.g[0] = (double)s->sd[0];
+    r.g[1] = (double)s->sd[1];
+    *x = r;
+    return ES_OK;
+}
+
+static inline int cvt_ps2dq(es_machine *m, const es_insn *d, int trunc)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r;
+    uint32_t f = 0;
+    unsigned rc = trunc ? 3 : mx_rc(m);
+    for (int i = 0; i < 4; i++)
+        r.d[i] = (uint32_t)f32_to_int(m, s->d[i], rc, 32, &f);
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static inline int cvt_pd2dq(es_machine *m, const es_insn *d, int trunc)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = {{0}};
+    uint32_t f = 0;
+    unsigned rc = trunc ? 3 : mx_rc(m);
+    for (int i = 0; i < 2; i++)
+        r.d[i] = (uint32_t)f64_to_int(m, s->q[i], rc, 32, &f);
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static int op_cvtps2dq(es_machine *m, const es_insn *d)
+{
+    return cvt_ps2dq(m, d, 0);
+}
+static int op_cvttps2dq(es_machine *m, const es_insn *d)
+{
+    return cvt_ps2dq(m, d, 1);
+}
+static int op_cvtpd2dq(es_machine *m, const es_insn *d)
+{
+    return cvt_pd2dq(m, d, 0);
+}
+static int op_cvttpd2dq(es_machine *m, const es_insn *d)
+{
+    return cvt_pd2dq(m, d, 1);
+}
+
+void es_sse_cvt(es_handler *t)
+{
+    t[ES_OP_CVTSS2SI] = op_cvtss2si;
+    t[ES_OP_CVTTSS2SI] = op_cvttss2si;
+    t[ES_OP_CVTSD2SI] = op_cvtsd2si;
+    t[ES_OP_CVTTSD2SI] = op_cvttsd2si;
+    t[ES_OP_CVTSI2SS] = op_cvtsi2ss;
+    t[ES_OP_CVTSI2SD] = op_cvtsi2sd;
+    t[ES_OP_CVTSS2SD] = op_cvtss2sd;
+    t[ES_OP_CVTSD2SS] = op_cvtsd2ss;
+    t[ES_OP_CVTPS2PD] = op_cvtps2pd;
+    t[ES_OP_CVTPD2PS] = op_cvtpd2ps;
+    t[ES_OP_CVTDQ2PS] = op_cvtdq2ps;
+    t[ES_OP_CVTDQ2PD] = op_cvtdq2pd;
+    t[ES_OP_CVTPS2DQ] = op_cvtps2dq;
+    t[ES_OP_CVTTPS2DQ] = op_cvttps2dq;
+    t[ES_OP_CVTPD2DQ] = op_cvtpd2dq;
+    t[ES_OP_CVTTPD2DQ] = op_cvttpd2dq;
+}

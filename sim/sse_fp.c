@@ -1,0 +1,641 @@
+/* sse_fp.c - SSE floating-point arithmetic: ADD/SUB/MUL/DIV/SQRT (computed
+ * on the host under the guest's MXCSR), MIN/MAX, CMPcc, (U)COMIS and
+ * ROUND (explicit, with SSE's own NaN and flag rules), the SSE3 horizontal
+ * forms, DPPS/DPPD and the RCP/RSQRT approximations. */
+#include <math.h>
+
+#include "sse.h"
+
+enum { F_ADD, F_SUB, F_MUL, F_DIV, F_SQRT };
+
+/* ---- arithmetic on the host ----
+ * The result of the host instruction is exact; only the NaN choice is
+ * redone because the compiler may commute a + b: SSE returns the first
+ * source's NaN (quieted) if it is one, else the second's (SDM Vol. 1,
+ * table 4-7).  An invalid operation on non-NaNs gives the default NaN,
+ * which the host already produced.  Call inside sse_fp_enter/leave. */
+static inline uint32_t arith_f(int op, uint32_t ab, uint32_t bb)
+{
+    float a = sse_f(ab), b = sse_f(bb), r;
+    SSE_PIN(a);
+    SSE_PIN(b);
+    switch (op) {
+    case F_ADD: r = a + b; break;
+    case F_SUB: r = a - b; break;
+    case F_MUL: r = a * b; break;
+    case F_DIV: r = a / b; break;
+    default: r = __builtin_sqrtf(b); break;
+    }
+    SSE_PIN(r);
+    uint32_t rb = sse_fbits(r);
+    if (__builtin_expect(sse_isnan_f(rb), 0)) {
+        if (op != F_SQRT && sse_isnan_f(ab))
+            rb = ab | 0x00400000u;
+        else if (sse_isnan_f(bb))
+            rb = bb | 0x00400000u;
+    }
+    return rb;
+}
+
+static inline uint64_t arith_d(int op, uint64_t ab, uint64_t bb)
+{
+    double a = sse_d(ab), b = sse_d(bb), r;
+    SSE_PIN(a);
+    SSE_PIN(b);
+    switch (op) {
+    case F_ADD: r = a + b; break;
+    case F_SUB: r = a - b; break;
+    case F_MUL: r = a * b; break;
+    case F_DIV: r = a / b; break;
+    default: r = __builtin_sqrt(b); break;
+    }
+    SSE_PIN(r);
+    uint64_t rb = sse_dbits(r);
+    if (__builtin_expect(sse_isnan_d(rb), 0)) {
+        if (op != F_SQRT && sse_isnan_d(ab))
+            rb = ab | 0x0008000000000000ull;
+        else if (sse_isnan_d(bb))
+            rb = bb | 0x0008000000000000ull;
+    }
+    return rb;
+}
+
+/* `op xmm1, xmm2/mem` over n float lanes (n = 1: the SS form, memory is
+ * m32 and the other lanes are kept). */
+static inline int arith_ps(es_machine *m, const es_insn *d, int op, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = *x;
+    uint32_t h = sse_fp_enter(m);
+    for (int i = 0; i < n; i++)
+        r.d[i] = arith_f(op, x->d[i], s->d[i]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+static inline int arith_pd(es_machine *m, const es_insn *d, int op, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = *x;
+    uint32_t h = sse_fp_enter(m);
+    for (int i = 0; i < n; i++)
+        r.q[i] = arith_d(op, x->q[i], s->q[i]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+#define ARITH(op, OP)                                                                              \
+    static int op_##op##ps(es_machine *m, const es_insn *d)                                        \
+    {                                                                                              \
+        return arith_ps(m, d, OP, 4);                                                              \
+    }                                                                                              \
+    static int op_##op##ss(es_machine *m, const es_insn *d)                                        \
+    {                                                                                              \
+        return arith_ps(m, d, OP, 1);                                                              \
+    }                                                                                              \
+    static int op_##op##pd(es_machine *m, const es_insn *d)                                        \
+    {                                                                                              \
+        return arith_pd(m, d, OP, 2);                                                              \
+    }                                                                                              \
+    static int op_##op##sd(es_machine *m, const es_insn *d)                                        \
+    {                                                                                              \
+        return arith_pd(m, d, OP, 1);                                                              \
+    }
+ARITH(add, F_ADD)
+ARITH(sub, F_SUB)
+ARITH(mul, F_MUL)
+ARITH(div, F_DIV)
+ARITH(sqrt, F_SQRT)
+
+/* ADDSUBPS/PD: subtract in even lanes, add in odd ones. */
+static int op_addsubps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r;
+    uint32_t h = sse_fp_enter(m);
+    for (int i = 0; i < 4; i++)
+        r.d[i] = arith_f((i & 1) ? F_ADD : F_SUB, x->d[i], s->d[i]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+static int op_addsubpd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r;
+    uint32_t h = sse_fp_enter(m);
+    r.q[0] = arith_d(F_SUB, x->q[0], s->q[0]);
+    r.q[1] = arith_d(F_ADD, x->q[1], s->q[1]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+/* HADD/HSUB: adjacent pairs of the destination fill the low half, pairs
+ * of the source the high half. */
+static inline int hop_ps(es_machine *m, const es_insn *d, int op)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r;
+    uint32_t h = sse_fp_enter(m);
+    r.d[0] = arith_f(op, x->d[0], x->d[1]);
+    r.d[1] = arith_f(op, x->d[2], x->d[3]);
+    r.d[2] = arith_f(op, s->d[0], s->d[1]);
+    r.d[3] = arith_f(op, s->d[2], s->d[3]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+static inline int hop_pd(es_machine *m, const es_insn *d, int op)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r;
+    uint32_t h = sse_fp_enter(m);
+    r.q[0] = arith_d(op, x->q[0], x->q[1]);
+    r.q[1] = arith_d(op, s->q[0], s->q[1]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    *x = r;
+    return ES_OK;
+}
+
+static int op_haddps(es_machine *m, const es_insn *d)
+{
+    return hop_ps(m, d, F_ADD);
+}
+static int op_hsubps(es_machine *m, const es_insn *d)
+{
+    return hop_ps(m, d, F_SUB);
+}
+static int op_haddpd(es_machine *m, const es_insn *d)
+{
+    return hop_pd(m, d, F_ADD);
+}
+static int op_hsubpd(es_machine *m, const es_insn *d)
+{
+    return hop_pd(m, d, F_SUB);
+}
+
+/* DPPS: products of the lanes selected by imm[7:4] (others +0.0), summed
+ * as (p0 + p1) + (p2 + p3), broadcast to the lanes selected by imm[3:0]
+ * (SDM Vol. 2, DPPS "Operation"). */
+static int op_dpps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    uint32_t p[4];
+    uint32_t h = sse_fp_enter(m);
+    for (int i = 0; i < 4; i++)
+        p[i] = (imm & (0x10u << i)) ? arith_f(F_MUL, x->d[i], s->d[i]) : 0;
+    uint32_t sum = arith_f(F_ADD, arith_f(F_ADD, p[0], p[1]), arith_f(F_ADD, p[2], p[3]));
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    for (int i = 0; i < 4; i++)
+        x->d[i] = (imm & (1u << i)) ? sum : 0;
+    return ES_OK;
+}
+
+static int op_dppd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    uint64_t p[2];
+    uint32_t h = sse_fp_enter(m);
+    for (int i = 0; i < 2; i++)
+        p[i] = (imm & (0x10u << i)) ? arith_d(F_MUL, x->q[i], s->q[i]) : 0;
+    uint64_t sum = arith_d(F_ADD, p[0], p[1]);
+    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    for (int i = 0; i < 2; i++)
+        x->q[i] = (imm & (1u << i)) ? sum : 0;
+    return ES_OK;
+}
+
+/* ---- ordering, done on the bit patterns so no host flag leaks in ---- */
+
+/* Order of two non-NaN values: -1, 0, 1; zeros of either sign are equal. */
+static inline int order_f(uint32_t a, uint32_t b)
+{
+    if (((a | b) & 0x7fffffffu) == 0)
+        return 0;
+    uint32_t ka = (a & 0x80000000u) ? ~a : a | 0x80000000u;
+    uint32_t kb = (b & 0x80000000u) ? ~b : b | 0x80000000u;
+    return ka < kb ? -1 : ka > kb;
+}
+
+static inline int order_d(uint64_t a, uint64_t b)
+{
+    if (((a | b) & 0x7fffffffffffffffull) == 0)
+        return 0;
+    uint64_t ka = (a & 0x8000000000000000ull) ? ~a : a | 0x8000000000000000ull;
+    uint64_t kb = (b & 0x8000000000000000ull) ? ~b : b | 0x8000000000000000ull;
+    return ka < kb ? -1 : ka > kb;
+}
+
+/* Flags of a comparison (CMPcc, MIN/MAX, COMIS): IE for an SNaN, or for
+ * any NaN when the comparison signals; DE for a denormal (after DAZ) only
+ * when no operand is a NaN - as measured on the host, a NaN suppresses DE. */
+#define CMP_FLAGS(isnan, issnan, isden)                                                            \
+    (((isnan(a) || isnan(b))                                                                       \
+          ? ((signaling || issnan(a) || issnan(b)) ? ES_MXCSR_IE : 0)                              \
+          : ((isden(a) || isden(b)) ? ES_MXCSR_DE : 0)))
+
+static inline uint32_t cmp_flags_f(uint32_t a, uint32_t b, int signaling)
+{
+    return CMP_FLAGS(sse_isnan_f, sse_issnan_f, sse_isdenorm_f);
+}
+
+static inline uint32_t cmp_flags_d(uint64_t a, uint64_t b, int signaling)
+{
+    return CMP_FLAGS(sse_isnan_d, sse_issnan_d, sse_isdenorm_d);
+}
+
+/* MIN/MAX: dst < src ? dst : src (resp. >): the source is returned when
+ * either is a NaN or both are zeros (SDM Vol. 2, MINPS).  Operands are
+ * taken after DAZ, and the returned value is the flushed one (measured). */
+static inline int minmax_ps(es_machine *m, const es_insn *d, int max, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = *x;
+    uint32_t f = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t a = sse_daz_f(m, x->d[i]), b = sse_daz_f(m, s->d[i]);
+        f |= cmp_flags_f(a, b, 1);
+        int pick_a = !sse_isnan_f(a) && !sse_isnan_f(b) && order_f(a, b) == (max ? 1 : -1);
+        r.d[i] = pick_a ? a : b;
+    }
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static inline int minmax_pd(es_machine *m, const es_insn *d, int max, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = *x;
+    uint32_t f = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t a = sse_daz_d(m, x->q[i]), b = sse_daz_d(m, s->q[i]);
+        f |= cmp_flags_d(a, b, 1);
+        int pick_a = !sse_isnan_d(a) && !sse_isnan_d(b) && order_d(a, b) == (max ? 1 : -1);
+        r.q[i] = pick_a ? a : b;
+    }
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static int op_minps(es_machine *m, const es_insn *d)
+{
+    return minmax_ps(m, d, 0, 4);
+}
+static int op_minss(es_machine *m, const es_insn *d)
+{
+    return minmax_ps(m, d, 0, 1);
+}
+static int op_maxps(es_machine *m, const es_insn *d)
+{
+    return minmax_ps(m, d, 1, 4);
+}
+static int op_maxss(es_machine *m, const es_insn *d)
+{
+    return minmax_ps(m, d, 1, 1);
+}
+static int op_minpd(es_machine *m, const es_insn *d)
+{
+    return minmax_pd(m, d, 0, 2);
+}
+static int op_minsd(es_machine *m, const es_insn *d)
+{
+    return minmax_pd(m, d, 0, 1);
+}
+static int op_maxpd(es_machine *m, const es_insn *d)
+{
+    return minmax_pd(m, d, 1, 2);
+}
+static int op_maxsd(es_machine *m, const es_insn *d)
+{
+    return minmax_pd(m, d, 1, 1);
+}
+
+/* CMPcc predicates 0..7: EQ LT LE UNORD NEQ NLT NLE ORD (imm8[2:0]; the
+ * legacy encodings ignore bits 7:3).  LT, LE, NLT, NLE signal on QNaN. */
+static inline int pred(unsigned p, int unord, int c)
+{
+    switch (p & 7) {
+    case 0: return !unord && c == 0;
+    case 1: return !unord && c < 0;
+    case 2: return !unord && c <= 0;
+    case 3: return unord;
+    case 4: return unord || c != 0;
+    case 5: return unord || c >= 0;
+    case 6: return unord || c > 0;
+    default: return !unord;
+    }
+}
+
+static inline int pred_signals(unsigned p)
+{
+    p &= 3;
+    return p == 1 || p == 2;
+}
+
+static inline int cmp_ps(es_machine *m, const es_insn *d, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned p = sse_imm8(d, 2);
+    es_xmm r = *x;
+    uint32_t f = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t a = sse_daz_f(m, x->d[i]), b = sse_daz_f(m, s->d[i]);
+        int u = sse_isnan_f(a) || sse_isnan_f(b);
+        f |= cmp_flags_f(a, b, pred_signals(p));
+        r.d[i] = pred(p, u, u ? 0 : order_f(a, b)) ? ~0u : 0;
+    }
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static inline int cmp_pd(es_machine *m, const es_insn *d, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned p = sse_imm8(d, 2);
+    es_xmm r = *x;
+    uint32_t f = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t a = sse_daz_d(m, x->q[i]), b = sse_daz_d(m, s->q[i]);
+        int u = sse_isnan_d(a) || sse_isnan_d(b);
+        f |= cmp_flags_d(a, b, pred_signals(p));
+        r.q[i] = pred(p, u, u ? 0 : order_d(a, b)) ? ~0ull : 0;
+    }
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static int op_cmpps(es_machine *m, const es_insn *d)
+{
+    return cmp_ps(m, d, 4);
+}
+static int op_cmpss(es_machine *m, const es_insn *d)
+{
+    return cmp_ps(m, d, 1);
+}
+static int op_cmppd(es_machine *m, const es_insn *d)
+{
+    return cmp_pd(m, d, 2);
+}
+
+/* CMPSD is also the string compare (A7 with a 32-bit operand size). */
+static int op_cmpsd(es_machine *m, const es_insn *d)
+{
+    if (d->nops == 0 || d->o[0].kind != ES_OPK_XMM)
+        return es_string_cmpsd(m, d);
+    return cmp_pd(m, d, 1);
+}
+
+/* (U)COMISS/SD: ZF, PF, CF = 111 unordered, 000 greater, 001 less, 100
+ * equal; OF, SF, AF cleared.  COMIS signals on QNaN, UCOMIS only on SNaN. */
+static inline int comis(es_machine *m, const es_insn *d, int dbl, int signaling)
+{
+    es_xmm t;
+    const es_xmm *s = sse_src(m, d, 1, &t, 0);
+    if (!s)
+        return ES_FAULT;
+    const es_xmm *x = &m->xmm[d->o[0].reg];
+    int u, c;
+    uint32_t f;
+    if (dbl) {
+        uint64_t a = sse_daz_d(m, x->q[0]), b = sse_daz_d(m, s->q[0]);
+        u = sse_isnan_d(a) || sse_isnan_d(b);
+        c = u ? 0 : order_d(a, b);
+        f = cmp_flags_d(a, b, signaling);
+    } else {
+        uint32_t a = sse_daz_f(m, x->d[0]), b = sse_daz_f(m, s->d[0]);
+        u = sse_isnan_f(a) || sse_isnan_f(b);
+        c = u ? 0 : order_f(a, b);
+        f = cmp_flags_f(a, b, signaling);
+    }
+    TRY(sse_fp_commit(m, f));
+    uint64_t fl = u ? (ES_ZF | ES_PF | ES_CF) : c < 0 ? ES_CF : c == 0 ? ES_ZF : 0;
+    es_set_flags(m, fl, ES_ARITH_FLAGS);
+    return ES_OK;
+}
+
+static int op_comiss(es_machine *m, const es_insn *d)
+{
+    return comis(m, d, 0, 1);
+}
+static int op_ucomiss(es_machine *m, const es_insn *d)
+{
+    return comis(m, d, 0, 0);
+}
+static int op_comisd(es_machine *m, const es_insn *d)
+{
+    return comis(m, d, 1, 1);
+}
+static int op_ucomisd(es_machine *m, const es_insn *d)
+{
+    return comis(m, d, 1, 0);
+}
+
+/* ---- ROUNDSS/SD/PS/PD ----
+ * imm[2] set: MXCSR.RC, else imm[1:0]; imm[3] suppresses PE.  A value
+ * below 2^23 (2^52) in magnitude is rounded by adding and subtracting that
+ * power of two in the host's rounding mode, which raises PE exactly when
+ * it is not an integer.  ROUND never signals DE (measured; SDM lists only
+ * IE and PE); DAZ still flushes a denormal source. */
+static inline uint32_t round_enter(const es_machine *m, unsigned imm)
+{
+    uint32_t host, rc = (imm & 4) ? (m->mxcsr & ES_MXCSR_RC) : (imm & 3) << 13;
+    uint32_t g = rc | (m->mxcsr & (ES_MXCSR_DAZ | ES_MXCSR_FTZ)) | ES_MXCSR_MASKS;
+    __asm__ volatile("stmxcsr %0" : "=m"(host));
+    __asm__ volatile("ldmxcsr %0" : : "m"(g));
+    return host;
+}
+
+static inline uint32_t round_f(uint32_t b)
+{
+    if (sse_isnan_f(b)) {
+        float q = sse_f(b);
+        SSE_PIN(q);
+        q = q + 0.0f; /* raises IE for an SNaN */
+        SSE_PIN(q);
+        return b | 0x00400000u;
+    }
+    if ((b & 0x7fffffffu) >= 0x4b000000u) /* |x| >= 2^23: already integral */
+        return b;
+    float x = sse_f(b), big = (b & 0x80000000u) ? -8388608.0f : 8388608.0f;
+    SSE_PIN(x);
+    SSE_PIN(big);
+    float r = (x + big) - big;
+    SSE_PIN(r);
+    return (sse_fbits(r) & 0x7fffffffu) | (b & 0x80000000u);
+}
+
+static inline uint64_t round_d(uint64_t b)
+{
+    if (sse_isnan_d(b)) {
+        double q = sse_d(b);
+        SSE_PIN(q);
+        q = q + 0.0;
+        SSE_PIN(q);
+        return b | 0x0008000000000000ull;
+    }
+    if ((b & 0x7fffffffffffffffull) >= 0x4330000000000000ull) /* |x| >= 2^52 */
+        return b;
+    double x = sse_d(b), big = (b >> 63) ? -4503599627370496.0 : 4503599627370496.0;
+    SSE_PIN(x);
+    SSE_PIN(big);
+    double r = (x + big) - big;
+    SSE_PIN(r);
+    return (sse_dbits(r) & 0x7fffffffffffffffull) | (b & 0x8000000000000000ull);
+}
+
+static inline int round_common(es_machine *m, const es_insn *d, int dbl, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    es_xmm r = *x;
+    uint32_t h = round_enter(m, imm);
+    for (int i = 0; i < n; i++) {
+        if (dbl)
+            r.q[i] = round_d(s->q[i]);
+        else
+            r.d[i] = round_f(s->d[i]);
+    }
+    uint32_t f = sse_fp_leave(h) & ~ES_MXCSR_DE;
+    if (imm & 8)
+        f &= ~ES_MXCSR_PE;
+    TRY(sse_fp_commit(m, f));
+    *x = r;
+    return ES_OK;
+}
+
+static int op_roundps(es_machine *m, const es_insn *d)
+{
+    return round_common(m, d, 0, 4);
+}
+static int op_roundss(es_machine *m, const es_insn *d)
+{
+    return round_common(m, d, 0, 1);
+}
+static int op_roundpd(es_machine *m, const es_insn *d)
+{
+    return round_common(m, d, 1, 2);
+}
+static int op_roundsd(es_machine *m, const es_insn *d)
+{
+    return round_common(m, d, 1, 1);
+}
+
+/* ---- RCP / RSQRT ----
+ * Hardware returns an implementation-specific approximation (relative
+ * error <= 1.5 * 2^-12) that differs between Intel and AMD parts; entrysim
+ * returns 1/x and 1/sqrt(x) rounded to single precision, so these results
+ * are excluded from the differential comparison.  As on hardware, a
+ * denormal source counts as zero, a result too small for a normal float
+ * is flushed to zero, and no MXCSR flag is ever raised. */
+static inline uint32_t rcp_f(uint32_t b, int rsqrt)
+{
+    uint32_t sign = b & 0x80000000u, mag = b & 0x7fffffffu;
+    if (mag > 0x7f800000u)
+        return b | 0x00400000u;
+    if (mag < 0x00800000u) /* zero or denormal */
+        return sign | 0x7f800000u;
+    if (rsqrt && sign)
+        return ES_QNAN_F;
+    if (mag == 0x7f800000u)
+        return sign;
+    double v = (double)sse_f(b);
+    float r = (float)(rsqrt ? 1.0 / sqrt(v) : 1.0 / v);
+    uint32_t rb = sse_fbits(r);
+    if ((rb & 0x7f800000u) == 0)
+        rb &= 0x80000000u;
+    return rb;
+}
+
+static inline int rcp_common(es_machine *m, const es_insn *d, int rsqrt, int n)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = *x;
+    for (int i = 0; i < n; i++)
+        r.d[i] = rcp_f(s->d[i], rsqrt);
+    *x = r;
+    return ES_OK;
+}
+
+static int op_rcpps(es_machine *m, const es_insn *d)
+{
+    return rcp_common(m, d, 0, 4);
+}
+static int op_rcpss(es_machine *m, const es_insn *d)
+{
+    return rcp_common(m, d, 0, 1);
+}
+static int op_rsqrtps(es_machine *m, const es_insn *d)
+{
+    return rcp_common(m, d, 1, 4);
+}
+static int op_rsqrtss(es_machine *m, const es_insn *d)
+{
+    return rcp_common(m, d, 1, 1);
+}
+
+void es_sse_fp(es_handler *t)
+{
+    t[ES_OP_ADDPS] = op_addps;
+    t[ES_OP_ADDSS] = op_addss;
+    t[ES_OP_ADDPD] = op_addpd;
+    t[ES_OP_ADDSD] = op_addsd;
+    t[ES_OP_SUBPS] = op_subps;
+    t[ES_OP_SUBSS] = op_subss;
+    t[ES_OP_SUBPD] = op_subpd;
+    t[ES_OP_SUBSD] = op_subsd;
+    t[ES_OP_MULPS] = op_mulps;
+    t[ES_OP_MULSS] = op_mulss;
+    t[ES_OP_MULPD] = op_mulpd;
+    t[ES_OP_MULSD] = op_mulsd;
+    t[ES_OP_DIVPS] = op_divps;
+    t[ES_OP_DIVSS] = op_divss;
+    t[ES_OP_DIVPD] = op_divpd;
+    t[ES_OP_DIVSD] = op_divsd;
+    t[ES_OP_SQRTPS] = op_sqrtps;
+    t[ES_OP_SQRTSS] = op_sqrtss;
+    t[ES_OP_SQRTPD] = op_sqrtpd;
+    t[ES_OP_SQRTSD] = op_sqrtsd;
+    t[ES_OP_ADDSUBPS] = op_addsubps;
+    t[ES_OP_ADDSUBPD] = op_addsubpd;
+    t[ES_OP_HADDPS] = op_haddps;
+    t[ES_OP_HSUBPS] = op_hsubps;
+    t[ES_OP_HADDPD] = op_haddpd;
+    t[ES_OP_HSUBPD] = op_hsubpd;
+    t[ES_OP_DPPS] = op_dpps;
+    t[ES_OP_DPPD] = op_dppd;
+    t[ES_OP_MINPS] = op_minps;
+    t[ES_OP_MINSS] = op_minss;
+    t[ES_OP_MAXPS] = op_maxps;
+    t[ES_OP_MAXSS] = op_maxss;
+    t[ES_OP_MINPD] = op_minpd;
+    t[ES_OP_MINSD] = op_minsd;
+    t[ES_OP_MAXPD] = op_maxpd;
+    t[ES_OP_MAXSD] = op_maxsd;
+    t[ES_OP_CMPPS] = op_cmpps;
+    t[ES_OP_CMPSS] = op_cmpss;
+    t[ES_OP_CMPPD] = op_cmppd;
+    t[ES_OP_CMPSD] = op_cmpsd;
+    t[ES_OP_COMISS] = op_comiss;
+    t[ES_OP_UCOMISS] = op_ucomiss;
+    t[ES_OP_COMISD] = op_comisd;
+    t[ES_OP_UCOMISD] = op_ucomisd;
+    t[ES_OP_ROUNDPS] = op_roundps;
+    t[ES_OP_ROUNDSS] = op_roundss;
+    t[ES_OP_ROUNDPD] = op_roundpd;
+    t[ES_OP_ROUNDSD] = op_roundsd;
+    t[ES_OP_RCPPS] = op_rcpps;
+    t[ES_OP_RCPSS] = op_rcpss;
+    t[ES_OP_RSQRTPS] = op_rsqrtps;
+    t[ES_OP_RSQRTSS] = op_rsqrtss;
+}

@@ -1,0 +1,625 @@
+/* sse_int.c - packed integer SSE..SSE4.1: logic, add/sub (wrapping and
+ * saturating), multiplies, averages, min/max, abs/sign, compares, shifts,
+ * shuffles, unpacks, packs, blends, insert/extract and sign/zero
+ * extension.  Every m128 source must be 16-byte aligned (legacy SSE). */
+#include "sse.h"
+
+/* `op xmm1, xmm2/m128`: r = f(a = xmm1, s = source), then xmm1 = r. */
+#define BINOP(name, body)                                                                          \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        SSE_OPERANDS(x, s, tmp_, 1);                                                               \
+        const es_xmm *a = x;                                                                       \
+        es_xmm r;                                                                                  \
+        body;                                                                                      \
+        (void)a;                                                                                   \
+        *x = r;                                                                                    \
+        return ES_OK;                                                                              \
+    }
+
+#define LANES(n, f, expr)                                                                          \
+    for (int i = 0; i < (n); i++)                                                                  \
+        r.f[i] = (expr)
+
+static inline int8_t sat8s(int v)
+{
+    return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+static inline uint8_t sat8u(int v)
+{
+    return (uint8_t)(v > 255 ? 255 : v < 0 ? 0 : v);
+}
+static inline int16_t sat16s(int v)
+{
+    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+}
+static inline uint16_t sat16u(int v)
+{
+    return (uint16_t)(v > 65535 ? 65535 : v < 0 ? 0 : v);
+}
+
+/* ---- logic (PAND..PXOR and the ANDPS..XORPD aliases) ---- */
+BINOP(op_pand, LANES(2, q, a->q[i] & s->q[i]))
+BINOP(op_pandn, LANES(2, q, ~a->q[i] & s->q[i]))
+BINOP(op_por, LANES(2, q, a->q[i] | s->q[i]))
+BINOP(op_pxor, LANES(2, q, a->q[i] ^ s->q[i]))
+
+/* ---- add / subtract ---- */
+BINOP(op_paddb, LANES(16, b, (uint8_t)(a->b[i] + s->b[i])))
+BINOP(op_paddw, LANES(8, w, (uint16_t)(a->w[i] + s->w[i])))
+BINOP(op_paddd, LANES(4, d, a->d[i] + s->d[i]))
+BINOP(op_paddq, LANES(2, q, a->q[i] + s->q[i]))
+BINOP(op_psubb, LANES(16, b, (uint8_t)(a->b[i] - s->b[i])))
+BINOP(op_psubw, LANES(8, w, (uint16_t)(a->w[i] - s->w[i])))
+BINOP(op_psubd, LANES(4, d, a->d[i] - s->d[i]))
+BINOP(op_psubq, LANES(2, q, a->q[i] - s->q[i]))
+BINOP(op_paddsb, LANES(16, sb, sat8s(a->sb[i] + s->sb[i])))
+BINOP(op_paddsw, LANES(8, sw, sat16s(a->sw[i] + s->sw[i])))
+BINOP(op_paddusb, LANES(16, b, sat8u(a->b[i] + s->b[i])))
+BINOP(op_paddusw, LANES(8, w, sat16u(a->w[i] + s->w[i])))
+BINOP(op_psubsb, LANES(16, sb, sat8s(a->sb[i] - s->sb[i])))
+BINOP(op_psubsw, LANES(8, sw, sat16s(a->sw[i] - s->sw[i])))
+BINOP(op_psubusb, LANES(16, b, sat8u(a->b[i] - s->b[i])))
+BINOP(op_psubusw, LANES(8, w, sat16u(a->w[i] - s->w[i])))
+
+/* ---- multiply ---- */
+BINOP(op_pmullw, LANES(8, w, (uint16_t)((uint32_t)a->w[i] * s->w[i])))
+BINOP(op_pmulhw, LANES(8, w, (uint16_t)(((int32_t)a->sw[i] * s->sw[i]) >> 16)))
+BINOP(op_pmulhuw, LANES(8, w, (uint16_t)(((uint32_t)a->w[i] * s->w[i]) >> 16)))
+BINOP(op_pmuludq, LANES(2, q, (uint64_t)a->d[2 * i] * s->d[2 * i]))
+BINOP(op_pmulld, LANES(4, d, a->d[i] * s->d[i]))
+BINOP(op_pmuldq, LANES(2, sq, (int64_t)a->sd[2 * i] * s->sd[2 * i]))
+/* the sum of two products wraps: 2 * (-32768)^2 gives 0x80000000 */
+BINOP(op_pmaddwd, LANES(4, d, (uint32_t)((int64_t)a->sw[2 * i] * s->sw[2 * i] +
+                                         (int64_t)a->sw[2 * i + 1] * s->sw[2 * i + 1])))
+/* unsigned bytes of the destination times signed bytes of the source */
+BINOP(op_pmaddubsw, LANES(8, sw, sat16s(a->b[2 * i] * s->sb[2 * i] +
+                                        a->b[2 * i + 1] * s->sb[2 * i + 1])))
+BINOP(op_pmulhrsw, LANES(8, w, (uint16_t)((((int32_t)a->sw[i] * s->sw[i] >> 14) + 1) >> 1)))
+BINOP(op_pavgb, LANES(16, b, (uint8_t)((a->b[i] + s->b[i] + 1) >> 1)))
+BINOP(op_pavgw, LANES(8, w, (uint16_t)((a->w[i] + s->w[i] + 1) >> 1)))
+
+static int op_psadbw(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm r = {{0}};
+    for (int h = 0; h < 2; h++) {
+        unsigned sum = 0;
+        for (int i = 0; i < 8; i++) {
+            int v = x->b[8 * h + i] - s->b[8 * h + i];
+            sum += v < 0 ? -v : v;
+        }
+        r.q[h] = sum;
+    }
+    *x = r;
+    return ES_OK;
+}
+
+/* ---- min / max ---- */
+#define MIN(p, q) ((p) < (q) ? (p) : (q))
+#define MAX(p, q) ((p) > (q) ? (p) : (q))
+BINOP(op_pminub, LANES(16, b, MIN(a->b[i], s->b[i])))
+BINOP(op_pminsb, LANES(16, sb, MIN(a->sb[i], s->sb[i])))
+BINOP(op_pminuw, LANES(8, w, MIN(a->w[i], s->w[i])))
+BINOP(op_pminsw, LANES(8, sw, MIN(a->sw[i], s->sw[i])))
+BINOP(op_pminud, LANES(4, d, MIN(a->d[i], s->d[i])))
+BINOP(op_pminsd, LANES(4, sd, MIN(a->sd[i], s->sd[i])))
+BINOP(op_pmaxub, LANES(16, b, MAX(a->b[i], s->b[i])))
+BINOP(op_pmaxsb, LANES(16, sb, MAX(a->sb[i], s->sb[i])))
+BINOP(op_pmaxuw, LANES(8, w, MAX(a->w[i], s->w[i])))
+BINOP(op_pmaxsw, LANES(8, sw, MAX(a->sw[i], s->sw[i])))
+BINOP(op_pmaxud, LANES(4, d, MAX(a->d[i], s->d[i])))
+BINOP(op_pmaxsd, LANES(4, sd, MAX(a->sd[i], s->sd[i])))
+
+/* ---- abs / sign (SSSE3); PABS of the most negative value stays it ---- */
+BINOP(op_pabsb, LANES(16, b, (uint8_t)(s->sb[i] < 0 ? -s->sb[i] : s->sb[i])))
+BINOP(op_pabsw, LANES(8, w, (uint16_t)(s->sw[i] < 0 ? -s->sw[i] : s->sw[i])))
+BINOP(op_pabsd, LANES(4, d, s->sd[i] < 0 ? 0u - s->d[i] : s->d[i]))
+BINOP(op_psignb, LANES(16, b, (uint8_t)(s->sb[i] < 0 ? -a->b[i] : s->sb[i] ? a->b[i] : 0)))
+BINOP(op_psignw, LANES(8, w, (uint16_t)(s->sw[i] < 0 ? -a->w[i] : s->sw[i] ? a->w[i] : 0)))
+BINOP(op_psignd, LANES(4, d, s->sd[i] < 0 ? 0u - a->d[i] : s->sd[i] ? a->d[i] : 0))
+
+/* ---- compares ---- */
+BINOP(op_pcmpeqb, LANES(16, b, a->b[i] == s->b[i] ? 0xff : 0))
+BINOP(op_pcmpeqw, LANES(8, w, a->w[i] == s->w[i] ? 0xffff : 0))
+BINOP(op_pcmpeqd, LANES(4, d, a->d[i] == s->d[i] ? ~0u : 0))
+BINOP(op_pcmpeqq, LANES(2, q, a->q[i] == s->q[i] ? ~0ull : 0))
+BINOP(op_pcmpgtb, LANES(16, b, a->sb[i] > s->sb[i] ? 0xff : 0))
+BINOP(op_pcmpgtw, LANES(8, w, a->sw[i] > s->sw[i] ? 0xffff : 0))
+BINOP(op_pcmpgtd, LANES(4, d, a->sd[i] > s->sd[i] ? ~0u : 0))
+BINOP(op_pcmpgtq, LANES(2, q, a->sq[i] > s->sq[i] ? ~0ull : 0))
+
+/* ---- unpack (the FP unpacks are the same data movement) ---- */
+BINOP(op_punpcklbw, LANES(16, b, (i & 1) ? s->b[i / 2] : a->b[i / 2]))
+BINOP(op_punpckhbw, LANES(16, b, (i & 1) ? s->b[8 + i / 2] : a->b[8 + i / 2]))
+BINOP(op_punpcklwd, LANES(8, w, (i & 1) ? s->w[i / 2] : a->w[i / 2]))
+BINOP(op_punpckhwd, LANES(8, w, (i & 1) ? s->w[4 + i / 2] : a->w[4 + i / 2]))
+BINOP(op_punpckldq, LANES(4, d, (i & 1) ? s->d[i / 2] : a->d[i / 2]))
+BINOP(op_punpckhdq, LANES(4, d, (i & 1) ? s->d[2 + i / 2] : a->d[2 + i / 2]))
+BINOP(op_punpcklqdq, r.q[0] = a->q[0]; r.q[1] = s->q[0])
+BINOP(op_punpckhqdq, r.q[0] = a->q[1]; r.q[1] = s->q[1])
+
+/* ---- pack with saturation: destination elements first ---- */
+BINOP(op_packsswb, LANES(16, sb, sat8s(i < 8 ? a->sw[i] : s->sw[i - 8])))
+BINOP(op_packuswb, LANES(16, b, sat8u(i < 8 ? a->sw[i] : s->sw[i - 8])))
+BINOP(op_packssdw, LANES(8, sw, sat16s(i < 4 ? a->sd[i] : s->sd[i - 4])))
+BINOP(op_packusdw, LANES(8, w, sat16u(i < 4 ? a->sd[i] : s->sd[i - 4])))
+
+/* ---- horizontal add / subtract (SSSE3): pairs of the destination fill
+ * the low half, pairs of the source the high half ---- */
+#define HPAIR(v, i, n, f) ((i) < (n) / 2 ? a->v[2 * (i) + (f)] : s->v[2 * ((i) - (n) / 2) + (f)])
+BINOP(op_phaddw, LANES(8, w, (uint16_t)(HPAIR(w, i, 8, 0) + HPAIR(w, i, 8, 1))))
+BINOP(op_phaddd, LANES(4, d, HPAIR(d, i, 4, 0) + HPAIR(d, i, 4, 1)))
+BINOP(op_phaddsw, LANES(8, sw, sat16s(HPAIR(sw, i, 8, 0) + HPAIR(sw, i, 8, 1))))
+BINOP(op_phsubw, LANES(8, w, (uint16_t)(HPAIR(w, i, 8, 0) - HPAIR(w, i, 8, 1))))
+BINOP(op_phsubd, LANES(4, d, HPAIR(d, i, 4, 0) - HPAIR(d, i, 4, 1)))
+BINOP(op_phsubsw, LANES(8, sw, sat16s(HPAIR(sw, i, 8, 0) - HPAIR(sw, i, 8, 1))))
+
+/* ---- shuffles ---- */
+BINOP(op_pshufb, LANES(16, b, (s->b[i] & 0x80) ? 0 : a->b[s->b[i] & 15]))
+
+static int op_pshufd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    es_xmm r;
+    LANES(4, d, s->d[(imm >> (2 * i)) & 3]);
+    *x = r;
+    return ES_OK;
+}
+
+static int op_pshufhw(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    es_xmm r;
+    r.q[0] = s->q[0];
+    for (int i = 0; i < 4; i++)
+        r.w[4 + i] = s->w[4 + ((imm >> (2 * i)) & 3)];
+    *x = r;
+    return ES_OK;
+}
+
+static int op_pshuflw(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    es_xmm r;
+    r.q[1] = s->q[1];
+    LANES(4, w, s->w[(imm >> (2 * i)) & 3]);
+    *x = r;
+    return ES_OK;
+}
+
+static int op_shufps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    es_xmm r = {.d = {x->d[imm & 3], x->d[(imm >> 2) & 3], s->d[(imm >> 4) & 3],
+                      s->d[(imm >> 6) & 3]}};
+    *x = r;
+    return ES_OK;
+}
+
+static int op_shufpd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    es_xmm r = {.q = {x->q[imm & 1], s->q[(imm >> 1) & 1]}};
+    *x = r;
+    return ES_OK;
+}
+
+/* PALIGNR: (dst:src) >> (imm * 8), low 16 bytes; imm >= 32 gives zero. */
+static int op_palignr(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    uint8_t cat[48] = {0};
+    memcpy(cat, s, 16);
+    memcpy(cat + 16, x, 16);
+    es_xmm r;
+    memcpy(&r, cat + (imm > 32 ? 32 : imm), 16);
+    *x = r;
+    return ES_OK;
+}
+
+/* ---- shifts ---- */
+
+/* Count of a shift: the immediate, or the low quadword of xmm/m128. */
+static inline int shift_count(es_machine *m, const es_insn *d, uint64_t *n)
+{
+    if (d->o[1].kind == ES_OPK_IMM) {
+        *n = sse_imm8(d, 1);
+        return 0;
+    }
+    es_xmm t;
+    const es_xmm *s = sse_src(m, d, 1, &t, 1);
+    if (!s)
+        return -1;
+    *n = s->q[0];
+    return 0;
+}
+
+#define SHIFT(name, n, f, bits, expr)                                                              \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        es_xmm *x = sse_dst(m, d);                                                                 \
+        uint64_t c;                                                                                \
+        if (!x || shift_count(m, d, &c))                                                           \
+            return ES_FAULT;                                                                       \
+        for (int i = 0; i < (n); i++)                                                              \
+            x->f[i] = (expr);                                                                      \
+        return ES_OK;                                                                              \
+    }
+SHIFT(op_psllw, 8, w, 16, c > 15 ? 0 : (uint16_t)(x->w[i] << c))
+SHIFT(op_pslld, 4, d, 32, c > 31 ? 0 : x->d[i] << c)
+SHIFT(op_psllq, 2, q, 64, c > 63 ? 0 : x->q[i] << c)
+SHIFT(op_psrlw, 8, w, 16, c > 15 ? 0 : x->w[i] >> c)
+SHIFT(op_psrld, 4, d, 32, c > 31 ? 0 : x->d[i] >> c)
+SHIFT(op_psrlq, 2, q, 64, c > 63 ? 0 : x->q[i] >> c)
+SHIFT(op_psraw, 8, sw, 16, (int16_t)(x->sw[i] >> (c > 15 ? 15 : c)))
+SHIFT(op_psrad, 4, sd, 32, x->sd[i] >> (c > 31 ? 31 : c))
+
+static int op_pslldq(es_machine *m, const es_insn *d)
+{
+    es_xmm *x = sse_dst(m, d);
+    if (!x)
+        return ES_FAULT;
+    unsigned n = sse_imm8(d, 1);
+    uint8_t cat[32] = {0};
+    memcpy(cat + 16, x, 16);
+    memcpy(x, cat + 16 - (n > 16 ? 16 : n), 16);
+    return ES_OK;
+}
+
+static int op_psrldq(es_machine *m, const es_insn *d)
+{
+    es_xmm *x = sse_dst(m, d);
+    if (!x)
+        return ES_FAULT;
+    unsigned n = sse_imm8(d, 1);
+    uint8_t cat[32] = {0};
+    memcpy(cat, x, 16);
+    memcpy(x, cat + (n > 16 ? 16 : n), 16);
+    return ES_OK;
+}
+
+/* ---- blends ---- */
+
+static int op_pblendw(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    for (int i = 0; i < 8; i++)
+        if (imm & (1u << i))
+            x->w[i] = s->w[i];
+    return ES_OK;
+}
+
+static int op_blendps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    for (int i = 0; i < 4; i++)
+        if (imm & (1u << i))
+            x->d[i] = s->d[i];
+    return ES_OK;
+}
+
+static int op_blendpd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = sse_imm8(d, 2);
+    for (int i = 0; i < 2; i++)
+        if (imm & (1u << i))
+            x->q[i] = s->q[i];
+    return ES_OK;
+}
+
+/* The variable blends take their mask from the top bit of each element of
+ * the implicit XMM0 (read before the destination is written, which matters
+ * when the destination is XMM0 itself). */
+static int op_pblendvb(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm k = m->xmm[0];
+    for (int i = 0; i < 16; i++)
+        if (k.b[i] & 0x80)
+            x->b[i] = s->b[i];
+    return ES_OK;
+}
+
+static int op_blendvps(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm k = m->xmm[0];
+    for (int i = 0; i < 4; i++)
+        if (k.d[i] >> 31)
+            x->d[i] = s->d[i];
+    return ES_OK;
+}
+
+static int op_blendvpd(es_machine *m, const es_insn *d)
+{
+    SSE_OPERANDS(x, s, t, 1);
+    es_xmm k = m->xmm[0];
+    for (int i = 0; i < 2; i++)
+        if (k.q[i] >> 63)
+            x->q[i] = s->q[i];
+    return ES_OK;
+}
+
+/* ---- insert / extract ---- */
+
+/* PEXTRB/W/D/Q, EXTRACTPS: element imm (modulo the count) to a GPR
+ * (zero-extended) or memory of the element's size.  PEXTRW's 0F C5 form
+ * and the SSE4.1 66 0F 3A 15 form behave the same. */
+static inline int extract(es_machine *m, const es_insn *d, unsigned esize)
+{
+    if (d->o[1].kind != ES_OPK_XMM)
+        return es_unimplemented(m, d);
+    const es_xmm *s = &m->xmm[d->o[1].reg];
+    unsigned i = sse_imm8(d, 2) & (16 / esize - 1);
+    uint64_t v;
+    switch (esize) {
+    case 1: v = s->b[i]; break;
+    case 2: v = s->w[i]; break;
+    case 4: v = s->d[i]; break;
+    default: v = s->q[i]; break;
+    }
+    const es_operand *o = &d->o[0];
+    if (o->kind == ES_OPK_GPR) {
+        /* a 32/64-bit register destination: the value zero-extends */
+        es_gpr_set(m, o->reg, o->size < 4 ? 4 : o->size, v);
+        return ES_OK;
+    }
+    TRY(sse_write_mem(m, d, o, &v, esize, 0));
+    return ES_OK;
+}
+
+static int op_pextrb(es_machine *m, const es_insn *d)
+{
+    return extract(m, d, 1);
+}
+static int op_pextrw(es_machine *m, const es_insn *d)
+{
+    return extract(m, d, 2);
+}
+static int op_pextrd(es_machine *m, const es_insn *d)
+{
+    return extract(m, d, 4);
+}
+static int op_pextrq(es_machine *m, const es_insn *d)
+{
+    return extract(m, d, 8);
+}
+
+static inline int insert(es_machine *m, const es_insn *d, unsigned esize)
+{
+    es_xmm *x = sse_dst(m, d);
+    if (!x)
+        return ES_FAULT;
+    uint64_t v;
+    if (d->o[1].kind == ES_OPK_GPR)
+        v = m->gpr[d->o[1].reg];
+    else if (d->o[1].kind == ES_OPK_MEM)
+        TRY(sse_read_mem(m, d, &d->o[1], &v, esize, 0));
+    else
+        return es_unimplemented(m, d);
+    unsigned i = sse_imm8(d, 2) & (16 / esize - 1);
+    switch (esize) {
+    case 1: x->b[i] = (uint8_t)v; break;
+    case 2: x->w[i] = (uint16_t)v; break;
+    case 4: x->d[i] = (uint32_t)v; break;
+    default: x->q[i] = v; break;
+    }
+    return ES_OK;
+}
+
+static int op_pinsrb(es_machine *m, const es_insn *d)
+{
+    return insert(m, d, 1);
+}
+static int op_pinsrw(es_machine *m, const es_insn *d)
+{
+    return insert(m, d, 2);
+}
+static int op_pinsrd(es_machine *m, const es_insn *d)
+{
+    return insert(m, d, 4);
+}
+static int op_pinsrq(es_machine *m, const es_insn *d)
+{
+    return insert(m, d, 8);
+}
+
+static int op_extractps(es_machine *m, const es_insn *d)
+{
+    return extract(m, d, 4);
+}
+
+/* INSERTPS xmm1, xmm2/m32, imm: element imm[7:6] of xmm2 (or the m32) into
+ * element imm[5:4] of xmm1, then zero the elements selected by imm[3:0]. */
+static int op_insertps(es_machine *m, const es_insn *d)
+{
+    es_xmm *x = sse_dst(m, d);
+    if (!x)
+        return ES_FAULT;
+    unsigned imm = sse_imm8(d, 2);
+    uint32_t v;
+    if (d->o[1].kind == ES_OPK_XMM)
+        v = m->xmm[d->o[1].reg].d[imm >> 6];
+    else
+        TRY(sse_read_mem(m, d, &d->o[1], &v, 4, 0));
+    x->d[(imm >> 4) & 3] = v;
+    for (int i = 0; i < 4; i++)
+        if (imm & (1u << i))
+            x->d[i] = 0;
+    return ES_OK;
+}
+
+/* ---- PMOVSX / PMOVZX: the source is the low 8/4/2 bytes (memory of that
+ * size, never an alignment check) ---- */
+BINOP(op_pmovsxbw, LANES(8, sw, s->sb[i]))
+BINOP(op_pmovsxbd, LANES(4, sd, s->sb[i]))
+BINOP(op_pmovsxbq, LANES(2, sq, s->sb[i]))
+BINOP(op_pmovsxwd, LANES(4, sd, s->sw[i]))
+BINOP(op_pmovsxwq, LANES(2, sq, s->sw[i]))
+BINOP(op_pmovsxdq, LANES(2, sq, s->sd[i]))
+BINOP(op_pmovzxbw, LANES(8, w, s->b[i]))
+BINOP(op_pmovzxbd, LANES(4, d, s->b[i]))
+BINOP(op_pmovzxbq, LANES(2, q, s->b[i]))
+BINOP(op_pmovzxwd, LANES(4, d, s->w[i]))
+BINOP(op_pmovzxwq, LANES(2, q, s->w[i]))
+BINOP(op_pmovzxdq, LANES(2, q, s->d[i]))
+
+void es_sse_int(es_handler *t)
+{
+    t[ES_OP_PAND] = op_pand;
+    t[ES_OP_ANDPS] = op_pand;
+    t[ES_OP_ANDPD] = op_pand;
+    t[ES_OP_PANDN] = op_pandn;
+    t[ES_OP_ANDNPS] = op_pandn;
+    t[ES_OP_ANDNPD] = op_pandn;
+    t[ES_OP_POR] = op_por;
+    t[ES_OP_ORPS] = op_por;
+    t[ES_OP_ORPD] = op_por;
+    t[ES_OP_PXOR] = op_pxor;
+    t[ES_OP_XORPS] = op_pxor;
+    t[ES_OP_XORPD] = op_pxor;
+
+    t[ES_OP_PADDB] = op_paddb;
+    t[ES_OP_PADDW] = op_paddw;
+    t[ES_OP_PADDD] = op_paddd;
+    t[ES_OP_PADDQ] = op_paddq;
+    t[ES_OP_PSUBB] = op_psubb;
+    t[ES_OP_PSUBW] = op_psubw;
+    t[ES_OP_PSUBD] = op_psubd;
+    t[ES_OP_PSUBQ] = op_psubq;
+    t[ES_OP_PADDSB] = op_paddsb;
+    t[ES_OP_PADDSW] = op_paddsw;
+    t[ES_OP_PADDUSB] = op_paddusb;
+    t[ES_OP_PADDUSW] = op_paddusw;
+    t[ES_OP_PSUBSB] = op_psubsb;
+    t[ES_OP_PSUBSW] = op_psubsw;
+    t[ES_OP_PSUBUSB] = op_psubusb;
+    t[ES_OP_PSUBUSW] = op_psubusw;
+
+    t[ES_OP_PMULLW] = op_pmullw;
+    t[ES_OP_PMULHW] = op_pmulhw;
+    t[ES_OP_PMULHUW] = op_pmulhuw;
+    t[ES_OP_PMULUDQ] = op_pmuludq;
+    t[ES_OP_PMULLD] = op_pmulld;
+    t[ES_OP_PMULDQ] = op_pmuldq;
+    t[ES_OP_PMADDWD] = op_pmaddwd;
+    t[ES_OP_PMADDUBSW] = op_pmaddubsw;
+    t[ES_OP_PMULHRSW] = op_pmulhrsw;
+    t[ES_OP_PAVGB] = op_pavgb;
+    t[ES_OP_PAVGW] = op_pavgw;
+    t[ES_OP_PSADBW] = op_psadbw;
+
+    t[ES_OP_PMINUB] = op_pminub;
+    t[ES_OP_PMINSB] = op_pminsb;
+    t[ES_OP_PMINUW] = op_pminuw;
+    t[ES_OP_PMINSW] = op_pminsw;
+    t[ES_OP_PMINUD] = op_pminud;
+    t[ES_OP_PMINSD] = op_pminsd;
+    t[ES_OP_PMAXUB] = op_pmaxub;
+    t[ES_OP_PMAXSB] = op_pmaxsb;
+    t[ES_OP_PMAXUW] = op_pmaxuw;
+    t[ES_OP_PMAXSW] = op_pmaxsw;
+    t[ES_OP_PMAXUD] = op_pmaxud;
+    t[ES_OP_PMAXSD] = op_pmaxsd;
+
+    t[ES_OP_PABSB] = op_pabsb;
+    t[ES_OP_PABSW] = op_pabsw;
+    t[ES_OP_PABSD] = op_pabsd;
+    t[ES_OP_PSIGNB] = op_psignb;
+    t[ES_OP_PSIGNW] = op_psignw;
+    t[ES_OP_PSIGND] = op_psignd;
+
+    t[ES_OP_PCMPEQB] = op_pcmpeqb;
+    t[ES_OP_PCMPEQW] = op_pcmpeqw;
+    t[ES_OP_PCMPEQD] = op_pcmpeqd;
+    t[ES_OP_PCMPEQQ] = op_pcmpeqq;
+    t[ES_OP_PCMPGTB] = op_pcmpgtb;
+    t[ES_OP_PCMPGTW] = op_pcmpgtw;
+    t[ES_OP_PCMPGTD] = op_pcmpgtd;
+    t[ES_OP_PCMPGTQ] = op_pcmpgtq;
+
+    t[ES_OP_PUNPCKLBW] = op_punpcklbw;
+    t[ES_OP_PUNPCKHBW] = op_punpckhbw;
+    t[ES_OP_PUNPCKLWD] = op_punpcklwd;
+    t[ES_OP_PUNPCKHWD] = op_punpckhwd;
+    t[ES_OP_PUNPCKLDQ] = op_punpckldq;
+    t[ES_OP_PUNPCKHDQ] = op_punpckhdq;
+    t[ES_OP_PUNPCKLQDQ] = op_punpcklqdq;
+    t[ES_OP_PUNPCKHQDQ] = op_punpckhqdq;
+    t[ES_OP_UNPCKLPS] = op_punpckldq;
+    t[ES_OP_UNPCKHPS] = op_punpckhdq;
+    t[ES_OP_UNPCKLPD] = op_punpcklqdq;
+    t[ES_OP_UNPCKHPD] = op_punpckhqdq;
+
+    t[ES_OP_PACKSSWB] = op_packsswb;
+    t[ES_OP_PACKUSWB] = op_packuswb;
+    t[ES_OP_PACKSSDW] = op_packssdw;
+    t[ES_OP_PACKUSDW] = op_packusdw;
+
+    t[ES_OP_PHADDW] = op_phaddw;
+    t[ES_OP_PHADDD] = op_phaddd;
+    t[ES_OP_PHADDSW] = op_phaddsw;
+    t[ES_OP_PHSUBW] = op_phsubw;
+    t[ES_OP_PHSUBD] = op_phsubd;
+    t[ES_OP_PHSUBSW] = op_phsubsw;
+
+    t[ES_OP_PSHUFB] = op_pshufb;
+    t[ES_OP_PSHUFD] = op_pshufd;
+    t[ES_OP_PSHUFHW] = op_pshufhw;
+    t[ES_OP_PSHUFLW] = op_pshuflw;
+    t[ES_OP_SHUFPS] = op_shufps;
+    t[ES_OP_SHUFPD] = op_shufpd;
+    t[ES_OP_PALIGNR] = op_palignr;
+
+    t[ES_OP_PSLLW] = op_psllw;
+    t[ES_OP_PSLLD] = op_pslld;
+    t[ES_OP_PSLLQ] = op_psllq;
+    t[ES_OP_PSRLW] = op_psrlw;
+    t[ES_OP_PSRLD] = op_psrld;
+    t[ES_OP_PSRLQ] = op_psrlq;
+    t[ES_OP_PSRAW] = op_psraw;
+    t[ES_OP_PSRAD] = op_psrad;
+    t[ES_OP_PSLLDQ] = op_pslldq;
+    t[ES_OP_PSRLDQ] = op_psrldq;
+
+    t[ES_OP_PBLENDW] = op_pblendw;
+    t[ES_OP_BLENDPS] = op_blendps;
+    t[ES_OP_BLENDPD] = op_blendpd;
+    t[ES_OP_PBLENDVB] = op_pblendvb;
+    t[ES_OP_BLENDVPS] = op_blendvps;
+    t[ES_OP_BLENDVPD] = op_blendvpd;
+
+    t[ES_OP_PEXTRB] = op_pextrb;
+    t[ES_OP_PEXTRW] = op_pextrw;
+    t[ES_OP_PEXTRD] = op_pextrd;
+    t[ES_OP_PEXTRQ] = op_pextrq;
+    t[ES_OP_PINSRB] = op_pinsrb;
+    t[ES_OP_PINSRW] = op_pinsrw;
+    t[ES_OP_PINSRD] = op_pinsrd;
+    t[ES_OP_PINSRQ] = op_pinsrq;
+    t[ES_OP_EXTRACTPS] = op_extractps;
+    t[ES_OP_INSERTPS] = op_insertps;
+
+    t[ES_OP_PMOVSXBW] = op_pmovsxbw;
+    t[ES_OP_PMOVSXBD] = op_pmovsxbd;
+    t[ES_OP_PMOVSXBQ] = op_pmovsxbq;
+    t[ES_OP_PMOVSXWD] = op_pmovsxwd;
+    t[ES_OP_PMOVSXWQ] = op_pmovsxwq;
+    t[ES_OP_PMOVSXDQ] = op_pmovsxdq;
+    t[ES_OP_PMOVZXBW] = op_pmovzxbw;
+    t[ES_OP_PMOVZXBD] = op_pmovzxbd;
+    t[ES_OP_PMOVZXBQ] = op_pmovzxbq;
+    t[ES_OP_PMOVZXWD] = op_pmovzxwd;
+    t[ES_OP_PMOVZXWQ] = op_pmovzxwq;
+    t[ES_OP_PMOVZXDQ] = op_pmovzxdq;
+}
