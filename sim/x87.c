@@ -1,7 +1,1175 @@
-/* x87.c - instruction family (see ops.h for what it covers). */
-#include "ops.h"
+/* x87.c - the x87 FPU: loads and stores in every format, arithmetic,
+ * comparisons, transcendental functions, control and environment
+ * instructions, in 64-bit and 32-bit mode.
+ *
+ * How results are computed: every operation that can round or raise an
+ * exception runs on the host's own x87 unit (this file requires an x86
+ * host; long double is the 80-bit format), inside one asm block that loads
+ * the guest's FCW with all exceptions masked, executes the very instruction
+ * the guest executed on the guest's operands, reads the host FSW, and puts
+ * the host FCW back.  So rounding control, precision control (24/53/64-bit
+ * significands), NaN propagation, denormal handling, the C1 "rounded up"
+ * bit and the exception flags are those of real hardware bit for bit.  The
+ * transcendental instructions (FSIN, FCOS, FSINCOS, FPTAN, FPATAN, F2XM1,
+ * FYL2X, FYL2XP1) give the host CPU's answers: exact for this AMD Zen
+ * host, but the last ulp may differ from Intel parts, so differential
+ * tests against other hardware must not compare them bit for bit.
+ *
+ * What the host cannot see, this file models: the guest register stack,
+ * tags, stack overflow/underflow (IE+SF, C1 = 1 on overflow; with IM
+ * masked the QNaN indefinite is written as hardware does, measured on the
+ * host), and exception delivery.  An unmasked exception sets FSW.ES and B
+ * and is reported as #MF by the next waiting x87 instruction (SDM Vol. 1,
+ * 8.6), which is the hardware rule; CR0.NE is assumed set (Linux sets it).
+ * With an unmasked invalid, denormal or divide-by-zero exception the
+ * destination and the stack are left unchanged (SDM Vol. 1, 8.5).  With
+ * an unmasked overflow or underflow into a register, hardware stores the
+ * result with its exponent biased by 24576; entrysim stores the masked
+ * result instead (documented limitation; Linux runs with all masked).
+ *
+ * CR0.EM or CR0.TS give #NM for every x87 instruction (FWAIT: only when
+ * CR0.MP and CR0.TS are both set).
+ */
+#include "x87.h"
+
+/* ---------------------------------------------------------------------
+ * The host x87 unit
+ * ------------------------------------------------------------------- */
+
+/* Each block: save the host FCW, clear the host flags, load the guest FCW
+ * (all exceptions masked), run the body, restore.  The body stores the
+ * host FSW right after the operation (later FSTPs change C1). */
+#define HX_PRE "fnstcw %[sv]\n\tfnclex\n\tfldcw %[cw]\n\t"
+#define HX_POST "\n\tfldcw %[sv]"
+#define HX_CLOB "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)", "cc"
+
+typedef struct hx {
+    uint16_t cw; /* guest FCW with the exception masks set */
+    uint16_t sv; /* host FCW while the block runs */
+    uint16_t sw; /* host FSW after the operation */
+} hx;
+
+static inline hx hx_begin(const es_machine *m)
+{
+    hx h = {(uint16_t)(m->fpu.fcw | ES_FSW_EXC), 0, 0};
+    return h;
+}
+
+/* r = a OP b with a in st(0), b in st(1); the register form never has
+ * the AT&T operand-order trap because the destination is st(0). */
+#define HX_BIN(h, insn, a, b, r)                                                                   \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
+                            "fstpt %[R]\n\tfstp %%st(0)" HX_POST                                   \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : HX_CLOB)
+
+/* r = f(a, b) where the instruction pops: a in st(0), b in st(1). */
+#define HX_BINPOP(h, insn, a, b, r)                                                                \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
+                            "fstpt %[R]" HX_POST                                                   \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : HX_CLOB)
+
+/* r = a OP memory operand. */
+#define HX_MEM(h, insn, a, mp, r)                                                                  \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST    \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a)), [M] "m"(*(mp))                               \
+                     : HX_CLOB)
+
+/* r = OP(a) in place on st(0). */
+#define HX_UN(h, insn, a, r)                                                                       \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST          \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : HX_CLOB)
+
+/* Pushes a value from memory (FLD m32/m64, FBLD) or a constant. */
+#define HX_LD(h, insn, mp, r)                                                                      \
+    __asm__ volatile(HX_PRE insn " %[M]\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                     \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [M] "m"(*(mp))                                              \
+                     : HX_CLOB)
+#define HX_CONST(h, insn, r)                                                                       \
+    __asm__ volatile(HX_PRE insn "\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                          \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw)                                                              \
+                     : HX_CLOB)
+
+/* Stores st(0) = a to memory with a popping store instruction. */
+#define HX_ST(h, insn, a, mp)                                                                      \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]" HX_POST                   \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [M] "=m"(*(mp))                           \
+                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : HX_CLOB)
+
+/* Only the status: comparisons, FTST, FXAM. */
+#define HX_CMP2(h, insn, a, b)                                                                     \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]" HX_POST           \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw)                                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : HX_CLOB)
+#define HX_CMPM(h, insn, a, mp)                                                                    \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST  \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw)                                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a)), [M] "m"(*(mp))                               \
+                     : HX_CLOB)
+#define HX_CMP1(h, insn, a)                                                                        \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST        \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw)                                            \
+                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : HX_CLOB)
+
+/* Two results: r0 replaces st(0), r1 is pushed.  FPTAN and FSINCOS push
+ * only when C2 = 0 (C2 = 1: operand out of range, st(0) unchanged), so the
+ * block tests C2 to keep the host stack balanced; FXTRACT always pushes
+ * (its C2 is undefined, so it must not be tested). */
+#define HX_TWO(h, insn, a, r0, r1)                                                                 \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %%ax\n\tmovw %%ax, %[sw]\n\t"        \
+                            "testb $4, %%ah\n\tjnz 1f\n\tfstpt %[R1]\n1:\n\tfstpt %[R0]" HX_POST   \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
+                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : "ax", HX_CLOB)
+#define HX_XTRACT(h, a, r0, r1)                                                                    \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\tfxtract\n\tfnstsw %[sw]\n\t"                            \
+                            "fstpt %[R1]\n\tfstpt %[R0]" HX_POST                                   \
+                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
+                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : HX_CLOB)
+
+/* ---------------------------------------------------------------------
+ * Register stack and status
+ * ------------------------------------------------------------------- */
+
+#define PHYS(m, i) (((m)->fpu.top + (i)) & 7)
+#define ST(m, i) ((m)->fpu.fpr[PHYS(m, i)])
+
+static const es_f80 k_indefinite = {.p = {0xc000000000000000ull, 0xffff}};
+
+static inline int st_empty(const es_machine *m, unsigned i)
+{
+    return ((m->fpu.ftw >> (2 * PHYS(m, i))) & 3) == 3;
+}
+
+static inline void st_set(es_machine *m, unsigned i, const long double *v)
+{
+    unsigned p = PHYS(m, i);
+    memcpy(&m->fpu.fpr[p], v, sizeof(long double));
+    m->fpu.ftw = (uint16_t)((m->fpu.ftw & ~(3u << (2 * p))) | (es_x87_tag_of(v) << (2 * p)));
+}
+
+static inline void st_set_indef(es_machine *m, unsigned i)
+{
+    st_set(m, i, &k_indefinite.v);
+}
+
+static inline void fpu_pop(es_machine *m)
+{
+    m->fpu.ftw |= (uint16_t)(3u << (2 * m->fpu.top));
+    m->fpu.top = (m->fpu.top + 1) & 7;
+}
+
+static inline void fpu_push(es_machine *m, const long double *v)
+{
+    m->fpu.top = (m->fpu.top - 1) & 7;
+    st_set(m, 0, v);
+}
+
+/* A push finds st(7) in use: stack overflow. */
+static inline int push_full(const es_machine *m)
+{
+    return st_empty(m, 7) == 0;
+}
+
+/* Records a stack fault (SDM Vol. 1, 8.5.1.1): IE and SF, C1 = 1 for
+ * overflow, 0 for underflow.  Returns 1 when IE is masked and the caller
+ * writes the QNaN indefinite; 0 when the exception is pending and nothing
+ * else may change. */
+static int stack_fault(es_machine *m, int overflow)
+{
+    uint16_t fsw = (uint16_t)(m->fpu.fsw | ES_FSW_IE | ES_FSW_SF);
+    fsw = overflow ? (uint16_t)(fsw | ES_FSW_C1) : (uint16_t)(fsw & ~ES_FSW_C1);
+    if (!(m->fpu.fcw & ES_FSW_IE))
+        fsw |= ES_FSW_ES | ES_FSW_B;
+    m->fpu.fsw = fsw;
+    return (m->fpu.fcw & ES_FSW_IE) != 0;
+}
+
+/* Merges the host status of an operation: exception flags always; the
+ * condition bits in `cc` from the host unless an unmasked invalid,
+ * denormal or zero-divide exception stopped the instruction.  Returns 1
+ * when results may be written. */
+static int merge_status(es_machine *m, uint16_t hsw, uint16_t cc)
+{
+    unsigned exc = hsw & ES_FSW_EXC;
+    unsigned unmasked = exc & ~m->fpu.fcw & ES_FSW_EXC;
+    uint16_t fsw = (uint16_t)(m->fpu.fsw | exc);
+    int go = !(unmasked & (ES_FSW_IE | ES_FSW_DE | ES_FSW_ZE));
+    if (go)
+        fsw = (uint16_t)((fsw & ~cc) | (hsw & cc));
+    if (unmasked)
+        fsw |= ES_FSW_ES | ES_FSW_B;
+    m->fpu.fsw = fsw;
+    return go;
+}
+
+static inline void set_cc(es_machine *m, uint16_t clear, uint16_t set)
+{
+    m->fpu.fsw = (uint16_t)((m->fpu.fsw & ~clear) | set);
+}
+
+/* Checks every x87 instruction makes first: #NM, then (for waiting
+ * instructions) a pending unmasked exception becomes #MF here. */
+static inline int fpu_nm(es_machine *m)
+{
+    if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
+        return es_raise(m, ES_NM, 0);
+    return 0;
+}
+
+static inline int fpu_wait(es_machine *m)
+{
+    if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
+        return es_raise(m, ES_NM, 0);
+    if (m->fpu.fsw & ES_FSW_ES)
+        return es_raise(m, ES_MF, 0);
+    return 0;
+}
+
+static inline const es_operand *mem_operand(const es_insn *d)
+{
+    for (int i = 0; i < d->nops; i++)
+        if (d->o[i].kind == ES_OPK_MEM)
+            return &d->o[i];
+    return NULL;
+}
+
+/* Last-instruction pointers (SDM Vol. 1, 8.1.8-8.1.9), updated by every
+ * non-control instruction that completes. */
+static inline void note(es_machine *m, const es_insn *d, const es_operand *mo)
+{
+    m->fpu.fop = (uint16_t)(((d->opcode & 7) << 8) | d->modrm);
+    m->fpu.fip = m->rip;
+    m->fpu.fcs = m->seg[ES_SEG_CS].sel;
+    if (mo) {
+        m->fpu.fdp = es_ea(m, d, mo);
+        m->fpu.fds = m->seg[mo->seg].sel;
+    }
+}
+
+static inline int is_mem(const es_insn *d)
+{
+    return d->modrm < 0xc0;
+}
+
+/* ---------------------------------------------------------------------
+ * Arithmetic: FADD FMUL FSUB FSUBR FDIV FDIVR, popping and integer forms
+ * ------------------------------------------------------------------- */
+
+enum { K_ADD = 0, K_MUL = 1, K_SUB = 4, K_SUBR = 5, K_DIV = 6, K_DIVR = 7 };
+
+/* r = x OP y for the register forms (the reversed ones swap operands). */
+static uint16_t arith_reg(const es_machine *m, int k, const long double *x, const long double *y,
+                          long double *r)
+{
+    hx h = hx_begin(m);
+    switch (k) {
+    case K_ADD: HX_BIN(h, "fadd %%st(1), %%st", x, y, r); break;
+    case K_MUL: HX_BIN(h, "fmul %%st(1), %%st", x, y, r); break;
+    case K_SUB: HX_BIN(h, "fsub %%st(1), %%st", x, y, r); break;
+    case K_SUBR: HX_BIN(h, "fsub %%st(1), %%st", y, x, r); break;
+    case K_DIV: HX_BIN(h, "fdiv %%st(1), %%st", x, y, r); break;
+    default: HX_BIN(h, "fdiv %%st(1), %%st", y, x, r); break;
+    }
+    return h.sw;
+}
+
+/* Memory floating-point forms run as the memory instruction itself: a
+ * QNaN in st(0) with an SNaN in memory must return st(0)'s NaN (SDM Vol.
+ * 1, Table 4-7), which converting the operand first would not. */
+static uint16_t arith_m32(const es_machine *m, int k, const long double *x, const float *f,
+                          long double *r)
+{
+    hx h = hx_begin(m);
+    switch (k) {
+    case K_ADD: HX_MEM(h, "fadds", x, f, r); break;
+    case K_MUL: HX_MEM(h, "fmuls", x, f, r); break;
+    case K_SUB: HX_MEM(h, "fsubs", x, f, r); break;
+    case K_SUBR: HX_MEM(h, "fsubrs", x, f, r); break;
+    case K_DIV: HX_MEM(h, "fdivs", x, f, r); break;
+    default: HX_MEM(h, "fdivrs", x, f, r); break;
+    }
+    return h.sw;
+}
+
+static uint16_t arith_m64(const es_machine *m, int k, const long double *x, const double *f,
+                          long double *r)
+{
+    hx h = hx_begin(m);
+    switch (k) {
+    case K_ADD: HX_MEM(h, "faddl", x, f, r); break;
+    case K_MUL: HX_MEM(h, "fmull", x, f, r); break;
+    case K_SUB: HX_MEM(h, "fsubl", x, f, r); break;
+    case K_SUBR: HX_MEM(h, "fsubrl", x, f, r); break;
+    case K_DIV: HX_MEM(h, "fdivl", x, f, r); break;
+    default: HX_MEM(h, "fdivrl", x, f, r); break;
+    }
+    return h.sw;
+}
+
+/* D8 (st0 op m32 / st0 op st(i)), DA (m32int), DC (m64 / st(i) op st0),
+ * DE (m16int / st(i) op st0 and pop). */
+static int op_arith(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    unsigned esc = d->opcode & 7;
+    int k = (d->modrm >> 3) & 7;
+    long double r;
+    if (is_mem(d)) {
+        const es_operand *mo = mem_operand(d);
+        uint64_t v;
+        TRY(es_load(m, es_lin(m, d, mo), (esc == 0 || esc == 2) ? 4 : esc == 4 ? 8 : 2, &v));
+        note(m, d, mo);
+        if (st_empty(m, 0)) {
+            if (stack_fault(m, 0))
+                st_set_indef(m, 0);
+            return ES_OK;
+        }
+        uint16_t sw;
+        if (esc == 0) {
+            float f;
+            uint32_t u = (uint32_t)v;
+            memcpy(&f, &u, 4);
+            sw = arith_m32(m, k, &ST(m, 0), &f, &r);
+        } else if (esc == 4) {
+            double f;
+            memcpy(&f, &v, 8);
+            sw = arith_m64(m, k, &ST(m, 0), &f, &r);
+        } else {
+            /* integers convert exactly: the register form gives the same */
+            long double y = esc == 2 ? (long double)(int32_t)v : (long double)(int16_t)v;
+            sw = arith_reg(m, k, &ST(m, 0), &y, &r);
+        }
+        if (merge_status(m, sw, ES_FSW_C1))
+            st_set(m, 0, &r);
+        return ES_OK;
+    }
+    unsigned i = d->modrm & 7, dst = 0, src = i;
+    int pop = esc == 6;
+    if (esc != 0) {
+        /* DC/DE register forms write st(i); their SUB/SUBR and DIV/DIVR
+         * encodings are swapped relative to D8 (SDM Vol. 2, FSUB/FSUBR) */
+        dst = i;
+        src = 0;
+        if (k >= 4)
+            k ^= 1;
+    }
+    note(m, d, NULL);
+    if (st_empty(m, dst) || st_empty(m, src)) {
+        if (!stack_fault(m, 0))
+            return ES_OK;
+        st_set_indef(m, dst);
+    } else {
+        uint16_t sw = arith_reg(m, k, &ST(m, dst), &ST(m, src), &r);
+        if (!merge_status(m, sw, ES_FSW_C1))
+            return ES_OK;
+        st_set(m, dst, &r);
+    }
+    if (pop)
+        fpu_pop(m);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Loads
+ * ------------------------------------------------------------------- */
+
+/* Pushes *v, or the indefinite on overflow (masked). */
+static void push_checked(es_machine *m, const long double *v)
+{
+    if (push_full(m)) {
+        if (stack_fault(m, 1))
+            fpu_push(m, &k_indefinite.v);
+        return;
+    }
+    fpu_push(m, v);
+}
+
+static int op_fld(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    long double r;
+    if (!is_mem(d)) {
+        /* FLD st(i): the source is read before the push */
+        unsigned i = d->modrm & 7;
+        note(m, d, NULL);
+        if (push_full(m)) {
+            if (stack_fault(m, 1))
+                fpu_push(m, &k_indefinite.v);
+            return ES_OK;
+        }
+        if (st_empty(m, i)) {
+            if (stack_fault(m, 0))
+                fpu_push(m, &k_indefinite.v);
+            return ES_OK;
+        }
+        r = ST(m, i);
+        set_cc(m, ES_FSW_C1, 0);
+        fpu_push(m, &r);
+        return ES_OK;
+    }
+    const es_operand *mo = mem_operand(d);
+    uint64_t lin = es_lin(m, d, mo);
+    if (mo->size == 10) {
+        uint8_t b[10];
+        TRY(es_read(m, lin, b, 10));
+        note(m, d, mo);
+        es_f80 f;
+        memset(&f, 0, sizeof f);
+        memcpy(f.b, b, 10);
+        set_cc(m, ES_FSW_C1, 0);
+        push_checked(m, &f.v);
+        return ES_OK;
+    }
+    uint64_t v;
+    TRY(es_load(m, lin, mo->size, &v));
+    note(m, d, mo);
+    if (push_full(m)) {
+        if (stack_fault(m, 1))
+            fpu_push(m, &k_indefinite.v);
+        return ES_OK;
+    }
+    hx h = hx_begin(m);
+    if (mo->size == 4) {
+        float f;
+        uint32_t u = (uint32_t)v;
+        memcpy(&f, &u, 4);
+        HX_LD(h, "flds", &f, &r);
+    } else {
+        double f;
+        memcpy(&f, &v, 8);
+        HX_LD(h, "fldl", &f, &r);
+    }
+    if (merge_status(m, h.sw, ES_FSW_C1))
+        fpu_push(m, &r);
+    return ES_OK;
+}
+
+static int op_fild(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    const es_operand *mo = mem_operand(d);
+    uint64_t v;
+    TRY(es_load(m, es_lin(m, d, mo), mo->size, &v));
+    note(m, d, mo);
+    /* every 16/32/64-bit integer is exact in a 64-bit significand */
+    long double r = mo->size == 2   ? (long double)(int16_t)v
+                    : mo->size == 4 ? (long double)(int32_t)v
+                                    : (long double)(int64_t)v;
+    set_cc(m, ES_FSW_C1, 0);
+    push_checked(m, &r);
+    return ES_OK;
+}
+
+static int op_fbld(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    const es_operand *mo = mem_operand(d);
+    uint8_t b[10];
+    TRY(es_read(m, es_lin(m, d, mo), b, 10));
+    note(m, d, mo);
+    if (push_full(m)) {
+        if (stack_fault(m, 1))
+            fpu_push(m, &k_indefinite.v);
+        return ES_OK;
+    }
+    long double r;
+    hx h = hx_begin(m);
+    HX_LD(h, "fbld", (const uint8_t(*)[10])b, &r);
+    if (merge_status(m, h.sw, ES_FSW_C1))
+        fpu_push(m, &r);
+    return ES_OK;
+}
+
+/* FLD1 FLDZ FLDPI FLDL2E FLDL2T FLDLG2 FLDLN2: the irrational ones round
+ * by FCW.RC, so they come from the host under the guest FCW. */
+static int op_fldconst(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    if (push_full(m)) {
+        if (stack_fault(m, 1))
+            fpu_push(m, &k_indefinite.v);
+        return ES_OK;
+    }
+    long double r;
+    hx h = hx_begin(m);
+    switch (d->modrm) {
+    case 0xe8: HX_CONST(h, "fld1", &r); break;
+    case 0xe9: HX_CONST(h, "fldl2t", &r); break;
+    case 0xea: HX_CONST(h, "fldl2e", &r); break;
+    case 0xeb: HX_CONST(h, "fldpi", &r); break;
+    case 0xec: HX_CONST(h, "fldlg2", &r); break;
+    case 0xed: HX_CONST(h, "fldln2", &r); break;
+    default: HX_CONST(h, "fldz", &r); break;
+    }
+    merge_status(m, h.sw, ES_FSW_C1);
+    fpu_push(m, &r);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Stores
+ * ------------------------------------------------------------------- */
+
+static inline int is_pop_store(const es_insn *d)
+{
+    return d->op == ES_OP_FSTP || d->op == ES_OP_FISTP || d->op == ES_OP_FISTTP ||
+           d->op == ES_OP_FBSTP || d->op == ES_OP_FSTPNCE;
+}
+
+/* FST/FSTP st(i) (DD D0+i, DD D8+i and the D9 D8+i / DF D0+i / DF D8+i
+ * aliases). */
+static int fst_reg(es_machine *m, const es_insn *d, int pop)
+{
+    unsigned i = d->modrm & 7;
+    note(m, d, NULL);
+    if (st_empty(m, 0)) {
+        if (!stack_fault(m, 0))
+            return ES_OK;
+        st_set_indef(m, i);
+    } else {
+        long double v = ST(m, 0);
+        st_set(m, i, &v);
+        set_cc(m, ES_FSW_C1, 0);
+    }
+    if (pop)
+        fpu_pop(m);
+    return ES_OK;
+}
+
+/* Runs the host store of value *a into a temporary of `size` bytes with
+ * the instruction of this op; returns the host status. */
+static uint16_t store_conv(const es_machine *m, const es_insn *d, unsigned size,
+                           const long double *a, uint8_t *out)
+{
+    hx h = hx_begin(m);
+    if (d->op == ES_OP_FST || d->op == ES_OP_FSTP) {
+        if (size == 4)
+            HX_ST(h, "fstps", a, (float *)out);
+        else
+            HX_ST(h, "fstpl", a, (double *)out);
+    } else if (d->op == ES_OP_FISTTP) {
+        if (size == 2)
+            HX_ST(h, "fisttps", a, (int16_t *)out);
+        else if (size == 4)
+            HX_ST(h, "fisttpl", a, (int32_t *)out);
+        else
+            HX_ST(h, "fisttpll", a, (int64_t *)out);
+    } else if (d->op == ES_OP_FBSTP) {
+        HX_ST(h, "fbstp", a, (uint8_t(*)[10])out);
+    } else {
+        if (size == 2)
+            HX_ST(h, "fistps", a, (int16_t *)out);
+        else if (size == 4)
+            HX_ST(h, "fistpl", a, (int32_t *)out);
+        else
+            HX_ST(h, "fistpll", a, (int64_t *)out);
+    }
+    return h.sw;
+}
+
+/* FST FSTP FIST FISTP FISTTP FBSTP to memory. */
+static int op_store(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    int pop = is_pop_store(d);
+    if (!is_mem(d))
+        return fst_reg(m, d, pop);
+    const es_operand *mo = mem_operand(d);
+    uint64_t lin = es_lin(m, d, mo);
+    unsigned size = mo->size;
+    uint8_t out[16] = {0};
+    int underflow = st_empty(m, 0);
+    if (underflow && !(m->fpu.fcw & ES_FSW_IE)) {
+        /* unmasked: nothing is stored, the stack stays */
+        note(m, d, mo);
+        stack_fault(m, 0);
+        return ES_OK;
+    }
+    uint16_t sw = 0;
+    if (size == 10 && (d->op == ES_OP_FSTP)) {
+        memcpy(out, underflow ? k_indefinite.b : (const uint8_t *)&ST(m, 0), 10);
+    } else {
+        /* an empty source stores what the indefinite converts to: the
+         * format's QNaN indefinite, integer indefinite, or BCD indefinite */
+        sw = store_conv(m, d, size, underflow ? &k_indefinite.v : &ST(m, 0), out);
+        if (!underflow && (sw & ~m->fpu.fcw & ES_FSW_EXC & ~ES_FSW_PE)) {
+            /* unmasked IE/DE/OE/UE: memory is left unchanged, no pop */
+            note(m, d, mo);
+            merge_status(m, sw, 0);
+            return ES_OK;
+        }
+    }
+    TRY(es_write(m, lin, out, size));
+    note(m, d, mo);
+    if (underflow)
+        stack_fault(m, 0);
+    else
+        merge_status(m, sw, ES_FSW_C1);
+    if (pop)
+        fpu_pop(m);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Comparisons
+ * ------------------------------------------------------------------- */
+
+#define CC_CMP (ES_FSW_C0 | ES_FSW_C2 | ES_FSW_C3)
+
+/* Maps compare condition bits to EFLAGS for FCOMI and friends: ZF = C3,
+ * PF = C2, CF = C0; OF, SF and AF are cleared. */
+static void cc_to_eflags(es_machine *m, uint16_t cc)
+{
+    uint64_t f = 0;
+    if (cc & ES_FSW_C3)
+        f |= ES_ZF;
+    if (cc & ES_FSW_C2)
+        f |= ES_PF;
+    if (cc & ES_FSW_C0)
+        f |= ES_CF;
+    es_set_flags(m, f, ES_ZF | ES_PF | ES_CF | ES_OF | ES_SF | ES_AF);
+}
+
+static int op_compare(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    int unordered = d->op == ES_OP_FUCOM || d->op == ES_OP_FUCOMP || d->op == ES_OP_FUCOMPP ||
+                    d->op == ES_OP_FUCOMI || d->op == ES_OP_FUCOMIP;
+    int to_eflags = d->op == ES_OP_FCOMI || d->op == ES_OP_FCOMIP || d->op == ES_OP_FUCOMI ||
+                    d->op == ES_OP_FUCOMIP;
+    int pops = (d->op == ES_OP_FCOMPP || d->op == ES_OP_FUCOMPP) ? 2
+               : (d->op == ES_OP_FCOMP || d->op == ES_OP_FUCOMP || d->op == ES_OP_FICOMP ||
+                  d->op == ES_OP_FCOMIP || d->op == ES_OP_FUCOMIP)
+                   ? 1
+                   : 0;
+    uint16_t sw;
+    const es_operand *mo = NULL;
+    hx h = hx_begin(m);
+    if (is_mem(d)) {
+        mo = mem_operand(d);
+        uint64_t v;
+        unsigned esc = d->opcode & 7;
+        TRY(es_load(m, es_lin(m, d, mo), mo->size, &v));
+        note(m, d, mo);
+        if (st_empty(m, 0))
+            goto underflow;
+        if (esc == 0) {
+            float f;
+            uint32_t u = (uint32_t)v;
+            memcpy(&f, &u, 4);
+            HX_CMPM(h, "fcoms", &ST(m, 0), &f);
+        } else if (esc == 4) {
+            double f;
+            memcpy(&f, &v, 8);
+            HX_CMPM(h, "fcoml", &ST(m, 0), &f);
+        } else {
+            long double y = mo->size == 4 ? (long double)(int32_t)v : (long double)(int16_t)v;
+            HX_CMP2(h, "fcompp", &ST(m, 0), &y);
+        }
+    } else {
+        unsigned i = (d->op == ES_OP_FCOMPP || d->op == ES_OP_FUCOMPP) ? 1 : d->modrm & 7;
+        note(m, d, NULL);
+        if (st_empty(m, 0) || st_empty(m, i))
+            goto underflow;
+        if (unordered)
+            HX_CMP2(h, "fucompp", &ST(m, 0), &ST(m, i));
+        else
+            HX_CMP2(h, "fcompp", &ST(m, 0), &ST(m, i));
+    }
+    sw = h.sw;
+    if (to_eflags) {
+        if (!merge_status(m, sw, ES_FSW_C1))
+            return ES_OK;
+        cc_to_eflags(m, sw);
+    } else if (!merge_status(m, sw, CC_CMP | ES_FSW_C1)) {
+        return ES_OK;
+    }
+    goto pop;
+underflow:
+    if (!stack_fault(m, 0))
+        return ES_OK;
+    /* masked: the result is "unordered" */
+    if (to_eflags)
+        cc_to_eflags(m, CC_CMP);
+    else
+        set_cc(m, 0, CC_CMP);
+pop:
+    for (int n = 0; n < pops; n++)
+        fpu_pop(m);
+    return ES_OK;
+}
+
+static int op_ftst(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    if (st_empty(m, 0)) {
+        if (stack_fault(m, 0))
+            set_cc(m, 0, CC_CMP);
+        return ES_OK;
+    }
+    hx h = hx_begin(m);
+    HX_CMP1(h, "ftst", &ST(m, 0));
+    merge_status(m, h.sw, CC_CMP | ES_FSW_C1);
+    return ES_OK;
+}
+
+/* FXAM never faults; an empty register reports class 101 with C1 = the
+ * sign of its stale contents (as measured on the host). */
+static int op_fxam(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    hx h = hx_begin(m);
+    HX_CMP1(h, "fxam", &ST(m, 0));
+    uint16_t cc = h.sw & ES_FSW_CC;
+    if (st_empty(m, 0))
+        cc = (uint16_t)((cc & ES_FSW_C1) | ES_FSW_C3 | ES_FSW_C0);
+    set_cc(m, ES_FSW_CC, cc);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Register-stack manipulation
+ * ------------------------------------------------------------------- */
+
+static int op_fxch(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    unsigned i = d->modrm & 7;
+    note(m, d, NULL);
+    if (st_empty(m, 0) || st_empty(m, i)) {
+        if (!stack_fault(m, 0))
+            return ES_OK;
+        /* masked: empty operands become the indefinite, then swap */
+        if (st_empty(m, 0))
+            st_set_indef(m, 0);
+        if (st_empty(m, i))
+            st_set_indef(m, i);
+    } else {
+        set_cc(m, ES_FSW_C1, 0);
+    }
+    long double a = ST(m, 0), b = ST(m, i);
+    st_set(m, 0, &b);
+    st_set(m, i, &a);
+    return ES_OK;
+}
+
+/* FCHS FABS: sign-bit operations, exact and exception-free. */
+static int op_sign(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    if (st_empty(m, 0)) {
+        if (stack_fault(m, 0))
+            st_set_indef(m, 0);
+        return ES_OK;
+    }
+    es_f80 f;
+    memset(&f, 0, sizeof f);
+    memcpy(f.b, &ST(m, 0), 10);
+    if (d->op == ES_OP_FCHS)
+        f.p.se ^= 0x8000;
+    else
+        f.p.se &= 0x7fff;
+    st_set(m, 0, &f.v);
+    set_cc(m, ES_FSW_C1, 0);
+    return ES_OK;
+}
+
+static int op_fcmov(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    unsigned i = d->modrm & 7;
+    note(m, d, NULL);
+    if (st_empty(m, 0) || st_empty(m, i)) {
+        /* the host writes the indefinite whatever the condition */
+        if (stack_fault(m, 0))
+            st_set_indef(m, 0);
+        return ES_OK;
+    }
+    uint64_t f = m->rflags;
+    int c;
+    switch (d->op) {
+    case ES_OP_FCMOVB: c = (f & ES_CF) != 0; break;
+    case ES_OP_FCMOVNB: c = !(f & ES_CF); break;
+    case ES_OP_FCMOVE: c = (f & ES_ZF) != 0; break;
+    case ES_OP_FCMOVNE: c = !(f & ES_ZF); break;
+    case ES_OP_FCMOVBE: c = (f & (ES_CF | ES_ZF)) != 0; break;
+    case ES_OP_FCMOVNBE: c = !(f & (ES_CF | ES_ZF)); break;
+    case ES_OP_FCMOVU: c = (f & ES_PF) != 0; break;
+    default: c = !(f & ES_PF); break;
+    }
+    if (c) {
+        long double v = ST(m, i);
+        st_set(m, 0, &v);
+    }
+    set_cc(m, ES_FSW_C1, 0);
+    return ES_OK;
+}
+
+static int op_ffree(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    m->fpu.ftw |= (uint16_t)(3u << (2 * PHYS(m, d->modrm & 7)));
+    if (d->op == ES_OP_FFREEP)
+        fpu_pop(m);
+    return ES_OK;
+}
+
+static int op_fincdecstp(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    m->fpu.top = (m->fpu.top + (d->op == ES_OP_FINCSTP ? 1 : 7)) & 7;
+    set_cc(m, ES_FSW_C1, 0);
+    return ES_OK;
+}
+
+static int op_fnop(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    return ES_OK;
+}
+
+/* FENI, FDISI, FSETPM: 8087/287 leftovers, no-ops on the 387 and later. */
+static int op_legacy_nop(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    return ES_OK;
+}
+
+/* WAIT/FWAIT: #NM only when CR0.MP and CR0.TS are set (SDM Vol. 3A,
+ * Table 2-2), then reports a pending exception. */
+static int op_fwait(es_machine *m, const es_insn *d)
+{
+    if ((m->cr0 & (ES_CR0_MP | ES_CR0_TS)) == (ES_CR0_MP | ES_CR0_TS))
+        return es_raise(m, ES_NM, 0);
+    if (m->fpu.fsw & ES_FSW_ES)
+        return es_raise(m, ES_MF, 0);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Square root, rounding, scaling and the transcendental instructions
+ * ------------------------------------------------------------------- */
+
+/* FSQRT FRNDINT F2XM1 FSIN FCOS: st(0) = f(st(0)). */
+static int op_unary(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    if (st_empty(m, 0)) {
+        if (stack_fault(m, 0))
+            st_set_indef(m, 0);
+        return ES_OK;
+    }
+    long double r;
+    uint16_t cc = ES_FSW_C1;
+    hx h = hx_begin(m);
+    switch (d->op) {
+    case ES_OP_FSQRT: HX_UN(h, "fsqrt", &ST(m, 0), &r); break;
+    case ES_OP_FRNDINT: HX_UN(h, "frndint", &ST(m, 0), &r); break;
+    case ES_OP_F2XM1: HX_UN(h, "f2xm1", &ST(m, 0), &r); break;
+    case ES_OP_FSIN: HX_UN(h, "fsin", &ST(m, 0), &r); cc |= ES_FSW_C2; break;
+    default: HX_UN(h, "fcos", &ST(m, 0), &r); cc |= ES_FSW_C2; break;
+    }
+    if (merge_status(m, h.sw, cc))
+        st_set(m, 0, &r);
+    return ES_OK;
+}
+
+/* FSCALE FPREM FPREM1: st(0) = f(st(0), st(1)). */
+static int op_binary01(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    if (st_empty(m, 0) || st_empty(m, 1)) {
+        if (stack_fault(m, 0))
+            st_set_indef(m, 0);
+        return ES_OK;
+    }
+    long double r;
+    uint16_t cc = ES_FSW_C1;
+    hx h = hx_begin(m);
+    switch (d->op) {
+    case ES_OP_FSCALE: HX_BIN(h, "fscale", &ST(m, 0), &ST(m, 1), &r); break;
+    case ES_OP_FPREM: HX_BIN(h, "fprem", &ST(m, 0), &ST(m, 1), &r); cc = ES_FSW_CC; break;
+    default: HX_BIN(h, "fprem1", &ST(m, 0), &ST(m, 1), &r); cc = ES_FSW_CC; break;
+    }
+    if (merge_status(m, h.sw, cc))
+        st_set(m, 0, &r);
+    return ES_OK;
+}
+
+/* FYL2X FYL2XP1 FPATAN: st(1) = f(st(1), st(0)), then pop. */
+static int op_binary_pop(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    if (st_empty(m, 0) || st_empty(m, 1)) {
+        if (!stack_fault(m, 0))
+            return ES_OK;
+        st_set_indef(m, 1);
+        fpu_pop(m);
+        return ES_OK;
+    }
+    long double r;
+    hx h = hx_begin(m);
+    switch (d->op) {
+    case ES_OP_FYL2X: HX_BINPOP(h, "fyl2x", &ST(m, 0), &ST(m, 1), &r); break;
+    case ES_OP_FYL2XP1: HX_BINPOP(h, "fyl2xp1", &ST(m, 0), &ST(m, 1), &r); break;
+    default: HX_BINPOP(h, "fpatan", &ST(m, 0), &ST(m, 1), &r); break;
+    }
+    if (merge_status(m, h.sw, ES_FSW_C1)) {
+        st_set(m, 1, &r);
+        fpu_pop(m);
+    }
+    return ES_OK;
+}
+
+/* FPTAN FSINCOS FXTRACT: st(0) = r0, then push r1.  Measured on the host:
+ * an empty st(0) or a full stack (masked) leaves the indefinite in both
+ * st(0) and the pushed register. */
+static int op_two_results(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    note(m, d, NULL);
+    int empty = st_empty(m, 0), full = push_full(m);
+    if (empty || full) {
+        if (!stack_fault(m, full && !empty))
+            return ES_OK;
+        st_set_indef(m, 0);
+        fpu_push(m, &k_indefinite.v);
+        return ES_OK;
+    }
+    long double r0, r1;
+    uint16_t cc = ES_FSW_C1;
+    hx h = hx_begin(m);
+    switch (d->op) {
+    case ES_OP_FPTAN: HX_TWO(h, "fptan", &ST(m, 0), &r0, &r1); cc |= ES_FSW_C2; break;
+    case ES_OP_FSINCOS: HX_TWO(h, "fsincos", &ST(m, 0), &r0, &r1); cc |= ES_FSW_C2; break;
+    default:
+        HX_XTRACT(h, &ST(m, 0), &r0, &r1);
+        h.sw &= (uint16_t)~ES_FSW_C2; /* undefined for FXTRACT: not "out of range" */
+        break;
+    }
+    if (!merge_status(m, h.sw, cc))
+        return ES_OK;
+    if (h.sw & ES_FSW_C2)
+        return ES_OK; /* operand out of range: st(0) unchanged, no push */
+    st_set(m, 0, &r0);
+    fpu_push(m, &r1);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Control word, status word, environment
+ * ------------------------------------------------------------------- */
+
+static int op_fldcw(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    uint64_t v;
+    TRY(es_rd(m, d, 0, &v));
+    es_x87_set_fcw(m, (uint16_t)v);
+    return ES_OK;
+}
+
+static int op_fnstcw(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    TRY(es_wr(m, d, 0, m->fpu.fcw));
+    return ES_OK;
+}
+
+static int op_fnstsw(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    TRY(es_wr(m, d, 0, es_x87_fsw(m)));
+    return ES_OK;
+}
+
+static int op_fnclex(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    m->fpu.fsw &= (uint16_t)~(ES_FSW_EXC | ES_FSW_SF | ES_FSW_ES | ES_FSW_B);
+    return ES_OK;
+}
+
+static int op_fninit(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    es_x87_init(m);
+    return ES_OK;
+}
+
+/* The environment image (SDM Vol. 1, 8.1.10, Figures 8-9 and 8-10): 28
+ * bytes (32-bit format, also used in 64-bit mode) or 14 bytes with a 66
+ * prefix.  The host stores 1s in the reserved upper halves of the 32-bit
+ * format; so do we. */
+static unsigned env_image(const es_machine *m, const es_insn *d, uint8_t *b)
+{
+    uint16_t fcw = m->fpu.fcw, fsw = es_x87_fsw(m), ftw = m->fpu.ftw;
+    if (d->osize == 2) {
+        uint16_t w[7] = {fcw, fsw, ftw, (uint16_t)m->fpu.fip, m->fpu.fcs,
+                         (uint16_t)m->fpu.fdp, m->fpu.fds};
+        memcpy(b, w, 14);
+        return 14;
+    }
+    uint32_t w[7] = {
+        0xffff0000u | fcw,
+        0xffff0000u | fsw,
+        0xffff0000u | ftw,
+        (uint32_t)m->fpu.fip,
+        ((uint32_t)(m->fpu.fop & 0x7ff) << 16) | m->fpu.fcs,
+        (uint32_t)m->fpu.fdp,
+        0xffff0000u | m->fpu.fds,
+    };
+    memcpy(b, w, 28);
+    return 28;
+}
+
+/* Loads an environment image; the register contents must already be in
+ * place (FRSTOR) since the tags are recomputed from them. */
+static void env_load(es_machine *m, const es_insn *d, const uint8_t *b)
+{
+    uint16_t fcw, fsw, ftw;
+    if (d->osize == 2) {
+        uint16_t w[7];
+        memcpy(w, b, 14);
+        fcw = w[0], fsw = w[1], ftw = w[2];
+        m->fpu.fip = w[3], m->fpu.fcs = w[4], m->fpu.fdp = w[5], m->fpu.fds = w[6];
+        m->fpu.fop = 0;
+    } else {
+        uint32_t w[7];
+        memcpy(w, b, 28);
+        fcw = (uint16_t)w[0], fsw = (uint16_t)w[1], ftw = (uint16_t)w[2];
+        m->fpu.fip = w[3];
+        m->fpu.fcs = (uint16_t)w[4];
+        m->fpu.fop = (uint16_t)((w[4] >> 16) & 0x7ff);
+        m->fpu.fdp = w[5];
+        m->fpu.fds = (uint16_t)w[6];
+    }
+    uint8_t nonempty = 0;
+    for (int i = 0; i < 8; i++)
+        if (((ftw >> (2 * i)) & 3) != 3)
+            nonempty |= (uint8_t)(1u << i);
+    m->fpu.fcw = (uint16_t)((fcw & 0x1f3f) | 0x40);
+    es_x87_set_fsw(m, fsw);
+    es_x87_set_tags(m, nonempty);
+}
+
+static int op_fnstenv(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    uint8_t b[28];
+    unsigned n = env_image(m, d, b);
+    TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n));
+    /* FNSTENV then masks every exception (SDM Vol. 2, FSTENV) */
+    m->fpu.fcw |= ES_FSW_EXC;
+    return ES_OK;
+}
+
+static int op_fldenv(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    uint8_t b[28];
+    TRY(es_read(m, es_lin(m, d, mem_operand(d)), b, d->osize == 2 ? 14 : 28));
+    env_load(m, d, b);
+    return ES_OK;
+}
+
+static int op_fnsave(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_nm(m));
+    uint8_t b[108];
+    unsigned n = env_image(m, d, b);
+    for (unsigned i = 0; i < 8; i++)
+        es_x87_get_raw(m, PHYS(m, i), b + n + 10 * i);
+    TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n + 80));
+    es_x87_init(m);
+    return ES_OK;
+}
+
+static int op_frstor(es_machine *m, const es_insn *d)
+{
+    TRY(fpu_wait(m));
+    uint8_t b[108];
+    unsigned n = d->osize == 2 ? 14 : 28;
+    TRY(es_read(m, es_lin(m, d, mem_operand(d)), b, n + 80));
+    uint16_t fsw;
+    memcpy(&fsw, b + (n == 14 ? 2 : 4), 2);
+    unsigned top = (fsw >> 11) & 7;
+    for (unsigned i = 0; i < 8; i++)
+        es_x87_put_raw(m, (top + i) & 7, b + n + 10 * i);
+    env_load(m, d, b);
+    return ES_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Registration
+ * ------------------------------------------------------------------- */
 
 void es_family_x87(es_handler *t)
 {
-    (void)t;
+    static const uint16_t arith[] = {
+        ES_OP_FADD, ES_OP_FADDP, ES_OP_FIADD, ES_OP_FMUL, ES_OP_FMULP, ES_OP_FIMUL,
+        ES_OP_FSUB, ES_OP_FSUBP, ES_OP_FISUB, ES_OP_FSUBR, ES_OP_FSUBRP, ES_OP_FISUBR,
+        ES_OP_FDIV, ES_OP_FDIVP, ES_OP_FIDIV, ES_OP_FDIVR, ES_OP_FDIVRP, ES_OP_FIDIVR,
+    };
+    for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++)
+        t[arith[i]] = op_arith;
+    t[ES_OP_FLD] = op_fld;
+    t[ES_OP_FILD] = op_fild;
+    t[ES_OP_FBLD] = op_fbld;
+    t[ES_OP_FLD1] = t[ES_OP_FLDZ] = t[ES_OP_FLDPI] = t[ES_OP_FLDL2E] = t[ES_OP_FLDL2T] =
+        t[ES_OP_FLDLG2] = t[ES_OP_FLDLN2] = op_fldconst;
+    t[ES_OP_FST] = t[ES_OP_FSTP] = t[ES_OP_FSTPNCE] = op_store;
+    t[ES_OP_FIST] = t[ES_OP_FISTP] = t[ES_OP_FISTTP] = t[ES_OP_FBSTP] = op_store;
+    t[ES_OP_FCOM] = t[ES_OP_FCOMP] = t[ES_OP_FCOMPP] = op_compare;
+    t[ES_OP_FUCOM] = t[ES_OP_FUCOMP] = t[ES_OP_FUCOMPP] = op_compare;
+    t[ES_OP_FICOM] = t[ES_OP_FICOMP] = op_compare;
+    t[ES_OP_FCOMI] = t[ES_OP_FCOMIP] = t[ES_OP_FUCOMI] = t[ES_OP_FUCOMIP] = op_compare;
+    t[ES_OP_FTST] = op_ftst;
+    t[ES_OP_FXAM] = op_fxam;
+    t[ES_OP_FXCH] = op_fxch;
+    t[ES_OP_FCHS] = t[ES_OP_FABS] = op_sign;
+    t[ES_OP_FCMOVB] = t[ES_OP_FCMOVNB] = t[ES_OP_FCMOVE] = t[ES_OP_FCMOVNE] = op_fcmov;
+    t[ES_OP_FCMOVBE] = t[ES_OP_FCMOVNBE] = t[ES_OP_FCMOVU] = t[ES_OP_FCMOVNU] = op_fcmov;
+    t[ES_OP_FFREE] = t[ES_OP_FFREEP] = op_ffree;
+    t[ES_OP_FINCSTP] = t[ES_OP_FDECSTP] = op_fincdecstp;
+    t[ES_OP_FNOP] = op_fnop;
+    t[ES_OP_FENI8087_NOP] = t[ES_OP_FDISI8087_NOP] = t[ES_OP_FSETPM287_NOP] = op_legacy_nop;
+    t[ES_OP_FWAIT] = op_fwait;
+    t[ES_OP_FSQRT] = t[ES_OP_FRNDINT] = t[ES_OP_F2XM1] = t[ES_OP_FSIN] = t[ES_OP_FCOS] = op_unary;
+    t[ES_OP_FSCALE] = t[ES_OP_FPREM] = t[ES_OP_FPREM1] = op_binary01;
+    t[ES_OP_FYL2X] = t[ES_OP_FYL2XP1] = t[ES_OP_FPATAN] = op_binary_pop;
+    t[ES_OP_FPTAN] = t[ES_OP_FSINCOS] = t[ES_OP_FXTRACT] = op_two_results;
+    t[ES_OP_FLDCW] = op_fldcw;
+    t[ES_OP_FNSTCW] = op_fnstcw;
+    t[ES_OP_FNSTSW] = op_fnstsw;
+    t[ES_OP_FNCLEX] = op_fnclex;
+    t[ES_OP_FNINIT] = op_fninit;
+    t[ES_OP_FNSTENV] = op_fnstenv;
+    t[ES_OP_FLDENV] = op_fldenv;
+    t[ES_OP_FNSAVE] = op_fnsave;
+    t[ES_OP_FRSTOR] = op_frstor;
+    es_family_fxsave(t);
 }
