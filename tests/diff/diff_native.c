@@ -1,0 +1,158 @@
+/* diff_native.c - the host side of the differential test.
+ *
+ * Why compatibility mode instead of a separate `gcc -m32` runner: a far
+ * return to USER32_CS lets one process run both modes with the same fixed
+ * mappings and the same fault handling, with no second build, no IPC and
+ * no per-case process round trip.  Everything the 32-bit code touches
+ * (stub, state, scratch stack, data and stack windows) sits below 4 GiB.
+ * Signals raised in compatibility mode are delivered to our 64-bit handler
+ * (Linux switches CS back to USER_CS for the handler), which siglongjmps
+ * out and reports the fault.
+ *
+ * Some hosts refuse compatibility mode altogether: under a PVM guest kernel
+ * (and with ia32_emulation=0) the far return to 0x23 raises #GP(0x20), an
+ * LDT code segment from modify_ldt raises #GP too, and -m32 executables get
+ * ENOEXEC, so no 32-bit runner could work there either.
+ * diff_native_has_compat() probes once; without it the test runs 32-bit
+ * cases as their 64-bit-mode equivalents (end of generate() in diff_host.cc).
+ */
+#include "diff_native.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define DIFF_RB 0x20000000ull
+#define DIFF_IN (DIFF_RB + 0x1000)
+#define DIFF_OUT (DIFF_RB + 0x1200)
+#define DIFF_STUB32_AT (DIFF_RB + 0x800)
+#define DIFF_SLOT 16
+
+extern const uint8_t diff_stub64[], diff_stub64_slot[], diff_stub64_end[];
+extern const uint8_t diff_stub32[], diff_stub32_slot[], diff_stub32_end[];
+
+/* Signal handling needs process-wide state; this is test code, not the
+ * product, and the harness is single-threaded. */
+static sigjmp_buf g_jb;
+static volatile sig_atomic_t g_armed;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    if (g_armed) {
+        g_armed = 0;
+        siglongjmp(g_jb, sig);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static int map_fixed(uint64_t addr, size_t size, int prot, char *err, size_t errsz)
+{
+    void *p = mmap((void *)addr, size, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                   -1, 0);
+    if (p == MAP_FAILED || p != (void *)addr) {
+        snprintf(err, errsz, "cannot map 0x%llx (+0x%zx) in the test process",
+                 (unsigned long long)addr, size);
+        return -1;
+    }
+    return 0;
+}
+
+int diff_native_init(char *err, size_t errsz)
+{
+    static int done;
+    if (done)
+        return 0;
+    if ((size_t)(diff_stub64_end - diff_stub64) > 0x800 ||
+        (size_t)(diff_stub32_end - diff_stub32) > 0x800) {
+        snprintf(err, errsz, "stub templates too large");
+        return -1;
+    }
+    if (map_fixed(DIFF_RB, 0x4000, PROT_READ | PROT_WRITE | PROT_EXEC, err, errsz) ||
+        map_fixed(0x600000, 0x10000, PROT_READ | PROT_WRITE, err, errsz) ||
+        map_fixed(0x7f0000, 0x10000, PROT_READ | PROT_WRITE, err, errsz))
+        return -1;
+    memcpy((void *)DIFF_RB, diff_stub64, diff_stub64_end - diff_stub64);
+    memcpy((void *)DIFF_STUB32_AT, diff_stub32, diff_stub32_end - diff_stub32);
+
+    static uint8_t altstack[1 << 16];
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGFPE, SIGSEGV, SIGILL, SIGBUS, SIGTRAP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+    done = 1;
+    return 0;
+}
+
+int diff_native_has_compat(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        static diff_state in;
+        static diff_result out;
+        const uint8_t nop = 0x90;
+        in.gpr[ES_RSP] = DIFF_STACK + 0x1000;
+        in.rflags = 2;
+        in.mxcsr = 0x1f80;
+        static uint8_t zero[DIFF_DATA_SIZE];
+        diff_native_run(ES_MODE_32, &nop, 1, &in, zero, zero, &out);
+        known = out.fault == 0;
+    }
+    return known;
+}
+
+static void set_mxcsr(uint32_t v)
+{
+    __asm__ volatile("ldmxcsr %0" ::"m"(v));
+}
+
+static uint32_t get_mxcsr(void)
+{
+    uint32_t v;
+    __asm__ volatile("stmxcsr %0" : "=m"(v));
+    return v;
+}
+
+void diff_native_run(int mode, const uint8_t *insn, size_t len, const diff_state *in,
+                     const uint8_t *data, const uint8_t *stack, diff_result *out)
+{
+    uint8_t *stub = (uint8_t *)(mode == ES_MODE_64 ? DIFF_RB : DIFF_STUB32_AT);
+    size_t slot = mode == ES_MODE_64 ? (size_t)(diff_stub64_slot - diff_stub64)
+                                     : (size_t)(diff_stub32_slot - diff_stub32);
+    memset(stub + slot, 0x90, DIFF_SLOT);
+    memcpy(stub + slot, insn, len < DIFF_SLOT ? len : DIFF_SLOT);
+    __builtin___clear_cache((char *)stub + slot, (char *)stub + slot + DIFF_SLOT);
+
+    diff_state *nin = (diff_state *)DIFF_IN, *nout = (diff_state *)DIFF_OUT;
+    *nin = *in;
+    memset(nout, 0, sizeof *nout);
+    memcpy((void *)DIFF_DATA, data, DIFF_DATA_SIZE);
+    memcpy((void *)DIFF_STACK, stack, DIFF_STACK_SIZE);
+
+    uint32_t host_mxcsr = get_mxcsr();
+    void (*fn)(void) = (void (*)(void))(uintptr_t)stub;
+    int sig = sigsetjmp(g_jb, 1);
+    if (sig == 0) {
+        g_armed = 1;
+        fn();
+        g_armed = 0;
+    } else {
+        set_mxcsr(host_mxcsr); /* the guest's MXCSR may still be loaded */
+    }
+    out->fault = sig;
+    out->unimpl = 0;
+    out->st = sig ? *in : *nout;
+    memcpy(out->data, (void *)DIFF_DATA, DIFF_DATA_SIZE);
+    memcpy(out->stack, (void *)DIFF_STACK, DIFF_STACK_SIZE);
+}

@@ -1,0 +1,78 @@
+/* diff_sim.c - the simulator side of the differential test: one shim
+ * machine per mode, reset to the case's state before every run. */
+#include "diff_native.h"
+
+#include <string.h>
+
+#include "es_shim.h"
+#include "mem.h"
+
+es_machine *diff_sim_new(int mode)
+{
+    return est_new(mode);
+}
+
+/* Writes the instruction at EST_CODE as the kernel would and invalidates
+ * the decode cache for the page (est_code writes behind its back, which is
+ * fine for fresh machines but not for one reused across cases). */
+static int put_code(es_machine *m, const uint8_t *insn, size_t len)
+{
+    uint8_t buf[32];
+    memset(buf, 0x90, sizeof buf);
+    memcpy(buf, insn, len);
+    for (size_t i = 0; i < sizeof buf; i++) {
+        uint64_t *pte = es_pte(m, m->cr3, EST_CODE + i, false);
+        if (!pte)
+            return -1;
+        uint64_t pa = (*pte & ES_PTE_ADDR) | ((EST_CODE + i) & 0xfff);
+        uint8_t *p = es_phys(m, pa);
+        if (!p)
+            return -1;
+        *p = buf[i];
+        m->frames[pa >> 12].code_gen++;
+    }
+    return 0;
+}
+
+void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_state *in,
+                  const uint8_t *data, const uint8_t *stack, diff_result *out)
+{
+    int mode = m->mode;
+    uint64_t wmask = mode == ES_MODE_64 ? ~0ull : 0xffffffffull;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < 16; i++)
+        m->gpr[i] = in->gpr[i] & wmask;
+    m->rflags = (in->rflags & 0x3f7fd7) | 0x202; /* IF and bit 1 set, as natively */
+    m->mxcsr = in->mxcsr;
+    memcpy(m->xmm, in->xmm, sizeof m->xmm);
+    m->fault.vector = 0;
+    m->unimpl_op = 0;
+    if (es_copy_to_guest(m, DIFF_DATA, data, DIFF_DATA_SIZE) ||
+        es_copy_to_guest(m, DIFF_STACK, stack, DIFF_STACK_SIZE) || put_code(m, insn, len)) {
+        out->fault = 256; /* harness problem */
+        return;
+    }
+    m->rip = EST_CODE;
+    /* A REP string instruction may retire one iteration per step with RIP
+     * unchanged; step until RIP leaves the instruction. */
+    int rc = ES_OK;
+    for (int n = 0; n < 100000 && m->rip == EST_CODE; n++) {
+        rc = es_step(m);
+        if (rc != ES_OK)
+            break;
+    }
+    if (rc == ES_FAULT) {
+        out->fault = m->fault.vector + 1;
+        out->unimpl = m->fault.vector == ES_UD && m->unimpl_op != 0 &&
+                      m->unimpl_op != ES_OP_INVALID;
+    } else if (rc != ES_OK) {
+        out->fault = 257;
+    }
+    for (int i = 0; i < 16; i++)
+        out->st.gpr[i] = m->gpr[i] & wmask;
+    out->st.rflags = m->rflags;
+    out->st.mxcsr = m->mxcsr;
+    memcpy(out->st.xmm, m->xmm, sizeof out->st.xmm);
+    es_copy_from_guest(m, out->data, DIFF_DATA, DIFF_DATA_SIZE);
+    es_copy_from_guest(m, out->stack, DIFF_STACK, DIFF_STACK_SIZE);
+}
