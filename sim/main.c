@@ -1,10 +1,382 @@
-/* main.c - the entrysim command line (filled in by the loader work). */
+/* main.c - the entrysim command line: run a static Linux program on the
+ * simulated CPU with the host's stdin/stdout/stderr, or the built-in demo. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "demo.h"
+#include "host.h"
+#include "loader.h"
+#include "machine.h"
+#include "vm.h"
+
+extern char **environ;
+
+/* Exit statuses (also in the --help text). */
+enum {
+    EX_USAGE = 2,
+    EX_ERROR = 1,
+    EX_OOM = 137,      /* 128 + SIGKILL, what Linux's OOM killer leaves */
+    EX_TIMEOUT = 124,  /* like timeout(1) */
+    EX_INSNS = 125,
+    EX_NOEXEC = 126,   /* like a shell: found but cannot be executed */
+    EX_NOTFOUND = 127, /* like a shell: command not found */
+};
+
+static const char usage_text[] =
+    "usage: entrysim run [OPTIONS] PROGRAM [ARGS...]\n"
+    "       entrysim [demo]\n"
+    "       entrysim --help | --version\n"
+    "\n"
+    "Runs a static Linux ELF program (x86-64, i386 or x32; ET_EXEC or static-pie)\n"
+    "on the simulated CPU.  The guest uses this terminal's stdin, stdout and\n"
+    "stderr.  `entrysim` alone, or `entrysim demo`, runs a small built-in program.\n"
+    "\n"
+    "Options (before PROGRAM; `--` ends them):\n"
+    "  --direct          system calls go straight to host services (the default;\n"
+    "                    the modeled kernel entry arrives with a later release)\n"
+    "  --stats           print instructions retired, decodes, wall time, MIPS and\n"
+    "                    system calls to stderr at the end\n"
+    "  --max-insns N     stop after N instructions\n"
+    "  --timeout S       stop after S seconds of wall-clock time\n"
+    "  --mem-cap MB      guest memory allowed (default 1024 MiB)\n"
+    "  --root DIR        the directory the guest sees as / (default: .)\n"
+    "  --rw              allow the guest to write under the root\n"
+    "  --deterministic   fixed time, random bytes and time-stamp counter\n"
+    "  --cpu intel|amd   CPU vendor the guest sees (default amd)\n"
+    "\n"
+    "Exit status:\n"
+    "  0-255   the guest's own exit status\n"
+    "  128+N   the guest died of signal N (an unhandled fault: SIGSEGV 139,\n"
+    "          SIGILL 132, SIGFPE 136, SIGBUS 135, SIGTRAP 133)\n"
+    "  137     out of guest memory (--mem-cap)\n"
+    "  124     --timeout reached\n"
+    "  125     --max-insns reached\n"
+    "  126     PROGRAM is not a loadable static ELF executable\n"
+    "  127     PROGRAM not found\n"
+    "  2       bad usage\n"
+    "  1       simulator error\n";
+
+typedef struct options {
+    bool stats, rw, deterministic;
+    uint64_t max_insns;
+    double timeout;
+    uint64_t mem_cap_mb;
+    const char *root;
+    int vendor; /* 0 Intel, 1 AMD */
+} options;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "entrysim: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'entrysim --help'.\n");
+    return EX_USAGE;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void print_stats(es_machine *m, double secs)
+{
+    double mips = secs > 0 ? (double)m->icount / secs / 1e6 : 0;
+    fprintf(stderr,
+            "entrysim: stats: %llu instructions retired, %llu decodes (cache misses), "
+            "%.3f s wall, %.1f MIPS, %llu syscalls\n",
+            (unsigned long long)m->icount, (unsigned long long)m->decodes, secs, mips,
+            (unsigned long long)(m->host ? es_host_syscall_count(m) : 0));
+}
+
+/* A #PF on a page its VMA allows, not present: demand paging ran out of
+ * the memory cap (vm.c could not get a frame). */
+static bool fault_is_oom(es_machine *m)
+{
+    if (m->fault.vector != 14 || (m->fault.error & 1))
+        return false;
+    int prot = es_vm_prot_at(m, m->fault.addr);
+    if (prot <= 0)
+        return false;
+    if (m->fault.error & 0x10)
+        return (prot & ES_PROT_X) != 0;
+    if (m->fault.error & 0x2)
+        return (prot & ES_PROT_W) != 0;
+    return true;
+}
+
+/* Runs a loaded machine to the end and turns the outcome into an exit
+ * status, reporting on stderr. */
+static int finish(es_machine *m, const options *o)
+{
+    double t0 = now();
+    es_run(m);
+    double secs = now() - t0;
+    fflush(stdout);
+    int status;
+    switch (m->stop) {
+    case ES_STOP_EXIT:
+        status = m->exit_status & 0xff;
+        break;
+    case ES_STOP_FAULT:
+        if (fault_is_oom(m)) {
+            fprintf(stderr,
+                    "entrysim: out of guest memory (--mem-cap %llu MiB) at rip=0x%llx touching "
+                    "0x%llx\n",
+                    (unsigned long long)(m->mem_cap >> 20), (unsigned long long)m->fault.rip,
+                    (unsigned long long)m->fault.addr);
+            status = EX_OOM;
+        } else {
+            fprintf(stderr, "entrysim: %s\n", m->message);
+            status = 128 + (m->signal ? m->signal : 11);
+        }
+        break;
+    case ES_STOP_INSNS:
+        fprintf(stderr, "entrysim: stopped after %llu instructions (--max-insns) at rip=0x%llx\n",
+                (unsigned long long)m->icount, (unsigned long long)m->rip);
+        status = EX_INSNS;
+        break;
+    case ES_STOP_TIME:
+        fprintf(stderr, "entrysim: stopped after %.1f s (--timeout) at rip=0x%llx\n", secs,
+                (unsigned long long)m->rip);
+        status = EX_TIMEOUT;
+        break;
+    case ES_STOP_HLT:
+        fprintf(stderr, "entrysim: the guest halted (HLT) at rip=0x%llx\n",
+                (unsigned long long)m->rip);
+        status = EX_ERROR;
+        break;
+    default:
+        fprintf(stderr, "entrysim: %s\n", m->message[0] ? m->message : "simulator error");
+        status = EX_ERROR;
+        break;
+    }
+    if (o->stats)
+        print_stats(m, secs);
+    return status;
+}
+
+static es_machine *new_machine(const options *o)
+{
+    es_machine *m = es_machine_new(o->mem_cap_mb << 20);
+    if (!m) {
+        fprintf(stderr, "entrysim: cannot allocate the machine\n");
+        return NULL;
+    }
+    m->deterministic = o->deterministic;
+    m->vendor = (uint8_t)o->vendor;
+    m->max_insns = o->max_insns;
+    m->wall_limit = o->timeout;
+    es_host_config cfg = {
+        .root = o->root,
+        .rw = o->rw,
+        .deterministic = o->deterministic,
+        .stdin_fd = 0,
+        .stdout_fd = 1,
+        .stderr_fd = 2,
+    };
+    if (es_host_init(m, &cfg)) {
+        fprintf(stderr, "entrysim: %s\n", m->message[0] ? m->message : "host services failed");
+        es_host_free(m);
+        es_machine_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void free_machine(es_machine *m)
+{
+    es_host_free(m);
+    es_machine_free(m);
+}
+
+/* PROGRAM without a slash that is not in the current directory is looked
+ * up in PATH, as a shell would. */
+static const char *resolve(const char *prog, char *buf, size_t bufsz)
+{
+    struct stat st;
+    if (strchr(prog, '/') || stat(prog, &st) == 0)
+        return prog;
+    const char *path = getenv("PATH");
+    if (!path)
+        return prog;
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        if (n && (size_t)snprintf(buf, bufsz, "%.*s/%s", (int)n, path, prog) < bufsz &&
+            stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            return buf;
+        path += n + (colon ? 1 : 0);
+    }
+    return prog;
+}
+
+static int cmd_run(int argc, char **argv, options *o)
+{
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == 0)
+            break;
+        /* --opt=value or --opt value */
+        char name[32];
+        const char *val = NULL;
+        const char *eq = strchr(a, '=');
+        if (eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = 0;
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        bool takes = !strcmp(name, "--max-insns") || !strcmp(name, "--mem-cap") ||
+                     !strcmp(name, "--timeout") || !strcmp(name, "--root") ||
+                     !strcmp(name, "--cpu");
+        if (takes && !val) {
+            if (i + 1 >= argc)
+                return usage_error("option %s needs a value", name);
+            val = argv[++i];
+        } else if (!takes && val) {
+            return usage_error("option %s takes no value", name);
+        }
+        if (!strcmp(name, "--direct")) {
+            /* the only mode for now */
+        } else if (!strcmp(name, "--stats")) {
+            o->stats = true;
+        } else if (!strcmp(name, "--rw")) {
+            o->rw = true;
+        } else if (!strcmp(name, "--deterministic")) {
+            o->deterministic = true;
+        } else if (!strcmp(name, "--max-insns")) {
+            if (!parse_u64(val, &o->max_insns) || !o->max_insns)
+                return usage_error("--max-insns needs a positive number, not '%s'", val);
+        } else if (!strcmp(name, "--mem-cap")) {
+            if (!parse_u64(val, &o->mem_cap_mb) || o->mem_cap_mb < 1 || o->mem_cap_mb > 65536)
+                return usage_error("--mem-cap needs a size in MiB (1..65536), not '%s'", val);
+        } else if (!strcmp(name, "--timeout")) {
+            char *end;
+            double t = strtod(val, &end);
+            if (!*val || *end || !(t > 0) || t > 1e9)
+                return usage_error("--timeout needs a positive number of seconds, not '%s'", val);
+            o->timeout = t;
+        } else if (!strcmp(name, "--root")) {
+            struct stat st;
+            if (stat(val, &st) != 0 || !S_ISDIR(st.st_mode))
+                return usage_error("--root: '%s' is not a directory", val);
+            o->root = val;
+        } else if (!strcmp(name, "--cpu")) {
+            if (!strcmp(val, "intel"))
+                o->vendor = 0;
+            else if (!strcmp(val, "amd"))
+                o->vendor = 1;
+            else
+                return usage_error("--cpu must be intel or amd, not '%s'", val);
+        } else {
+            return usage_error("unknown option %s", a);
+        }
+    }
+    if (i >= argc)
+        return usage_error("%s", "run: no PROGRAM given");
+
+    char pathbuf[4096];
+    const char *prog = argv[i];
+    const char *path = resolve(prog, pathbuf, sizeof pathbuf);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "entrysim: %s: %s\n", prog, strerror(errno));
+        return errno == ENOENT || errno == ENOTDIR ? EX_NOTFOUND : EX_NOEXEC;
+    }
+
+    es_machine *m = new_machine(o);
+    if (!m)
+        return EX_ERROR;
+    es_image img;
+    if (es_load_elf(m, path, &img)) {
+        fprintf(stderr, "entrysim: %s: %s\n", prog, m->message);
+        free_machine(m);
+        return EX_NOEXEC;
+    }
+    if (es_start_process(m, &img, argc - i, argv + i, environ)) {
+        fprintf(stderr, "entrysim: %s: %s\n", prog, m->message);
+        free_machine(m);
+        return EX_NOEXEC;
+    }
+    int status = finish(m, o);
+    free_machine(m);
+    return status;
+}
+
+static int cmd_demo(options *o)
+{
+    uint8_t elf[1024];
+    size_t n = es_demo_elf(elf, sizeof elf);
+    printf("entrysim demo: loading a built-in %zu-byte static x86-64 ELF program and running it\n"
+           "on the simulated CPU; its system calls go to host services (--direct).\n"
+           "--- guest output ---\n",
+           n);
+    fflush(stdout);
+    o->stats = true;
+    es_machine *m = new_machine(o);
+    if (!m)
+        return EX_ERROR;
+    es_image img;
+    char *args[] = {"demo", NULL};
+    char *env[] = {NULL};
+    if (es_load_elf_mem(m, elf, n, &img) || es_start_process(m, &img, 1, args, env)) {
+        fprintf(stderr, "entrysim: demo: %s\n", m->message);
+        free_machine(m);
+        return EX_ERROR;
+    }
+    int status = finish(m, o);
+    printf("--- guest exited with status %d ---\n"
+           "Next: `entrysim run --stats PROGRAM [ARGS...]` runs any static x86-64, i386\n"
+           "or x32 Linux program; `entrysim --help` lists the options.\n",
+           status);
+    free_machine(m);
+    return status;
+}
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "usage: entrysim run [options] PROGRAM [ARGS...]\n");
-    return 2;
+    options o = {.mem_cap_mb = 1024, .root = ".", .vendor = 1};
+    if (argc < 2 || !strcmp(argv[1], "demo")) {
+        if (argc > 2)
+            return usage_error("%s", "demo takes no arguments");
+        return cmd_demo(&o);
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("entrysim 0.1.0\n");
+        return 0;
+    }
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2, &o);
+    return usage_error("unknown command '%s' (try 'entrysim run PROGRAM')", cmd);
 }
