@@ -152,8 +152,9 @@ static inline uint64_t bswap_sz(uint64_t v, unsigned sz)
     }
 }
 
-/* BSWAP r16 is undefined (SDM); Zen, like Intel cores, writes 0 to the low
- * 16 bits (the byte swap of the zero-extended 32-bit value's upper half). */
+/* BSWAP r16 is undefined (SDM); Zen writes 0 to the low 16 bits (as if it
+ * swapped the zero-extended 32-bit value and kept its low half), leaving
+ * bits 16..63 alone. */
 static int op_bswap(es_machine *m, const es_insn *d)
 {
     uint64_t v;
