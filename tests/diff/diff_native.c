@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #define DIFF_RB 0x20000000ull
 #define DIFF_IN (DIFF_RB + 0x1000)
@@ -38,12 +39,26 @@ extern const uint8_t diff_stub32[], diff_stub32_slot[], diff_stub32_end[];
  * product, and the harness is single-threaded. */
 static sigjmp_buf g_jb;
 static volatile sig_atomic_t g_armed;
+static diff_state g_fstate; /* registers at the fault, from the signal frame */
+static uint64_t g_frip;
 
-static void on_fault(int sig, siginfo_t *si, void *uc)
+static void on_fault(int sig, siginfo_t *si, void *ucv)
 {
     (void)si;
-    (void)uc;
     if (g_armed) {
+        const ucontext_t *uc = ucv;
+        const greg_t *g = uc->uc_mcontext.gregs;
+        static const int map[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP,
+                                    REG_RSI, REG_RDI, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                    REG_R12, REG_R13, REG_R14, REG_R15};
+        for (int i = 0; i < 16; i++)
+            g_fstate.gpr[i] = (uint64_t)g[map[i]];
+        g_fstate.rflags = (uint64_t)g[REG_EFL];
+        g_frip = (uint64_t)g[REG_RIP];
+        if (uc->uc_mcontext.fpregs) {
+            g_fstate.mxcsr = uc->uc_mcontext.fpregs->mxcsr;
+            memcpy(g_fstate.xmm, uc->uc_mcontext.fpregs->_xmm, sizeof g_fstate.xmm);
+        }
         g_armed = 0;
         siglongjmp(g_jb, sig);
     }
@@ -152,7 +167,9 @@ void diff_native_run(int mode, const uint8_t *insn, size_t len, const diff_state
     }
     out->fault = sig;
     out->unimpl = 0;
-    out->st = sig ? *in : *nout;
+    out->st = sig ? g_fstate : *nout;
+    /* a fault anywhere but at the instruction is the harness's own */
+    out->fault_elsewhere = sig && g_frip != (uint64_t)(uintptr_t)(stub + slot);
     memcpy(out->data, (void *)DIFF_DATA, DIFF_DATA_SIZE);
     memcpy(out->stack, (void *)DIFF_STACK, DIFF_STACK_SIZE);
 }

@@ -38,6 +38,7 @@ typedef struct diff_result {
     uint8_t stack[DIFF_STACK_SIZE];
     int fault;   /* native: signal number; sim: exception vector + 1 (0 = none) */
     int unimpl;  /* sim: the instruction is not implemented */
+    int fault_elsewhere; /* native: the fault was not at the instruction */
 } diff_result;
 
 /* Maps the fixed regions and installs the fault handlers.  Returns 0, or -1
