@@ -15,10 +15,11 @@
 // case with `fault` >= 0 expects that exception with nothing changed (faults
 // are precise) and RIP still at the instruction.
 //
-// The expected values in the tables were checked by running the same bytes
-// with the same inputs natively on the AMD Zen host: a checker program can
-// include a test file with EST_NATIVE_CHECK defined, which turns each
-// EST_CASE_SUITE into a call to est_native_register() that it provides.
+// The expected values in the tables are checked by running the same bytes
+// with the same inputs natively on the AMD Zen host: tests/oracle builds
+// es_oracle_<name> (ninja es_oracle_alu; ./tests/oracle/es_oracle_alu),
+// which includes a test file with EST_NATIVE_CHECK defined, turning each
+// EST_CASE_SUITE into a call to est_native_register().
 #ifndef ENTRYSIM_EST_CASE_H
 #define ENTRYSIM_EST_CASE_H
 
