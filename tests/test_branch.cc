@@ -76,12 +76,15 @@ TEST(Branch, LoopJrcxz)
         {"loop with cx (67 e2 in 32-bit mode)", M32, {0x67, 0xe2, 0x01, 0xf4},
          {{ES_RCX, 0x10000}}, {{ES_RCX, 0x1ffff}}}, // cx wraps, the rest merges
         {"loope: ZF=1 branches", M64, {0xe1, 0x01, 0xf4}, {{ES_RCX, 3}}, {{ES_RCX, 2}}, 0x242},
-        {"loope: ZF=0 falls through", M64, {0xe1, 0x01, 0x90}, {{ES_RCX, 3}}, {{ES_RCX, 2}}},
+        // falling through reaches the hlt: #GP there
+        {"loope: ZF=0 falls through", M64, {0xe1, 0x01, 0xf4}, {{ES_RCX, 3}}, {{ES_RCX, 2}},
+         0x202, 0, 0, {}, {}, ES_GP, 0, C + 2},
         {"loopne: ZF=0 branches", M64, {0xe0, 0x01, 0xf4}, {{ES_RCX, 3}}, {{ES_RCX, 2}}},
         {"jrcxz taken", M64, {0xe3, 0x01, 0xf4}, {{ES_RCX, 0}}, {}},
         {"jecxz taken on ecx = 0 (67 e3)", M64, {0x67, 0xe3, 0x01, 0xf4},
          {{ES_RCX, 0x100000000ull}}, {}},
-        {"jrcxz not taken", M64, {0xe3, 0x01, 0x90}, {{ES_RCX, 0x100000000ull}}, {}},
+        {"jrcxz not taken", M64, {0xe3, 0x01, 0xf4}, {{ES_RCX, 0x100000000ull}}, {}, 0x202, 0,
+         0, {}, {}, ES_GP, 0, C + 2},
         {"jcxz taken on cx = 0 (32-bit mode)", M32, {0x67, 0xe3, 0x01, 0xf4},
          {{ES_RCX, 0x10000}}, {}},
     });
