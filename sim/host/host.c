@@ -1,0 +1,256 @@
+/* host.c - host services: lifetime, dispatch of a syscall number of each
+ * ABI through the generated tables, the --direct register conventions and
+ * the guest-memory helpers the syscall bodies share.
+ *
+ * Numbers are never typed by hand: tables/syscall_64.tbl and syscall_32.tbl
+ * (Linux 4.17) map each number to a name, and the bodies in fs.c, mm.c and
+ * proc.c are keyed by name (enum es_sc).  As in 4.17, x86-64 and x32 share
+ * one table: the x32 bit is masked off for every 64-bit caller, and the bit
+ * itself is what makes a call "x32" (in_x32_syscall()).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host_int.h"
+#include "mem.h"
+
+/* ---- number -> name tables ---- */
+
+#include "es_syscall_32.h" /* ES_NR_SYSCALLS_32 */
+#include "es_syscall_64.h" /* ES_NR_SYSCALLS_64 */
+
+static const uint16_t g_sc64[ES_NR_SYSCALLS_64] = {
+#define ES_SYSCALL_64(nr, abi, name, entry) [nr] = ES_SC_##name,
+#include "es_syscall_64.h"
+#undef ES_SYSCALL_64
+};
+
+static const uint16_t g_sc32[ES_NR_SYSCALLS_32] = {
+#define ES_SYSCALL_32(nr, name, entry, compat) [nr] = ES_SC_##name,
+#include "es_syscall_32.h"
+#undef ES_SYSCALL_32
+};
+
+/* ---- lifetime ---- */
+
+int es_host_init(es_machine *m, const es_host_config *cfg)
+{
+    if (m->host)
+        es_host_free(m);
+    struct es_host *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(m->message, sizeof m->message, "host services: out of memory");
+        return -1;
+    }
+    m->host = h;
+    h->cfg = *cfg;
+    h->rootfd = -1;
+    for (int i = 0; i < ES_HOST_MAX_FDS; i++)
+        h->fds[i].host = -1;
+    if (cfg->exe && strlen(cfg->exe) < sizeof h->exe)
+        strcpy(h->exe, cfg->exe);
+    h->cfg.exe = NULL; /* the caller's string may not outlive us */
+    h->umask = 022;
+    h->rng = 0x9e3779b97f4a7c15ull;
+    /* The guest sees one process; fixed ids when deterministic. */
+    h->pid = cfg->deterministic ? 1000 : (int)getpid();
+    h->ppid = cfg->deterministic ? 999 : (int)getppid();
+    h->uid = cfg->deterministic ? 1000 : (uint32_t)getuid();
+    h->gid = cfg->deterministic ? 1000 : (uint32_t)getgid();
+    /* Linux defaults for an ordinary user (RLIM_INFINITY = ~0). */
+    for (int i = 0; i < 16; i++)
+        h->rlim[i].cur = h->rlim[i].max = ~0ull;
+    h->rlim[3].cur = 8ull << 20;                       /* RLIMIT_STACK */
+    h->rlim[4].cur = 0;                                /* RLIMIT_CORE */
+    h->rlim[6].cur = h->rlim[6].max = 63408;           /* RLIMIT_NPROC */
+    h->rlim[7].cur = ES_HOST_MAX_FDS;                  /* RLIMIT_NOFILE */
+    h->rlim[7].max = ES_HOST_MAX_FDS;
+    h->rlim[8].cur = h->rlim[8].max = 64ull << 10;     /* RLIMIT_MEMLOCK */
+    h->rlim[11].cur = h->rlim[11].max = 63408;         /* RLIMIT_SIGPENDING */
+    h->rlim[12].cur = h->rlim[12].max = 819200;        /* RLIMIT_MSGQUEUE */
+    h->rlim[13].cur = h->rlim[13].max = 0;             /* RLIMIT_NICE */
+    h->rlim[14].cur = h->rlim[14].max = 0;             /* RLIMIT_RTPRIO */
+    if (es_hs_fs_init(m))
+        return -1; /* message set; es_host_free cleans up */
+    return 0;
+}
+
+void es_host_free(es_machine *m)
+{
+    if (!m || !m->host)
+        return;
+    es_hs_fs_free(m);
+    free(m->host);
+    m->host = NULL;
+}
+
+uint64_t es_host_syscall_count(const es_machine *m)
+{
+    return m->host ? m->host->nsyscalls : 0;
+}
+
+uint64_t es_host_brk(const es_machine *m)
+{
+    return m->host ? m->host->brk_cur : 0;
+}
+
+void es_host_set_brk(es_machine *m, uint64_t start)
+{
+    if (!m->host)
+        return;
+    m->host->brk_start = m->host->brk_cur = start;
+}
+
+/* ---- guest memory ---- */
+
+uint64_t es_hs_task_size(const es_scall *c)
+{
+    /* TASK_SIZE_MAX for 64-bit callers; IA32_PAGE_OFFSET for i386 and x32
+     * (arch/x86/include/asm/processor.h, 4.17) */
+    return c->ptr32 ? 0xffffe000ull : 0x7ffffffff000ull;
+}
+
+static bool range_ok(const es_scall *c, uint64_t va, size_t n)
+{
+    uint64_t top = es_hs_task_size(c);
+    return va <= top && n <= top - va;
+}
+
+int es_hs_get(es_machine *m, const es_scall *c, void *dst, uint64_t va, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (!range_ok(c, va, n) || es_copy_from_guest(m, dst, va, n))
+        return -EFAULT;
+    return 0;
+}
+
+int es_hs_put(es_machine *m, const es_scall *c, uint64_t va, const void *src, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (!range_ok(c, va, n) || es_copy_to_guest(m, va, src, n))
+        return -EFAULT;
+    return 0;
+}
+
+int es_hs_probe_write(es_machine *m, const es_scall *c, uint64_t va, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (!range_ok(c, va, n))
+        return -EFAULT;
+    /* one byte per page, read and written back: demand-faults the pages
+     * and checks writability without changing memory */
+    uint64_t end = va + n;
+    for (uint64_t p = va; p < end; p = (p | 0xfff) + 1) {
+        uint8_t b;
+        if (es_copy_from_guest(m, &b, p, 1) || es_copy_to_guest(m, p, &b, 1))
+            return -EFAULT;
+    }
+    return 0;
+}
+
+int64_t es_hs_get_str(es_machine *m, const es_scall *c, uint64_t va, char *dst, size_t cap)
+{
+    size_t got = 0;
+    while (got < cap) {
+        size_t chunk = 4096 - ((va + got) & 0xfff); /* never cross a page in one copy */
+        if (chunk > cap - got)
+            chunk = cap - got;
+        if (es_hs_get(m, c, dst + got, va + got, chunk))
+            return -EFAULT;
+        void *z = memchr(dst + got, 0, chunk);
+        if (z)
+            return (char *)z - dst;
+        got += chunk;
+    }
+    return -ENAMETOOLONG;
+}
+
+/* ---- signals that end the guest ---- */
+
+static const char *const g_signames[32] = {
+    "0", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE",
+    "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGSTKFLT",
+    "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGXCPU",
+    "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO", "SIGPWR", "SIGSYS",
+};
+
+void es_hs_kill_self(es_machine *m, int sig)
+{
+    m->signal = sig;
+    m->exit_status = 128 + sig; /* what a shell reports for the death */
+    snprintf(m->message, sizeof m->message, "killed by signal %d (%s)", sig,
+             sig > 0 && sig < 32 ? g_signames[sig] : "SIGRT");
+    m->stop = ES_STOP_FAULT;
+}
+
+/* ---- dispatch ---- */
+
+int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6])
+{
+    struct es_host *h = m->host;
+    if (!h)
+        return -ENOSYS;
+    h->nsyscalls++;
+    es_scall c = {.abi = abi};
+    uint64_t a[6];
+    int sc = ES_SC_none;
+    if (abi == ES_ABI_I386) {
+        /* 32-bit registers: the upper halves do not exist */
+        for (int i = 0; i < 6; i++)
+            a[i] = (uint32_t)args[i];
+        c.nr = (uint32_t)nr;
+        c.compat = c.ptr32 = true;
+        if (c.nr < ES_NR_SYSCALLS_32)
+            sc = g_sc32[c.nr];
+    } else {
+        memcpy(a, args, sizeof a);
+        c.x32 = (nr & ES_X32_SYSCALL_BIT) != 0;
+        c.nr = nr & ~ES_X32_SYSCALL_BIT;
+        c.ptr32 = c.x32 || abi == ES_ABI_X32;
+        c.compat = c.nr >= 512; /* the x32 rows take compat structs */
+        if (c.nr < ES_NR_SYSCALLS_64)
+            sc = g_sc64[c.nr];
+    }
+    int64_t r = ES_HS_NEXT;
+    if (sc != ES_SC_none) {
+        r = es_hs_fs(m, &c, sc, a);
+        if (r == ES_HS_NEXT)
+            r = es_hs_mm(m, &c, sc, a);
+        if (r == ES_HS_NEXT)
+            r = es_hs_proc(m, &c, sc, a);
+    }
+    if (r == ES_HS_NEXT)
+        r = -ENOSYS;
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].syscall)
+            m->obs[i].syscall(m->obs[i].ctx, m, abi, nr, (uint64_t)r);
+    return r;
+}
+
+int es_host_syscall(es_machine *m, int abi)
+{
+    uint64_t a[6];
+    uint64_t nr;
+    if (abi == ES_ABI_I386) {
+        nr = (uint32_t)m->gpr[ES_RAX];
+        static const int regs[6] = {ES_RBX, ES_RCX, ES_RDX, ES_RSI, ES_RDI, ES_RBP};
+        for (int i = 0; i < 6; i++)
+            a[i] = (uint32_t)m->gpr[regs[i]];
+    } else {
+        nr = m->gpr[ES_RAX];
+        static const int regs[6] = {ES_RDI, ES_RSI, ES_RDX, ES_R10, ES_R8, ES_R9};
+        for (int i = 0; i < 6; i++)
+            a[i] = m->gpr[regs[i]];
+    }
+    m->stop = ES_STOP_NONE;
+    int64_t r = es_host_call(m, abi, nr, a);
+    if (m->stop != ES_STOP_NONE) /* exit, a fatal signal, a wait forever */
+        return ES_STOP;
+    m->gpr[ES_RAX] = abi == ES_ABI_I386 ? (uint32_t)r : (uint64_t)r;
+    return ES_OK;
+}

@@ -1,0 +1,149 @@
+/* host_int.h - what the files of sim/host/ share: the host-services state,
+ * the per-call context, guest-memory helpers and each file's dispatcher.
+ *
+ * Private to sim/host/ (and tests/test_host.cc, which pokes at a few
+ * fields).  Every syscall body returns the value the kernel would return:
+ * >= 0 on success, -errno on failure.
+ */
+#ifndef ENTRYSIM_HOST_INT_H
+#define ENTRYSIM_HOST_INT_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "../host.h"
+#include "../machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One value per syscall name of the two tables (generated from them). */
+enum es_sc {
+    ES_SC_none = 0,
+#define ES_SYSCALL_NAME(n) ES_SC_##n,
+#include "es_syscall_names.h"
+#undef ES_SYSCALL_NAME
+    ES_SC_COUNT
+};
+
+#define ES_HOST_MAX_FDS 1024 /* RLIMIT_NOFILE hard limit we allow */
+#define ES_HOST_PATH_MAX 4096
+
+typedef struct es_hfd {
+    int host;     /* host fd, -1 = slot free */
+    bool owned;   /* we opened it (closing the guest fd closes it) */
+    bool cloexec; /* FD_CLOEXEC as the guest set it */
+} es_hfd;
+
+typedef struct es_ksigaction {
+    uint64_t handler, flags, restorer, mask;
+} es_ksigaction;
+
+typedef struct es_rlim {
+    uint64_t cur, max;
+} es_rlim;
+
+struct es_host {
+    es_host_config cfg;
+    char root[ES_HOST_PATH_MAX]; /* realpath of cfg->root, no trailing '/' */
+    size_t rootlen;
+    int rootfd;                  /* O_PATH|O_DIRECTORY of the root */
+    bool use_openat2;            /* host kernel has openat2 RESOLVE_IN_ROOT */
+    char exe[ES_HOST_PATH_MAX];  /* guest path of the program ("" = unknown) */
+    char cwd[ES_HOST_PATH_MAX];  /* guest's current directory (guest path) */
+
+    es_hfd fds[ES_HOST_MAX_FDS];
+
+    uint64_t brk_start, brk_cur; /* program break (brk_cur unaligned, as Linux) */
+    uint64_t nsyscalls;
+
+    es_ksigaction sigact[65];    /* [1..64] as the guest set them */
+    uint64_t sigmask;
+    uint64_t ss_sp, ss_size;     /* sigaltstack */
+    uint32_t ss_flags;
+    es_rlim rlim[16];
+    uint32_t umask;
+    uint64_t rng;                /* deterministic getrandom stream state */
+    uint64_t tid_address, robust_head, robust_len;
+    int64_t sleep_ns;            /* deterministic clock: time slept so far */
+    int pid, ppid;
+    uint32_t uid, gid;
+};
+
+/* What a call knows about itself. */
+typedef struct es_scall {
+    int abi;      /* enum es_abi of the caller */
+    bool compat;  /* 32-bit struct layouts: i386 call or x32 row 512+ */
+    bool x32;     /* 64-bit table call with the x32 bit */
+    bool ptr32;   /* user pointers are 32-bit (i386, x32) */
+    uint64_t nr;  /* number in its table (x32 bit removed) */
+} es_scall;
+
+/* A dispatcher's answer when the call is not one of its own. */
+#define ES_HS_NEXT INT64_MIN
+
+static inline struct es_host *es_h(es_machine *m)
+{
+    return m->host;
+}
+
+/* ---- guest memory (host.c) ---- */
+
+/* Highest user address + 1 for the caller's address space. */
+uint64_t es_hs_task_size(const es_scall *c);
+/* Copies from/to guest user memory; -EFAULT for a bad or non-user range. */
+int es_hs_get(es_machine *m, const es_scall *c, void *dst, uint64_t va, size_t n);
+int es_hs_put(es_machine *m, const es_scall *c, uint64_t va, const void *src, size_t n);
+/* Checks that [va, va+n) is writable user memory (materialising pages)
+ * without changing its contents: 0 or -EFAULT. */
+int es_hs_probe_write(es_machine *m, const es_scall *c, uint64_t va, size_t n);
+/* Copies a NUL-terminated string of at most cap-1 bytes: its length, or
+ * -EFAULT / -ENAMETOOLONG. */
+int64_t es_hs_get_str(es_machine *m, const es_scall *c, uint64_t va, char *dst, size_t cap);
+/* Little-endian field stores into a host buffer. */
+static inline void es_st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void es_st32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline void es_st64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline uint32_t es_ld32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+static inline uint64_t es_ld64(const uint8_t *p) { return es_ld32(p) | (uint64_t)es_ld32(p + 4) << 32; }
+
+/* Stops the guest as a fatal signal's default action would. */
+void es_hs_kill_self(es_machine *m, int sig);
+
+/* ---- per-file dispatchers: return ES_HS_NEXT when sc is not theirs ---- */
+int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
+int64_t es_hs_mm(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
+int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
+
+/* fs.c lifetime */
+int es_hs_fs_init(es_machine *m);
+void es_hs_fs_free(es_machine *m);
+/* Host fd behind guest fd, or -1. */
+int es_hs_hostfd(es_machine *m, int64_t gfd);
+
+/* ---- compat.c: struct layouts per ABI ---- */
+
+/* Host struct stat -> the guest's layout; returns bytes written to out or
+ * -EOVERFLOW.  kind: 0 = x86-64 struct stat (144), 1 = i386 stat64 (96),
+ * 2 = i386 struct stat (compat_stat, 64). */
+struct stat;
+int es_hs_conv_stat(const struct stat *st, int kind, uint8_t *out);
+/* struct timespec / timeval in the caller's layout (16 or 8 bytes). */
+int es_hs_get_timespec(es_machine *m, const es_scall *c, uint64_t va, int64_t *sec, int64_t *nsec);
+int es_hs_put_timespec(es_machine *m, const es_scall *c, uint64_t va, int64_t sec, int64_t nsec);
+int es_hs_put_timeval(es_machine *m, const es_scall *c, uint64_t va, int64_t sec, int64_t usec);
+/* Reads an iovec array (16-byte or compat 8-byte entries); at most 1024. */
+typedef struct es_iov {
+    uint64_t base, len;
+} es_iov;
+int es_hs_get_iovec(es_machine *m, const es_scall *c, uint64_t va, uint64_t cnt, es_iov *out);
+/* Kernel sigaction in the 64-bit (32 bytes) or compat (20 bytes) layout. */
+int es_hs_get_sigaction(es_machine *m, const es_scall *c, uint64_t va, es_ksigaction *sa);
+int es_hs_put_sigaction(es_machine *m, const es_scall *c, uint64_t va, const es_ksigaction *sa);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,337 @@
+/* mm.c - the guest's memory system calls (brk, mmap, munmap, mprotect,
+ * mremap, madvise) over the VMAs of sim/vm.h.
+ *
+ * File mappings are private copies: mmap reads the file's bytes into the
+ * new (demand-zero) mapping, so later changes to the file are not seen and
+ * bytes past EOF in the last page read as zero (Linux would SIGBUS only
+ * beyond the last page).  MAP_SHARED of a file is accepted read-only
+ * (PROT_WRITE -> -EINVAL): without writers it behaves as Linux's; a
+ * writable shared file mapping would need write-back, which we do not
+ * model.  Shared anonymous memory is private memory (one process).
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host_int.h"
+#include "mem.h"
+#include "vm.h"
+
+#define PAGE 4096ull
+#define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+
+#define G_PROT_READ 1
+#define G_PROT_WRITE 2
+#define G_PROT_EXEC 4
+#define G_PROT_GROWSDOWN 0x01000000
+#define G_PROT_GROWSUP 0x02000000
+#define G_MAP_SHARED 0x01
+#define G_MAP_PRIVATE 0x02
+#define G_MAP_SHARED_VALIDATE 0x03
+#define G_MAP_TYPE 0x0f
+#define G_MAP_FIXED 0x10
+#define G_MAP_ANONYMOUS 0x20
+#define G_MAP_32BIT 0x40
+#define G_MAP_FIXED_NOREPLACE 0x100000
+#define G_MREMAP_MAYMOVE 1
+#define G_MREMAP_FIXED 2
+#define G_MADV_DONTNEED 4
+
+static int es_prot(uint64_t p)
+{
+    return (p & G_PROT_READ ? ES_PROT_R : 0) | (p & G_PROT_WRITE ? ES_PROT_W : 0) |
+           (p & G_PROT_EXEC ? ES_PROT_X : 0);
+}
+
+static bool range_free(es_machine *m, uint64_t va, uint64_t len)
+{
+    for (uint64_t a = va; a < va + len; a += PAGE)
+        if (es_vm_prot_at(m, a) >= 0)
+            return false;
+    return true;
+}
+
+/* ---- brk (mm/mmap.c: SYSCALL_DEFINE1(brk)) ---- */
+
+static int64_t do_brk(es_machine *m, uint64_t want)
+{
+    struct es_host *h = m->host;
+    if (want < h->brk_start || !h->brk_start)
+        return (int64_t)h->brk_cur;
+    uint64_t newp = PAGE_UP(want), oldp = PAGE_UP(h->brk_cur);
+    if (newp == oldp) {
+        h->brk_cur = want;
+        return (int64_t)want;
+    }
+    if (newp < oldp) {
+        if (es_vm_unmap(m, newp, oldp - newp) == 0)
+            h->brk_cur = want;
+        return (int64_t)h->brk_cur;
+    }
+    /* growing: refuse to run into an existing mapping (plus Linux's
+     * one-page guard gap), leaving the break where it was */
+    if (newp + PAGE < newp || !range_free(m, oldp, newp - oldp + PAGE))
+        return (int64_t)h->brk_cur;
+    if (es_vm_map(m, oldp, newp - oldp, ES_PROT_R | ES_PROT_W))
+        return (int64_t)h->brk_cur;
+    h->brk_cur = want;
+    return (int64_t)want;
+}
+
+/* ---- mmap ---- */
+
+/* Reads len bytes of host fd at off into fresh guest pages at va. */
+static int fill_from_file(es_machine *m, uint64_t va, uint64_t len, int hfd, uint64_t off)
+{
+    enum { BUF = 1 << 16 };
+    uint8_t *buf = malloc(BUF);
+    if (!buf)
+        return -ENOMEM;
+    int ret = 0;
+    for (uint64_t done = 0; done < len;) {
+        size_t want = len - done < BUF ? (size_t)(len - done) : BUF;
+        ssize_t n = pread(hfd, buf, want, (off_t)(off + done));
+        if (n < 0) {
+            ret = -errno;
+            break;
+        }
+        if (n == 0)
+            break; /* EOF: the rest stays zero */
+        if (es_copy_to_guest(m, va + done, buf, (size_t)n)) {
+            ret = -ENOMEM; /* out of guest memory */
+            break;
+        }
+        done += (uint64_t)n;
+    }
+    free(buf);
+    return ret;
+}
+
+static int64_t do_mmap(es_machine *m, const es_scall *c, uint64_t addr, uint64_t len,
+                       uint64_t prot, uint64_t flags, int64_t fd, uint64_t off)
+{
+    uint64_t top = es_hs_task_size(c);
+    if (!len)
+        return -EINVAL;
+    if (off & (PAGE - 1))
+        return -EINVAL;
+    if (prot & ~(uint64_t)(G_PROT_READ | G_PROT_WRITE | G_PROT_EXEC | G_PROT_GROWSDOWN | G_PROT_GROWSUP))
+        return -EINVAL;
+    uint64_t type = flags & G_MAP_TYPE;
+    if (type != G_MAP_SHARED && type != G_MAP_PRIVATE && type != G_MAP_SHARED_VALIDATE)
+        return -EINVAL;
+    uint64_t plen = PAGE_UP(len);
+    if (!plen || plen > top)
+        return -ENOMEM;
+    bool anon = flags & G_MAP_ANONYMOUS;
+    int hfd = -1;
+    if (!anon) {
+        hfd = es_hs_hostfd(m, (int)fd);
+        if (hfd < 0)
+            return -EBADF;
+        int fl = fcntl(hfd, F_GETFL);
+        if (fl < 0 || (fl & O_PATH))
+            return -EBADF;
+        if ((fl & O_ACCMODE) == O_WRONLY)
+            return -EACCES;
+        if (type != G_MAP_PRIVATE && (prot & G_PROT_WRITE))
+            return -EINVAL; /* writable shared file mappings: not modelled */
+        if (off + plen < off)
+            return -EOVERFLOW;
+    }
+    uint64_t va;
+    if (flags & (G_MAP_FIXED | G_MAP_FIXED_NOREPLACE)) {
+        if (addr & (PAGE - 1))
+            return -EINVAL;
+        if (addr > top - plen)
+            return -ENOMEM;
+        if (addr < ES_VM_MMAP_MIN) /* mmap_min_addr */
+            return -EPERM;
+        if ((flags & G_MAP_FIXED_NOREPLACE) && !(flags & G_MAP_FIXED) && !range_free(m, addr, plen))
+            return -EEXIST;
+        va = addr;
+    } else {
+        uint64_t hint = addr & ~(PAGE - 1);
+        if ((flags & G_MAP_32BIT) && !c->ptr32 && !hint)
+            hint = 0x40000000; /* MAP_32BIT: the first 2 GiB */
+        if (hint && hint > top - plen)
+            hint = 0;
+        va = es_vm_find_free(m, plen, hint);
+        if (!va || va > top - plen)
+            return -ENOMEM;
+    }
+    int ep = es_prot(prot);
+    int r = es_vm_map(m, va, plen, anon ? ep : ep | ES_PROT_W | ES_PROT_R);
+    if (r)
+        return r;
+    if (!anon) {
+        /* kernel-style copies need write access; the final protection is
+         * applied after the contents are in */
+        r = fill_from_file(m, va, len, hfd, off);
+        if (!r && (ep | ES_PROT_W | ES_PROT_R) != ep)
+            r = es_vm_protect(m, va, plen, ep);
+        if (r) {
+            es_vm_unmap(m, va, plen);
+            return r;
+        }
+    }
+    return (int64_t)va;
+}
+
+/* i386 #90: struct mmap_arg_struct32 {addr, len, prot, flags, fd, offset}. */
+static int64_t do_old_mmap(es_machine *m, const es_scall *c, uint64_t uarg)
+{
+    uint8_t b[24];
+    int r = es_hs_get(m, c, b, uarg, sizeof b);
+    if (r)
+        return r;
+    uint32_t v[6];
+    for (int i = 0; i < 6; i++)
+        v[i] = es_ld32(b + 4 * i);
+    if (v[5] & (PAGE - 1))
+        return -EINVAL;
+    return do_mmap(m, c, v[0], v[1], v[2], v[3], (int32_t)v[4], v[5]);
+}
+
+/* ---- mremap ---- */
+
+/* Copies the touched pages of [from, from+len) to to (fresh pages). */
+static int copy_pages(es_machine *m, uint64_t from, uint64_t to, uint64_t len)
+{
+    uint8_t buf[PAGE];
+    for (uint64_t o = 0; o < len; o += PAGE) {
+        uint64_t *pte = es_pte(m, m->cr3, from + o, false);
+        if (!pte || !(*pte & ES_PTE_ADDR))
+            continue; /* never touched: reads as zero in the new place too */
+        uint8_t *src = es_phys(m, *pte & ES_PTE_ADDR);
+        if (!src)
+            continue;
+        memcpy(buf, src, PAGE);
+        if (es_copy_to_guest(m, to + o, buf, PAGE))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int64_t do_mremap(es_machine *m, const es_scall *c, uint64_t old, uint64_t oldlen,
+                         uint64_t newlen, uint64_t flags, uint64_t newaddr)
+{
+    uint64_t top = es_hs_task_size(c);
+    if (flags & ~(uint64_t)(G_MREMAP_MAYMOVE | G_MREMAP_FIXED))
+        return -EINVAL;
+    if ((flags & G_MREMAP_FIXED) && !(flags & G_MREMAP_MAYMOVE))
+        return -EINVAL;
+    if (old & (PAGE - 1))
+        return -EINVAL;
+    oldlen = PAGE_UP(oldlen);
+    newlen = PAGE_UP(newlen);
+    if (!newlen || !oldlen) /* oldlen 0 duplicates shared mappings only */
+        return -EINVAL;
+    if (old > top || oldlen > top - old || newlen > top)
+        return -EINVAL;
+    int prot = es_vm_prot_at(m, old);
+    if (prot < 0 || !es_vm_range_ok(m, old, oldlen, 0))
+        return -EFAULT;
+    if (flags & G_MREMAP_FIXED) {
+        if ((newaddr & (PAGE - 1)) || newaddr > top - newlen)
+            return -EINVAL;
+        if (newaddr < old + oldlen && old < newaddr + newlen)
+            return -EINVAL; /* overlapping */
+    } else {
+        if (newlen <= oldlen) {
+            if (newlen < oldlen)
+                es_vm_unmap(m, old + newlen, oldlen - newlen);
+            return (int64_t)old;
+        }
+        if (old + newlen <= top && range_free(m, old + oldlen, newlen - oldlen)) {
+            int r = es_vm_map(m, old + oldlen, newlen - oldlen, prot);
+            return r ? r : (int64_t)old;
+        }
+        if (!(flags & G_MREMAP_MAYMOVE))
+            return -ENOMEM;
+        newaddr = es_vm_find_free(m, newlen, 0);
+        if (!newaddr || newaddr > top - newlen)
+            return -ENOMEM;
+    }
+    int r = es_vm_map(m, newaddr, newlen, prot | ES_PROT_R | ES_PROT_W);
+    if (!r)
+        r = copy_pages(m, old, newaddr, oldlen < newlen ? oldlen : newlen);
+    if (!r && (prot | ES_PROT_R | ES_PROT_W) != prot)
+        r = es_vm_protect(m, newaddr, newlen, prot);
+    if (r) {
+        es_vm_unmap(m, newaddr, newlen);
+        return r;
+    }
+    es_vm_unmap(m, old, oldlen);
+    return (int64_t)newaddr;
+}
+
+/* MADV_DONTNEED on private memory: the pages read as zero afterwards. */
+static int64_t do_madvise(es_machine *m, const es_scall *c, uint64_t start, uint64_t len, int adv)
+{
+    if (start & (PAGE - 1))
+        return -EINVAL;
+    len = PAGE_UP(len);
+    if (start + len < start || start + len > es_hs_task_size(c))
+        return -EINVAL;
+    if (adv != G_MADV_DONTNEED)
+        return 0; /* advice only */
+    if (!es_vm_range_ok(m, start, len, 0))
+        return -ENOMEM;
+    uint64_t a = start, end = start + len;
+    while (a < end) {
+        int prot = es_vm_prot_at(m, a);
+        uint64_t b = a + PAGE;
+        while (b < end && es_vm_prot_at(m, b) == prot)
+            b += PAGE;
+        int r = es_vm_map(m, a, b - a, prot); /* replaces: fresh zero pages */
+        if (r)
+            return r;
+        a = b;
+    }
+    return 0;
+}
+
+int64_t es_hs_mm(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
+{
+    switch (sc) {
+    case ES_SC_brk: return do_brk(m, a[0]);
+    case ES_SC_mmap:
+        if (c->abi == ES_ABI_I386)
+            return do_old_mmap(m, c, a[0]);
+        return do_mmap(m, c, a[0], a[1], a[2], a[3], (int)a[4], a[5]);
+    case ES_SC_mmap2: {
+        /* offset in 4 KiB units; 32-bit registers give files up to 16 TiB */
+        return do_mmap(m, c, a[0], a[1], a[2], a[3], (int32_t)a[4], a[5] << 12);
+    }
+    case ES_SC_munmap: {
+        if ((a[0] & (PAGE - 1)) || !a[1])
+            return -EINVAL;
+        uint64_t len = PAGE_UP(a[1]);
+        if (!len || a[0] > es_hs_task_size(c) || len > es_hs_task_size(c) - a[0])
+            return -EINVAL;
+        return es_vm_unmap(m, a[0], len);
+    }
+    case ES_SC_mprotect: {
+        if (a[2] & ~(uint64_t)(G_PROT_READ | G_PROT_WRITE | G_PROT_EXEC | G_PROT_GROWSDOWN | G_PROT_GROWSUP))
+            return -EINVAL;
+        if (a[0] & (PAGE - 1))
+            return -EINVAL;
+        uint64_t len = PAGE_UP(a[1]);
+        if (a[1] && !len)
+            return -ENOMEM;
+        return es_vm_protect(m, a[0], len, es_prot(a[2]));
+    }
+    case ES_SC_mremap: return do_mremap(m, c, a[0], a[1], a[2], a[3], a[4]);
+    case ES_SC_madvise: return do_madvise(m, c, a[0], a[1], (int)a[2]);
+    case ES_SC_msync:
+    case ES_SC_mlock:
+    case ES_SC_munlock:
+    case ES_SC_mlockall:
+    case ES_SC_munlockall:
+        return 0;
+    default:
+        return ES_HS_NEXT;
+    }
+}
