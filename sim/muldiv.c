@@ -18,10 +18,8 @@
 
 /* Flags after a multiply: `ovf` is the CF/OF condition.  Zen leaves the
  * undefined SF, ZF, AF and PF as they were. */
-static inline void mul_flags(es_machine *m, uint64_t lo, unsigned sz, int ovf)
+static inline void mul_flags(es_machine *m, int ovf)
 {
-    (void)lo;
-    (void)sz;
     es_set_flags(m, ovf ? (ES_CF | ES_OF) : 0, ES_CF | ES_OF);
 }
 
@@ -42,7 +40,7 @@ static int op_mul(es_machine *m, const es_insn *d)
     case 1: {
         uint64_t p = a * s;
         es_gpr_set(m, ES_RAX, 2, p);
-        mul_flags(m, p & 0xff, 1, (p >> 8) != 0);
+        mul_flags(m, (p >> 8) != 0);
         return ES_OK;
     }
     case 2:
@@ -61,7 +59,7 @@ static int op_mul(es_machine *m, const es_insn *d)
     }
     es_gpr_set(m, ES_RAX, sz, lo);
     es_gpr_set(m, ES_RDX, sz, hi);
-    mul_flags(m, lo, sz, hi != 0);
+    mul_flags(m, hi != 0);
     return ES_OK;
 }
 
@@ -97,7 +95,7 @@ static int op_imul(es_machine *m, const es_insn *d)
             es_gpr_set(m, ES_RAX, sz, lo);
             es_gpr_set(m, ES_RDX, sz, hi);
         }
-        mul_flags(m, lo, sz, ovf);
+        mul_flags(m, ovf);
         return ES_OK;
     }
     /* two operands: dest *= src; three: dest = src * imm */
@@ -106,7 +104,7 @@ static int op_imul(es_machine *m, const es_insn *d)
     TRY(es_rd(m, d, i + 1, &b));
     uint64_t lo = imul_trunc(a, b, sz, &ovf, &hi);
     TRY(es_wr(m, d, 0, lo));
-    mul_flags(m, lo, sz, ovf);
+    mul_flags(m, ovf);
     return ES_OK;
 }
 
