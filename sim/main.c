@@ -175,7 +175,24 @@ static int finish(es_machine *m, const options *o)
     return status;
 }
 
-static es_machine *new_machine(const options *o)
+/* The program's path as the guest sees it (under the root, which the guest
+ * sees as /), or NULL when it lies outside the root. */
+static char *guest_path(const char *root, const char *prog)
+{
+    char *r = realpath(root, NULL), *p = realpath(prog, NULL), *out = NULL;
+    if (r && p) {
+        size_t n = strlen(r);
+        if (strcmp(r, "/") == 0)
+            out = strdup(p);
+        else if (strncmp(p, r, n) == 0 && p[n] == '/')
+            out = strdup(p + n);
+    }
+    free(r);
+    free(p);
+    return out;
+}
+
+static es_machine *new_machine(const options *o, const char *exe)
 {
     es_machine *m = es_machine_new(o->mem_cap_mb << 20);
     if (!m) {
@@ -193,6 +210,7 @@ static es_machine *new_machine(const options *o)
         .stdin_fd = 0,
         .stdout_fd = 1,
         .stderr_fd = 2,
+        .exe = exe,
     };
     if (es_host_init(m, &cfg)) {
         fprintf(stderr, "entrysim: %s\n", m->message[0] ? m->message : "host services failed");
@@ -310,7 +328,9 @@ static int cmd_run(int argc, char **argv, options *o)
         return errno == ENOENT || errno == ENOTDIR ? EX_NOTFOUND : EX_NOEXEC;
     }
 
-    es_machine *m = new_machine(o);
+    char *exe = guest_path(o->root, path);
+    es_machine *m = new_machine(o, exe);
+    free(exe); /* es_host_init keeps its own copy */
     if (!m)
         return EX_ERROR;
     es_image img;
@@ -339,7 +359,7 @@ static int cmd_demo(options *o)
            n);
     fflush(stdout);
     o->stats = true;
-    es_machine *m = new_machine(o);
+    es_machine *m = new_machine(o, NULL);
     if (!m)
         return EX_ERROR;
     es_image img;
