@@ -10,6 +10,8 @@
 //
 // Reproduce or extend:   ES_DIFF_SEED=<n> ES_DIFF_CASES=<per family and mode>
 //   ES_DIFF_FIRST=<case index>   (or --seed= --cases= --first=)
+//   ES_DIFF_SHOW=<n> mismatches printed per mnemonic (--show=), ES_DIFF_VERBOSE=1
+//   lists every case
 //   --gtest_filter='*alu_64*'    one family in one mode
 // Every mismatch prints the exact variables that rerun just that case.
 #include <gtest/gtest.h>
@@ -35,6 +37,7 @@ uint64_t g_seed = 0x5eed2026;
 unsigned g_cases = 1000;
 unsigned g_first = 0;
 unsigned g_show = 3; // mismatches printed per mnemonic
+bool g_verbose;      // ES_DIFF_VERBOSE=1: print every case
 
 // ---------------------------------------------------------------- PRNG
 
@@ -485,6 +488,9 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
     unsigned base = 0, index = 4, scale = 0;
     bool use_index = false;
     uint64_t target = 0;
+    // 64-bit mode: sometimes a 67 prefix (32-bit addressing: the upper
+    // halves of base and index are ignored and the sum wraps at 4 GiB)
+    const bool amem32 = mem && m64 && r.chance(10);
     if (mem) {
         std::vector<unsigned> ex = {ES_RSP};
         if (t.ext == X_RAND && !(t.f & T_RX)) {
@@ -514,7 +520,6 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         target = DIFF_DATA + 0x400 + r.below(0x1400);
         if (t.f & T_A16)
             target = (target & ~15ull) + (r.chance(4) ? 8 : 0); // rarely misaligned: #GP
-
         else if (r.chance(70) && osz > 1)
             target &= ~(uint64_t)(osz - 1);
         int64_t disp = 0;
@@ -528,12 +533,21 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
             mod = 1, disp = (int8_t)r.next();
         else
             mod = 2, disp = (int64_t)r.below(0x800) - 0x400;
+        if (mod == 2 && (!m64 || amem32) && r.chance(30))
+            disp = (int32_t)r.next(); // the address wraps around 4 GiB
         if (t.f & T_A16)
             disp &= ~15ll;
         uint64_t ival = use_index ? r.below(64) : 0;
+        uint64_t bval = target - disp - (ival << scale);
+        if (!m64 || amem32)
+            bval &= 0xffffffffu;
+        if (amem32) {
+            bval |= r.next() << 32;
+            ival |= r.chance(50) ? r.next() << 32 : 0;
+        }
         if (use_index)
             c.st.gpr[index] = ival;
-        c.st.gpr[base] = target - disp - (ival << scale);
+        c.st.gpr[base] = bval;
         bool sib = use_index || (base & 7) == 4;
         mb[mbn++] = (uint8_t)((mod << 6) | ((reg & 7) << 3) | (sib ? 4 : (base & 7)));
         if (sib)
@@ -559,7 +573,9 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         else if (k == 2 && (t.f & T_REPNE))
             *p++ = 0xf2;
     }
-    const bool a32 = (t.f & T_STR) && m64 && r.chance(15);
+    if ((mem || (t.f & (T_STR | T_XLAT))) && r.chance(5))
+        *p++ = "\x26\x36\x3e"[r.below(3)]; // ES/SS/DS: flat, no effect
+    const bool a32 = ((t.f & T_STR) && m64 && r.chance(15)) || amem32;
     if (a32)
         *p++ = 0x67;
     if (osz == 2 && !vex)
@@ -709,7 +725,8 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         if (mem || (t.f & (T_STR | T_XLAT)))
             *q++ = 0x67;
         while (i < c.len && (c.code[i] == 0x66 || c.code[i] == 0xf0 || c.code[i] == 0xf2 ||
-                             c.code[i] == 0xf3))
+                             c.code[i] == 0xf3 || c.code[i] == 0x26 || c.code[i] == 0x36 ||
+                             c.code[i] == 0x3e))
             *q++ = c.code[i++];
         if (t.ext == X_PLUSR && (t.f & T_NO64)) {
             *q++ = 0xff;
@@ -762,6 +779,42 @@ std::string hex(uint64_t v)
     return b;
 }
 
+// The initial values of the instruction's register operands, for the report.
+std::string inputs(const Case &c)
+{
+    std::string out = "  inputs:";
+    char b[96];
+    for (int i = 0; i < c.d.nops; i++) {
+        const es_operand &op = c.d.o[i];
+        if (op.kind == ES_OPK_GPR || op.kind == ES_OPK_HI8) {
+            snprintf(b, sizeof b, " %s=%s", kGprName[op.reg], hex(c.st.gpr[op.reg]).c_str());
+        } else if (op.kind == ES_OPK_XMM) {
+            uint64_t lo, hi;
+            memcpy(&lo, c.st.xmm[op.reg], 8);
+            memcpy(&hi, c.st.xmm[op.reg] + 8, 8);
+            snprintf(b, sizeof b, " xmm%d=%016" PRIx64 "_%016" PRIx64, op.reg, hi, lo);
+        } else if (op.kind == ES_OPK_MEM) {
+            uint64_t a = (uint64_t)op.disp, lo = 0, hi = 0;
+            if (op.base != ES_REG_NONE)
+                a += c.st.gpr[op.base];
+            if (op.index != ES_REG_NONE)
+                a += c.st.gpr[op.index] * op.scale;
+            if (c.d.asize == 4)
+                a = (uint32_t)a;
+            if (a >= DIFF_DATA && a + 16 <= DIFF_DATA + DIFF_DATA_SIZE) {
+                memcpy(&lo, c.data + (a - DIFF_DATA), 8);
+                memcpy(&hi, c.data + (a - DIFF_DATA) + 8, 8);
+            }
+            snprintf(b, sizeof b, " [%#" PRIx64 "]=%016" PRIx64 "_%016" PRIx64, a, hi, lo);
+        } else {
+            continue;
+        }
+        out += b;
+    }
+    snprintf(b, sizeof b, " rflags=%#" PRIx64 " mxcsr=%#x\n", c.st.rflags, c.st.mxcsr);
+    return out + b;
+}
+
 Outcome compare(const Case &c, int mode, const diff_result &n, const diff_result &s)
 {
     Outcome o{true, false, false, ""};
@@ -788,6 +841,7 @@ Outcome compare(const Case &c, int mode, const diff_result &n, const diff_result
                  : s.fault <= 32 ? es_vector_name(s.fault - 1)
                                  : "harness error");
         o.why += line;
+        o.why += inputs(c);
         return o;
     }
 state:
@@ -843,6 +897,8 @@ state:
     memdiff(n.data, s.data, c.data, DIFF_DATA_SIZE, DIFF_DATA);
     memdiff(n.stack, s.stack, c.stack, DIFF_STACK_SIZE, DIFF_STACK);
     o.ok = o.why.empty();
+    if (!o.ok)
+        o.why += inputs(c);
     return o;
 }
 
@@ -852,6 +908,11 @@ struct Param {
     const char *fam;
     int mode;
 };
+
+void PrintTo(const Param &p, std::ostream *os)
+{
+    *os << p.fam << (p.mode == ES_MODE_64 ? " in 64-bit mode" : " in 32-bit mode");
+}
 
 std::string param_name(const testing::TestParamInfo<Param> &i)
 {
@@ -947,6 +1008,12 @@ TEST_P(DiffHost, Run)
                 nr.st.gpr[k] &= 0xffffffffu;
         diff_sim_run(m, c.code, c.len, &c.st, c.data, c.stack, &sr);
         Outcome o = compare(c, mode, nr, sr);
+        if (g_verbose) {
+            char dis[128];
+            es_format(c.code, c.len, mode, EST_CODE, ES_SYNTAX_INTEL, dis, sizeof dis);
+            printf("[%s/%d] #%u %-4s %s\n", prm.fam, mode == ES_MODE_64 ? 64 : 32, i,
+                   o.ok ? "ok" : o.unimpl ? "unim" : "FAIL", dis);
+        }
         std::string mn = es_op_name(c.d.op);
         Stat &s = st[mn];
         if (o.ok) {
@@ -1084,6 +1151,8 @@ int main(int argc, char **argv)
         g_cases = (unsigned)strtoul(e, nullptr, 0);
     if (const char *e = getenv("ES_DIFF_FIRST"))
         g_first = (unsigned)strtoul(e, nullptr, 0);
+    if (const char *e = getenv("ES_DIFF_VERBOSE"))
+        g_verbose = atoi(e) != 0;
     if (const char *e = getenv("ES_DIFF_SHOW"))
         g_show = (unsigned)strtoul(e, nullptr, 0);
     for (int i = 1; i < argc; i++) {
