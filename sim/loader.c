@@ -25,8 +25,6 @@
 #include "mem.h"
 #include "vm.h"
 
-#pragma weak es_host_set_brk
-
 #define PAGE 4096ull
 #define PAGE_START(x) ((x) & ~(PAGE - 1))
 #define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
@@ -561,9 +559,8 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     set_seg(m, ES_SEG_GS, 0);
     es_set_mode(m, 3, compat ? ES_MODE_32 : ES_MODE_64);
     es_tlb_flush(m);
-    /* weak: the loader links without host services (unit tests); a
-     * machine with host state always has them linked in */
-    if (m->host && es_host_set_brk)
+    /* machines built by unit tests may have no host services */
+    if (m->host)
         es_host_set_brk(m, img->brk_start);
     return 0;
 

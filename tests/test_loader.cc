@@ -339,9 +339,11 @@ TEST_F(Loader, InitialStackAndRegisters64)
     EXPECT_EQ(m->seg[ES_SEG_CS].sel, 0x33);
     EXPECT_EQ(m->seg[ES_SEG_SS].sel, 0x2b);
     EXPECT_EQ(m->seg[ES_SEG_FS].sel, 0);
-    for (int r = 0; r < 16; r++)
-        if (r != ES_RSP)
+    for (int r = 0; r < 16; r++) {
+        if (r != ES_RSP) {
             EXPECT_EQ(m->gpr[r], 0u) << "gpr " << r;
+        }
+    }
 
     EXPECT_EQ(peek(sp, 8), 3u); // argc
     EXPECT_EQ(str(peek(sp + 8, 8)), "/bin/prog");
