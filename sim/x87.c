@@ -24,8 +24,12 @@
  * With an unmasked invalid, denormal or divide-by-zero exception the
  * destination and the stack are left unchanged (SDM Vol. 1, 8.5).  With
  * an unmasked overflow or underflow into a register, hardware stores the
- * result with its exponent biased by 24576; entrysim stores the masked
- * result instead (documented limitation; Linux runs with all masked).
+ * result with its exponent biased by 24576: the arithmetic, FSQRT,
+ * FRNDINT, FSCALE, FPREM(1), F2XM1, FSIN and FCOS get that from the host
+ * (see hx_exact); FYL2X, FYL2XP1, FPATAN, FPTAN, FSINCOS and FXTRACT store
+ * the masked result instead (documented limitation; Linux runs with all
+ * exceptions masked).  Unmasked overflow, underflow or invalid on a store
+ * to memory leave memory and the stack unchanged.
  *
  * CR0.EM or CR0.TS give #NM for every x87 instruction (FWAIT: only when
  * CR0.MP and CR0.TS are both set).
@@ -55,10 +59,23 @@ static inline hx hx_begin(const es_machine *m)
     return h;
 }
 
+/* For the blocks that neither push nor pop on the host (HX_BIN, HX_MEM,
+ * HX_UN) the guest's own exception masks are used: the host then does
+ * exactly what the guest's FPU would, including the unmasked-overflow and
+ * -underflow results with their exponent biased by 24576 (SDM Vol. 1,
+ * 4.9.1.4-4.9.1.5) and an unchanged st(0) for an unmasked invalid,
+ * denormal or zero-divide.  Those blocks FNCLEX right after FNSTSW so the
+ * pending exception never reaches a waiting host instruction. */
+static inline hx hx_exact(const es_machine *m)
+{
+    hx h = {m->fpu.fcw, 0, 0};
+    return h;
+}
+
 /* r = a OP b with a in st(0), b in st(1); the register form never has
  * the AT&T operand-order trap because the destination is st(0). */
 #define HX_BIN(h, insn, a, b, r)                                                                   \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfnclex\n\t"   \
                             "fstpt %[R]\n\tfstp %%st(0)" HX_POST                                   \
                      : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
                      : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
@@ -74,14 +91,15 @@ static inline hx hx_begin(const es_machine *m)
 
 /* r = a OP memory operand. */
 #define HX_MEM(h, insn, a, mp, r)                                                                  \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST    \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfnclex\n\t"             \
+                            "fstpt %[R]" HX_POST                                                   \
                      : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
                      : [cw] "m"(h.cw), [A] "m"(*(a)), [M] "m"(*(mp))                               \
                      : HX_CLOB)
 
 /* r = OP(a) in place on st(0). */
 #define HX_UN(h, insn, a, r)                                                                       \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST          \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfnclex\n\tfstpt %[R]" HX_POST \
                      : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
                      : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
                      : HX_CLOB)
@@ -274,7 +292,7 @@ enum { K_ADD = 0, K_MUL = 1, K_SUB = 4, K_SUBR = 5, K_DIV = 6, K_DIVR = 7 };
 static uint16_t arith_reg(const es_machine *m, int k, const long double *x, const long double *y,
                           long double *r)
 {
-    hx h = hx_begin(m);
+    hx h = hx_exact(m);
     switch (k) {
     case K_ADD: HX_BIN(h, "fadd %%st(1), %%st", x, y, r); break;
     case K_MUL: HX_BIN(h, "fmul %%st(1), %%st", x, y, r); break;
@@ -292,7 +310,7 @@ static uint16_t arith_reg(const es_machine *m, int k, const long double *x, cons
 static uint16_t arith_m32(const es_machine *m, int k, const long double *x, const float *f,
                           long double *r)
 {
-    hx h = hx_begin(m);
+    hx h = hx_exact(m);
     switch (k) {
     case K_ADD: HX_MEM(h, "fadds", x, f, r); break;
     case K_MUL: HX_MEM(h, "fmuls", x, f, r); break;
@@ -307,7 +325,7 @@ static uint16_t arith_m32(const es_machine *m, int k, const long double *x, cons
 static uint16_t arith_m64(const es_machine *m, int k, const long double *x, const double *f,
                           long double *r)
 {
-    hx h = hx_begin(m);
+    hx h = hx_exact(m);
     switch (k) {
     case K_ADD: HX_MEM(h, "faddl", x, f, r); break;
     case K_MUL: HX_MEM(h, "fmull", x, f, r); break;
@@ -607,9 +625,10 @@ static int op_store(es_machine *m, const es_insn *d)
          * format's QNaN indefinite, integer indefinite, or BCD indefinite */
         sw = store_conv(m, d, size, underflow ? &k_indefinite.v : &ST(m, 0), out);
         if (!underflow && (sw & ~m->fpu.fcw & ES_FSW_EXC & ~ES_FSW_PE)) {
-            /* unmasked IE/DE/OE/UE: memory is left unchanged, no pop */
+            /* unmasked IE/DE/OE/UE: memory is left unchanged, no pop, and
+             * (host) no PE since nothing was rounded into memory */
             note(m, d, mo);
-            merge_status(m, sw, 0);
+            merge_status(m, sw & (uint16_t)~ES_FSW_PE, 0);
             return ES_OK;
         }
     }
@@ -657,6 +676,7 @@ static int op_compare(es_machine *m, const es_insn *d)
                    ? 1
                    : 0;
     uint16_t sw;
+    int go;
     const es_operand *mo = NULL;
     hx h = hx_begin(m);
     if (is_mem(d)) {
@@ -690,23 +710,28 @@ static int op_compare(es_machine *m, const es_insn *d)
         else
             HX_CMP2(h, "fcompp", &ST(m, 0), &ST(m, i));
     }
+    /* Measured on the host: the condition codes (or EFLAGS) are written
+     * even when an unmasked exception is raised; only the pops are
+     * suppressed then. */
     sw = h.sw;
-    if (to_eflags) {
-        if (!merge_status(m, sw, ES_FSW_C1))
-            return ES_OK;
+    go = merge_status(m, sw, 0);
+    if (to_eflags)
         cc_to_eflags(m, sw);
-    } else if (!merge_status(m, sw, CC_CMP | ES_FSW_C1)) {
+    else
+        set_cc(m, CC_CMP, sw & CC_CMP);
+    set_cc(m, ES_FSW_C1, 0);
+    if (!go)
         return ES_OK;
-    }
     goto pop;
 underflow:
-    if (!stack_fault(m, 0))
-        return ES_OK;
-    /* masked: the result is "unordered" */
+    /* the result is "unordered", masked or not (host) */
+    go = stack_fault(m, 0);
     if (to_eflags)
         cc_to_eflags(m, CC_CMP);
     else
         set_cc(m, 0, CC_CMP);
+    if (!go)
+        return ES_OK;
 pop:
     for (int n = 0; n < pops; n++)
         fpu_pop(m);
@@ -718,13 +743,14 @@ static int op_ftst(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     if (st_empty(m, 0)) {
-        if (stack_fault(m, 0))
-            set_cc(m, 0, CC_CMP);
+        stack_fault(m, 0);
+        set_cc(m, 0, CC_CMP);
         return ES_OK;
     }
     hx h = hx_begin(m);
     HX_CMP1(h, "ftst", &ST(m, 0));
-    merge_status(m, h.sw, CC_CMP | ES_FSW_C1);
+    merge_status(m, h.sw, 0);
+    set_cc(m, CC_CMP | ES_FSW_C1, h.sw & CC_CMP); /* written even when unmasked (host) */
     return ES_OK;
 }
 
@@ -882,7 +908,7 @@ static int op_unary(es_machine *m, const es_insn *d)
     }
     long double r;
     uint16_t cc = ES_FSW_C1;
-    hx h = hx_begin(m);
+    hx h = hx_exact(m);
     switch (d->op) {
     case ES_OP_FSQRT: HX_UN(h, "fsqrt", &ST(m, 0), &r); break;
     case ES_OP_FRNDINT: HX_UN(h, "frndint", &ST(m, 0), &r); break;
@@ -907,7 +933,7 @@ static int op_binary01(es_machine *m, const es_insn *d)
     }
     long double r;
     uint16_t cc = ES_FSW_C1;
-    hx h = hx_begin(m);
+    hx h = hx_exact(m);
     switch (d->op) {
     case ES_OP_FSCALE: HX_BIN(h, "fscale", &ST(m, 0), &ST(m, 1), &r); break;
     case ES_OP_FPREM: HX_BIN(h, "fprem", &ST(m, 0), &ST(m, 1), &r); cc = ES_FSW_CC; break;

@@ -827,3 +827,83 @@ TEST(X87Host, MiscControl)
                   0x73, 0x50, 0xdb, 0xe2, 0xd9, 0x63, 0x50, 0xdf, 0xc0, 0xdd, 0x7b, 0x44},
                  {}, {{0x50 + 12, 0x50 + 16}, {0x50 + 20, 0x50 + 26}});
 }
+
+TEST(X87Host, UnmaskedExceptions)
+{
+    // d9 6b 40 fldcw [rbx+0x40] / db 6b 10 fld tbyte [rbx+0x10] (b) /
+    // db 2b fld tbyte [rbx] (a) / op -- then only non-waiting instructions
+    // follow (the appended FNSAVE), so the host's pending exception is
+    // never delivered and its FPU state can be compared: which results are
+    // written, which pops happen, the biased overflow/underflow results,
+    // ES and B.
+    struct C {
+        uint16_t cw;
+        uint64_t am; uint16_t ae; // a
+        uint64_t bm; uint16_t be; // b
+        Bytes op;
+    } cases[] = {
+        {0x37e, 1ull << 63, 0xbfff, 1ull << 63, 0x3fff, {0xd9, 0xfa}},              // fsqrt(-1)
+        {0x37e, 1ull << 63, 0x7fff, 1ull << 63, 0xffff, {0xd8, 0xc1}},              // inf + -inf
+        {0x37e, 0xc000000000000000ull, 0x7fff, 1ull << 63, 0x3fff, {0xd8, 0xd1}},   // fcom QNaN
+        {0x37e, 1ull << 63, 0xbfff, 1ull << 63, 0x3fff, {0xd9, 0xf1}},              // fyl2x log2(-1)
+        {0x37e, 1ull << 63, 0x403f, 0, 0, {0xdb, 0x5b, 0x30}},                      // fistp dword 2^64
+        {0x37b, 0, 0, 1ull << 63, 0x3fff, {0xde, 0xf1}},                            // fdivrp 1/0
+        {0x37d, 1, 0, 1ull << 63, 0x3fff, {0xde, 0xc1}},                            // faddp denormal
+        {0x377, 1ull << 63, 0x7000, 1ull << 63, 0x7000, {0xd8, 0xc9}},              // fmul overflow
+        {0x377, 1ull << 63, 0x7000, 0, 0, {0xd9, 0x5b, 0x30}},                      // fstp dword huge
+        {0x377, 1ull << 63, 0x4100, 1ull << 63, 0x3fff, {0xd9, 0xfd}},              // fscale overflow
+        {0x36f, 1ull << 63, 0x0100, 1ull << 63, 0x0100, {0xd8, 0xc9}},              // fmul underflow
+        {0x36f, 1ull << 63, 0x0100, 1ull << 63, 0x7f00, {0xde, 0xf9}},              // fdivp underflow
+        {0x35f, 1ull << 63, 0x3fff, 0xc000000000000000ull, 0x4000, {0xde, 0xf9}},   // 1/3: PE
+        {0x35f, 1ull << 63, 0x3fff, 0xc000000000000000ull, 0x4000, {0xdd, 0x5b, 0x30}}, // fstp qword
+    };
+    for (auto &c : cases) {
+        Bytes d;
+        put80(d, 0, c.am, c.ae);
+        put80(d, 0x10, c.bm, c.be);
+        put(d, 0x40, c.cw);
+        Bytes code = {0xd9, 0x6b, 0x40, 0xdb, 0x6b, 0x10, 0xdb, 0x2b};
+        code.insert(code.end(), c.op.begin(), c.op.end());
+        SCOPED_TRACE(testing::PrintToString(c.op) + " fcw " + std::to_string(c.cw));
+        same_as_host(code, d);
+    }
+    // stack overflow with IE unmasked: the ninth FLD1 changes nothing but FSW
+    Bytes d;
+    put(d, 0x40, (uint16_t)0x37e);
+    Bytes code = {0xd9, 0x6b, 0x40};
+    for (int i = 0; i < 9; i++)
+        code.insert(code.end(), {0xd9, 0xe8});
+    same_as_host(code, d);
+}
+
+TEST(X87Host, SixteenBitEnvironmentFormats)
+{
+    // d9 e8 fld1 / d9 eb fldpi / 66 d9 73 50 fnstenv [rbx+0x50] (14 bytes) /
+    // 66 dd 73 60 fnsave [rbx+0x60] (94 bytes) / 66 dd 63 60 frstor [rbx+0x60] /
+    // 66 d9 63 50 fldenv [rbx+0x50] / de c1 faddp
+    // skipped: FIP, FCS, FDP, FDS words of the 14-byte headers
+    same_as_host({0xd9, 0xe8, 0xd9, 0xeb, 0x66, 0xd9, 0x73, 0x50, 0x66, 0xdd, 0x73, 0x60, 0x66,
+                  0xdd, 0x63, 0x60, 0x66, 0xd9, 0x63, 0x50, 0xde, 0xc1},
+                 {}, {{0x50 + 6, 0x50 + 14}, {0x60 + 6, 0x60 + 14}});
+}
+
+TEST(X87Host, UnmaskedInvalidCompares)
+{
+    // d9 6b 40 fldcw [rbx+0x40] (0x037e: IM clear) / d9 e8 fld1 / db 2b fld tbyte [rbx]
+    // (QNaN) / compare: the condition codes are still written, the pops are not done
+    Bytes d;
+    put80(d, 0, 0xc000000000000000ull, 0x7fff);
+    put(d, 0x40, (uint16_t)0x37e);
+    for (const Bytes &cmp : std::vector<Bytes>{{0xd8, 0xd9},    // fcomp st(1)
+                                               {0xdb, 0xf1},    // fcomi
+                                               {0xdf, 0xf1},    // fcomip
+                                               {0xde, 0xd9},    // fcompp
+                                               {0xd8, 0xdb},    // fcomp st(3): empty
+                                               {0xdb, 0xf3},    // fcomi st(3): empty
+                                               {0xd9, 0xe4}}) { // ftst
+        Bytes code = {0xd9, 0x6b, 0x40, 0xd9, 0xe8, 0xdb, 0x2b};
+        code.insert(code.end(), cmp.begin(), cmp.end());
+        SCOPED_TRACE(testing::PrintToString(cmp));
+        same_as_host(code, d);
+    }
+}
