@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -60,6 +61,13 @@ struct M {
     // loads code and runs to its end; returns est_run's result
     int run(const std::vector<uint8_t> &code, uint64_t max = 100000)
     {
+        // est_code writes the bytes behind the decode cache's back: retire
+        // what an earlier run() cached on those pages
+        for (uint64_t off = 0; off < code.size() + 15; off += 4096) {
+            uint64_t *pte = es_pte(m, m->cr3, EST_CODE + off, false);
+            if (pte && (*pte & ES_PTE_P))
+                m->frames[(*pte & ES_PTE_ADDR) >> 12].code_gen++;
+        }
         est_code(m, code.data(), code.size());
         return est_run(m, code.size(), max);
     }

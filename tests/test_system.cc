@@ -1,0 +1,343 @@
+// System family: the NOP forms, UD*, HLT, INT3/INT n/INTO, CPUID,
+// RDTSC(P), XGETBV, privileged instructions at CPL 3 and their CPL-0
+// model, and SYSCALL/INT 0x80/SYSENTER in --direct mode.
+#include "ctl_util.h"
+
+#include <cstring>
+#include <string>
+
+#include "host.h"
+
+using namespace ctl;
+
+static const uint64_t C = EST_CODE;
+static const uint64_t D = EST_DATA;
+static const uint64_t S = EST_STACK_TOP - 0x100;
+static const int M64 = ES_MODE_64, M32 = ES_MODE_32;
+
+TEST(System, NopForms)
+{
+    run_cases({
+        {"nop; xchg ax, ax (66 90); pause; endbr64; endbr32", M64,
+         {0x90, 0x66, 0x90, 0xf3, 0x90, 0xf3, 0x0f, 0x1e, 0xfa, 0xf3, 0x0f, 0x1e, 0xfb},
+         {{ES_RAX, 0x123456789ull}}, {{ES_RAX, 0x123456789ull}}, 0x8d7, ~0ull, 0x8d7},
+        // multi-byte NOPs never touch memory, even unmapped
+        {"nop dword [rax]; nop word [rax+rax+0]", M64,
+         {0x0f, 0x1f, 0x00, 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}, {{ES_RAX, 0x10000}}, {}},
+        {"lfence; mfence; sfence; prefetchnta [rax]; prefetchw [rax]", M64,
+         {0x0f, 0xae, 0xe8, 0x0f, 0xae, 0xf0, 0x0f, 0xae, 0xf8, 0x0f, 0x18, 0x00, 0x0f, 0x0d,
+          0x08},
+         {{ES_RAX, 0x10000}}, {}},
+        {"clflush [rax]", M64, {0x0f, 0xae, 0x38}, {{ES_RAX, D}}, {}},
+        {"clflush [rax] on an unmapped page: #PF", M64, {0x0f, 0xae, 0x38}, {{ES_RAX, 0x10000}},
+         {}, 0x202, 0, 0, {}, {}, ES_PF, ES_PFEC_U, C},
+        {"nop (32-bit mode)", M32, {0x90, 0x0f, 0x1f, 0x00}, {{ES_RAX, 0x10000}}, {}},
+    });
+}
+
+TEST(System, TrapsAndFaults)
+{
+    run_cases({
+        {"ud2", M64, {0x0f, 0x0b}, {}, {}, 0x202, 0, 0, {}, {}, ES_UD, 0, C},
+        {"ud1 eax, [rax]", M64, {0x0f, 0xb9, 0x00}, {}, {}, 0x202, 0, 0, {}, {}, ES_UD, 0},
+        {"hlt at CPL 3", M64, {0xf4}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0, C},
+        {"int3", M64, {0xcc}, {}, {}, 0x202, 0, 0, {}, {}, ES_BP, 0},
+        {"int 3", M32, {0xcd, 0x03}, {}, {}, 0x202, 0, 0, {}, {}, ES_BP, 0},
+        {"int 0x21: DPL-0 gate, #GP(0x21 << 3 | 2)", M64, {0xcd, 0x21}, {}, {}, 0x202, 0, 0, {},
+         {}, ES_GP, 0x10a},
+        // vector 4 (#OF): machine.h's ES_OF macro (the flag) hides the enum
+        {"into with OF = 1", M32, {0xce}, {}, {}, 0xa02, 0, 0, {}, {}, 4, 0},
+        {"int 4", M64, {0xcd, 0x04}, {}, {}, 0x202, 0, 0, {}, {}, 4, 0},
+        {"into with OF = 0", M32, {0xce}, {}, {}},
+    });
+    M m(M64);
+    ASSERT_EQ(m.run({0x0f, 0x0b}), ES_STOP_FAULT);
+    EXPECT_EQ(std::string(m->message).find("not implemented"), std::string::npos) << m->message;
+}
+
+TEST(System, PrivilegedAtCpl3)
+{
+    const std::vector<std::pair<const char *, std::vector<uint8_t>>> insns = {
+        {"rdmsr", {0x0f, 0x32}},        {"wrmsr", {0x0f, 0x30}},
+        {"lgdt [rax]", {0x0f, 0x01, 0x10}}, {"lidt [rax]", {0x0f, 0x01, 0x18}},
+        {"invlpg [rax]", {0x0f, 0x01, 0x38}}, {"wbinvd", {0x0f, 0x09}},
+        {"invd", {0x0f, 0x08}},         {"clts", {0x0f, 0x06}},
+        {"swapgs", {0x0f, 0x01, 0xf8}}, {"ltr ax", {0x0f, 0x00, 0xd8}},
+        {"lldt ax", {0x0f, 0x00, 0xd0}}, {"sysret", {0x0f, 0x07}},
+        {"xsetbv", {0x0f, 0x01, 0xd1}}, {"rdpmc", {0x0f, 0x33}},
+        {"lmsw ax", {0x0f, 0x01, 0xf0}},
+    };
+    for (auto &i : insns) {
+        SCOPED_TRACE(i.first);
+        M m(M64);
+        m->gpr[ES_RAX] = D;
+        ASSERT_EQ(m.run(i.second), ES_STOP_FAULT);
+        EXPECT_EQ(m->fault.vector, ES_GP);
+        EXPECT_EQ(m->fault.error, 0u);
+        EXPECT_EQ(m->rip, C);
+    }
+}
+
+TEST(System, Cpl0Msrs)
+{
+    M m(M64);
+    es_set_mode(m.m, 0, ES_MODE_64);
+    // wrmsr FS_BASE; rdmsr KERNEL_GS_BASE after swapgs
+    m->gpr[ES_RCX] = 0xc0000100;
+    m->gpr[ES_RAX] = 0x12345678;
+    m->gpr[ES_RDX] = 0x7f;
+    ASSERT_EQ(m.run({0x0f, 0x30}), 0) << m->message;
+    EXPECT_EQ(m->seg[ES_SEG_FS].base, 0x7f12345678ull);
+    m->seg[ES_SEG_GS].base = 0x1000;
+    m->msr.kernel_gs_base = 0x2000;
+    m->gpr[ES_RCX] = 0xc0000102;
+    ASSERT_EQ(m.run({0x0f, 0x01, 0xf8, 0x0f, 0x32}), 0); // swapgs; rdmsr
+    EXPECT_EQ(m->seg[ES_SEG_GS].base, 0x2000u);
+    EXPECT_EQ(m->gpr[ES_RAX], 0x1000u);
+    EXPECT_EQ(m->gpr[ES_RDX], 0u);
+    // unknown MSR and a non-canonical base: #GP(0)
+    m->gpr[ES_RCX] = 0x12345;
+    ASSERT_EQ(m.run({0x0f, 0x32}), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_GP);
+    m->gpr[ES_RCX] = 0xc0000101;
+    m->gpr[ES_RDX] = 0x8000;
+    m->rip = C;
+    ASSERT_EQ(m.run({0x0f, 0x30}), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_GP);
+}
+
+static void cpuid(es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    m->gpr[ES_RAX] = 0xffffffff00000000ull | leaf;
+    m->gpr[ES_RCX] = 0xffffffff00000000ull | sub;
+    m->gpr[ES_RBX] = m->gpr[ES_RDX] = ~0ull;
+    m->rip = C;
+    const uint8_t code[] = {0x0f, 0xa2};
+    est_code(m, code, 2);
+    ASSERT_EQ(est_run(m, 2, 1), 0);
+    for (int i : {ES_RAX, ES_RBX, ES_RCX, ES_RDX})
+        EXPECT_EQ(m->gpr[i] >> 32, 0u) << "upper half of gpr " << i;
+    r[0] = (uint32_t)m->gpr[ES_RAX];
+    r[1] = (uint32_t)m->gpr[ES_RBX];
+    r[2] = (uint32_t)m->gpr[ES_RCX];
+    r[3] = (uint32_t)m->gpr[ES_RDX];
+}
+
+TEST(System, Cpuid)
+{
+    M m(M64);
+    uint32_t r[4];
+    char v[13] = {0};
+    m->vendor = 0;
+    cpuid(m.m, 0, 0, r);
+    memcpy(v, &r[1], 4), memcpy(v + 4, &r[3], 4), memcpy(v + 8, &r[2], 4);
+    EXPECT_STREQ(v, "GenuineIntel");
+    EXPECT_GE(r[0], 0xdu);
+    m->vendor = 1;
+    cpuid(m.m, 0, 0, r);
+    memcpy(v, &r[1], 4), memcpy(v + 4, &r[3], 4), memcpy(v + 8, &r[2], 4);
+    EXPECT_STREQ(v, "AuthenticAMD");
+    cpuid(m.m, 1, 0, r);
+    EXPECT_EQ((r[0] >> 8) & 0xf, 0xfu);           // AMD: base family 0xf
+    EXPECT_EQ(((r[0] >> 20) & 0xff) + 0xf, 0x19u); // Zen 4: family 19h
+    const uint32_t want_edx = 1u << 0 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 15 | 1u << 19 |
+                              1u << 24 | 1u << 25 | 1u << 26;
+    const uint32_t want_ecx = 1u << 0 | 1u << 9 | 1u << 13 | 1u << 19 | 1u << 20 | 1u << 22 |
+                              1u << 23 | 1u << 26 | 1u << 27;
+    EXPECT_EQ(r[3], want_edx); // no MMX (bit 23), no HTT, no APIC
+    EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12), AES (25), RDRAND (30)
+    cpuid(m.m, 7, 0, r);
+    EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 19); // BMI1 BMI2 ERMS ADX; no AVX2 (5)
+    EXPECT_EQ(r[3], 1u << 4);                                 // FSRM
+    cpuid(m.m, 7, 1, r);
+    EXPECT_EQ(r[1], 0u);
+    cpuid(m.m, 0xd, 0, r);
+    EXPECT_EQ(r[0], 3u);
+    EXPECT_EQ(r[1], 576u);
+    EXPECT_EQ(r[2], 576u);
+    cpuid(m.m, 0x80000000, 0, r);
+    EXPECT_GE(r[0], 0x80000004u);
+    cpuid(m.m, 0x80000001, 0, r);
+    EXPECT_EQ(r[2], 1u << 0 | 1u << 5 | 1u << 8);               // LAHF, ABM, PREFETCHW
+    EXPECT_EQ(r[3], 1u << 11 | 1u << 20 | 1u << 27 | 1u << 29); // SYSCALL NX RDTSCP LM
+    char brand[49] = {0};
+    for (uint32_t i = 0; i < 3; i++) {
+        cpuid(m.m, 0x80000002 + i, 0, r);
+        memcpy(brand + 16 * i, r, 16);
+    }
+    EXPECT_STREQ(brand, "entrysim x86-64");
+    cpuid(m.m, 0x40000000, 0, r); // no hypervisor leaves
+    EXPECT_EQ(r[0] | r[1] | r[2] | r[3], 0u);
+}
+
+TEST(System, Rdtsc)
+{
+    M m(M64);
+    m->deterministic = true;
+    m->msr.tsc_aux = 0x1234;
+    m->gpr[ES_RDX] = ~0ull;
+    // nop; nop; rdtsc; rdtscp
+    ASSERT_EQ(m.run({0x90, 0x90, 0x0f, 0x31, 0x48, 0x89, 0xc3, 0x0f, 0x01, 0xf9}), 0);
+    EXPECT_EQ(m->gpr[ES_RBX], 6u);  // 3 * 2 retired instructions
+    EXPECT_EQ(m->gpr[ES_RAX], 12u); // 3 * 4
+    EXPECT_EQ(m->gpr[ES_RDX], 0u);
+    EXPECT_EQ(m->gpr[ES_RCX], 0x1234u);
+    // wall-clock mode is monotonic
+    M w(M64);
+    ASSERT_EQ(w.run({0x0f, 0x31, 0x48, 0x89, 0xc3, 0x48, 0x89, 0xd1, 0x0f, 0x31}), 0);
+    uint64_t t0 = (w->gpr[ES_RCX] << 32) | w->gpr[ES_RBX];
+    uint64_t t1 = (w->gpr[ES_RDX] << 32) | w->gpr[ES_RAX];
+    EXPECT_GT(t1, t0);
+    // CR4.TSD makes it privileged
+    M t(M64);
+    t->cr4 |= 4;
+    ASSERT_EQ(t.run({0x0f, 0x31}), ES_STOP_FAULT);
+    EXPECT_EQ(t->fault.vector, ES_GP);
+}
+
+TEST(System, Xgetbv)
+{
+    run_cases({
+        {"xgetbv, ecx = 0", M64, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}, {ES_RDX, ~0ull}},
+         {{ES_RAX, 3}, {ES_RDX, 0}}},
+        {"xgetbv, ecx = 1: #GP(0)", M64, {0x0f, 0x01, 0xd0}, {{ES_RCX, 1}}, {}, 0x202, 0, 0, {},
+         {}, ES_GP, 0},
+        {"xgetbv (32-bit mode)", M32, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}}, {{ES_RAX, 3}}},
+    });
+}
+
+// ---- system calls through host services (deterministic: getpid = 1000) ----
+
+struct SysObs {
+    int n = 0, abi = -1;
+    uint64_t nr = 0, ret = 0, rcx = 0, rbp = 0, rbx = 0;
+};
+
+static void on_syscall(void *ctx, es_machine *m, int abi, uint64_t nr, uint64_t ret)
+{
+    SysObs *o = (SysObs *)ctx;
+    o->n++;
+    o->abi = abi;
+    o->nr = nr;
+    o->ret = ret;
+    o->rcx = m->gpr[ES_RCX]; // what host services read as arguments
+    o->rbp = m->gpr[ES_RBP];
+    o->rbx = m->gpr[ES_RBX];
+}
+
+static void with_host(M &m, SysObs *o)
+{
+    es_host_config cfg = {};
+    cfg.root = ".";
+    cfg.deterministic = true;
+    cfg.stdin_fd = 0, cfg.stdout_fd = 1, cfg.stderr_fd = 2;
+    ASSERT_EQ(es_host_init(m.m, &cfg), 0) << m->message;
+    es_observer ob = {};
+    ob.ctx = o;
+    ob.syscall = on_syscall;
+    ASSERT_EQ(es_observe(m.m, &ob), 0);
+}
+
+TEST(System, Syscall64)
+{
+    M m(M64);
+    SysObs o;
+    with_host(m, &o);
+    m->gpr[ES_RAX] = 39; // getpid
+    m->rflags = 0x287;
+    ASSERT_EQ(m.run({0x0f, 0x05}), 0) << m->message;
+    EXPECT_EQ(o.n, 1);
+    EXPECT_EQ(o.abi, ES_ABI_X64);
+    EXPECT_EQ(m->gpr[ES_RAX], 1000u);
+    EXPECT_EQ(m->gpr[ES_RCX], C + 2); // SYSRET's RCX
+    EXPECT_EQ(m->gpr[ES_R11], 0x287u);
+    // x32: the same instruction with __X32_SYSCALL_BIT
+    m->gpr[ES_RAX] = ES_X32_SYSCALL_BIT | 39;
+    ASSERT_EQ(m.run({0x0f, 0x05}), 0);
+    EXPECT_EQ(o.abi, ES_ABI_X32);
+    // an unknown number: -ENOSYS
+    m->gpr[ES_RAX] = 100000;
+    ASSERT_EQ(m.run({0x0f, 0x05}), 0);
+    EXPECT_EQ(m->gpr[ES_RAX], (uint64_t)-38);
+}
+
+TEST(System, Int80)
+{
+    M m(M32);
+    SysObs o;
+    with_host(m, &o);
+    m->gpr[ES_RAX] = 20; // i386 getpid
+    ASSERT_EQ(m.run({0xcd, 0x80}), 0) << m->message;
+    EXPECT_EQ(o.abi, ES_ABI_I386);
+    EXPECT_EQ(m->gpr[ES_RAX], 1000u);
+    // from 64-bit mode: the i386 table, errors sign-extended in RAX
+    M w(M64);
+    SysObs p;
+    with_host(w, &p);
+    w->gpr[ES_RAX] = 0x100000000ull | 20; // upper half ignored
+    ASSERT_EQ(w.run({0xcd, 0x80}), 0);
+    EXPECT_EQ(p.abi, ES_ABI_I386);
+    EXPECT_EQ(p.nr, 20u);
+    EXPECT_EQ(w->gpr[ES_RAX], 1000u);
+    w->gpr[ES_RAX] = 5000;
+    ASSERT_EQ(w.run({0xcd, 0x80}), 0);
+    EXPECT_EQ(w->gpr[ES_RAX], (uint64_t)-38);
+}
+
+TEST(System, CompatSyscallAndSysenter)
+{
+    // SYSCALL in compatibility mode: AMD only; arg2 from EBP, arg6 at [ESP]
+    M a(M32);
+    SysObs o;
+    with_host(a, &o);
+    a->vendor = 1;
+    a->gpr[ES_RAX] = 20;
+    a->gpr[ES_RBP] = 0x2222;
+    a->gpr[ES_RCX] = 0x9999;
+    a.wr(S, 0x6666, 4);
+    ASSERT_EQ(a.run({0x0f, 0x05}), 0) << a->message;
+    EXPECT_EQ(o.abi, ES_ABI_I386);
+    EXPECT_EQ(o.rcx, 0x2222u); // arg2
+    EXPECT_EQ(o.rbp, 0x6666u); // arg6
+    EXPECT_EQ(a->gpr[ES_RAX], 1000u);
+    EXPECT_EQ(a->gpr[ES_RCX], C + 2);
+    M i(M32);
+    i->vendor = 0;
+    ASSERT_EQ(i.run({0x0f, 0x05}), ES_STOP_FAULT);
+    EXPECT_EQ(i->fault.vector, ES_UD);
+
+    // SYSENTER: Intel only; EBP = user stack with arg6 at [EBP]
+    M s(M32);
+    SysObs q;
+    with_host(s, &q);
+    s->vendor = 0;
+    s->gpr[ES_RAX] = 20;
+    s->gpr[ES_RBP] = S + 0x10;
+    s->gpr[ES_RCX] = 0x3333;
+    s->gpr[ES_RSP] = 0x1234; // lost by SYSENTER
+    s.wr(S + 0x10, 0x6666, 4);
+    ASSERT_EQ(s.run({0x0f, 0x34}), 0) << s->message;
+    EXPECT_EQ(q.abi, ES_ABI_I386);
+    EXPECT_EQ(q.rcx, 0x3333u);
+    EXPECT_EQ(q.rbp, 0x6666u);
+    EXPECT_EQ(s->gpr[ES_RAX], 1000u);
+    EXPECT_EQ(s->gpr[ES_RSP], S + 0x10);
+    M u(M32);
+    u->vendor = 1;
+    ASSERT_EQ(u.run({0x0f, 0x34}), ES_STOP_FAULT);
+    EXPECT_EQ(u->fault.vector, ES_UD);
+}
+
+TEST(System, SyscallExitStops)
+{
+    M m(M64);
+    SysObs o;
+    with_host(m, &o);
+    m->gpr[ES_RAX] = 231; // exit_group(7)
+    m->gpr[ES_RDI] = 7;
+    const uint8_t code[] = {0x0f, 0x05, 0xf4};
+    est_code(m.m, code, sizeof code);
+    EXPECT_EQ(es_run(m.m), ES_STOP_EXIT);
+    EXPECT_EQ(m->exit_status, 7);
+    EXPECT_EQ(m->rip, C + 2);
+}
