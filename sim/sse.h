@@ -152,18 +152,60 @@ static inline uint32_t sse_fp_leave(uint32_t host)
     return f & ES_MXCSR_FLAGS;
 }
 
+/* OE and UE masked (Linux's default): the masked host computation gives
+ * the exact flags.  Otherwise OE/UE need the unbounded-exponent result
+ * (SDM Vol. 1, 4.9.1.4-5): see the per-lane paths of sse_fp.c/sse_cvt.c. */
+#define ES_MXCSR_OM 0x0400u
+#define ES_MXCSR_UM 0x0800u
+static inline int sse_fp_plain(const es_machine *m)
+{
+    return (m->mxcsr & (ES_MXCSR_OM | ES_MXCSR_UM)) == (ES_MXCSR_OM | ES_MXCSR_UM);
+}
+
+/* The host MXCSR for one lane of the unmasked-OE/UE path: FTZ only acts
+ * while UE is masked. */
+static inline uint32_t sse_fp_lane_mxcsr(const es_machine *m)
+{
+    uint32_t g = (m->mxcsr & (ES_MXCSR_RC | ES_MXCSR_DAZ | ES_MXCSR_FTZ)) | ES_MXCSR_MASKS;
+    if (!(m->mxcsr & ES_MXCSR_UM))
+        g &= ~ES_MXCSR_FTZ;
+    return g;
+}
+
+static inline uint32_t sse_fp_enter_mx(uint32_t g)
+{
+    uint32_t host;
+    __asm__ volatile("stmxcsr %0" : "=m"(host));
+    __asm__ volatile("ldmxcsr %0" : : "m"(g));
+    return host;
+}
+
+/* Rounds the double v to single precision with an unbounded exponent in
+ * the guest's rounding mode (the significand is rounded at exponent 0 and
+ * the exponent put back, both exact in double); returns the magnitude of
+ * the result and ORs PE into *g when it is inexact. */
+static inline double sse_round_unbounded_f(const es_machine *m, double v, uint32_t *g)
+{
+    int e;
+    double mant = __builtin_frexp(v, &e);
+    uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m) & ~ES_MXCSR_DAZ);
+    __asm__ volatile("" : "+x"(mant));
+    float r = (float)mant;
+    __asm__ volatile("" : "+x"(r));
+    uint32_t f;
+    __asm__ volatile("stmxcsr %0" : "=m"(f));
+    __asm__ volatile("ldmxcsr %0" : : "m"(h));
+    *g |= f & ES_MXCSR_PE;
+    return __builtin_fabs(__builtin_ldexp((double)r, e));
+}
+
 /* Applies the exception flags `f` one instruction raised (all lanes).  SDM
  * Vol. 1, 11.5.1: if an unmasked pre-computation exception (IE, DE, ZE)
  * occurred in any lane, those flags are set and #XM is raised without a
  * result; otherwise, if an unmasked post-computation exception (OE, UE, PE)
  * occurred, all flags are set and #XM is raised, again with no destination
  * update.  Otherwise the flags are ORed into MXCSR.  With CR4.OSXMMEXCPT
- * clear the exception is #UD instead.  Returns nonzero on a fault.
- *
- * Known approximation: the host computes with everything masked, so when
- * UE/OE are unmasked the PE flag reported with the #XM is that of the
- * masked (denormalised/overflowed) result, where hardware reports it for
- * the unbounded-exponent result. */
+ * clear the exception is #UD instead.  Returns nonzero on a fault. */
 static inline int sse_fp_commit(es_machine *m, uint32_t f)
 {
     uint32_t unmasked = f & ~(m->mxcsr >> 7) & ES_MXCSR_FLAGS;

@@ -148,13 +148,37 @@ static inline uint64_t f2d(uint32_t b)
     return sse_dbits(r);
 }
 
-static inline uint32_t d2f(uint64_t b)
+static inline float d2f_value(double v)
 {
-    double v = sse_d(b);
     SSE_PIN(v);
     float r = (float)v;
     SSE_PIN(r);
-    return sse_fbits(r);
+    return r;
+}
+
+static inline uint32_t d2f(uint64_t b)
+{
+    return sse_fbits(d2f_value(sse_d(b)));
+}
+
+/* CVTSD2SS with OE or UE unmasked: the flags follow the result rounded
+ * with an unbounded exponent (sse_round_unbounded_f); see sse_fp.c. */
+static uint32_t d2f_lane(const es_machine *m, uint64_t b, uint32_t *f)
+{
+    uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m));
+    uint32_t r = d2f(b);
+    uint32_t lf = sse_fp_leave(h);
+    if (!(lf & ES_MXCSR_IE)) {
+        double v = sse_d(sse_daz_d(m, b));
+        uint32_t g = 0;
+        double mag = sse_round_unbounded_f(m, v, &g);
+        if (!(m->mxcsr & ES_MXCSR_UM) && mag != 0 && mag < 0x1p-126)
+            lf = (lf & ~(ES_MXCSR_UE | ES_MXCSR_PE)) | ES_MXCSR_UE | (g & ES_MXCSR_PE);
+        else if (!(m->mxcsr & ES_MXCSR_OM) && (lf & ES_MXCSR_OE))
+            lf = (lf & ~ES_MXCSR_PE) | (g & ES_MXCSR_PE);
+    }
+    *f |= lf;
+    return r;
 }
 
 static int op_cvtss2sd(es_machine *m, const es_insn *d)
@@ -170,9 +194,15 @@ static int op_cvtss2sd(es_machine *m, const es_insn *d)
 static int op_cvtsd2ss(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 0);
-    uint32_t h = sse_fp_enter(m);
-    uint32_t r = d2f(s->q[0]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    uint32_t f = 0, r;
+    if (sse_fp_plain(m)) {
+        uint32_t h = sse_fp_enter(m);
+        r = d2f(s->q[0]);
+        f = sse_fp_leave(h);
+    } else {
+        r = d2f_lane(m, s->q[0], &f);
+    }
+    TRY(sse_fp_commit(m, f));
     x->d[0] = r;
     return ES_OK;
 }
@@ -195,10 +225,17 @@ static int op_cvtpd2ps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = {{0}};
-    uint32_t h = sse_fp_enter(m);
-    r.d[0] = d2f(s->q[0]);
-    r.d[1] = d2f(s->q[1]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    uint32_t f = 0;
+    if (sse_fp_plain(m)) {
+        uint32_t h = sse_fp_enter(m);
+        r.d[0] = d2f(s->q[0]);
+        r.d[1] = d2f(s->q[1]);
+        f = sse_fp_leave(h);
+    } else {
+        r.d[0] = d2f_lane(m, s->q[0], &f);
+        r.d[1] = d2f_lane(m, s->q[1], &f);
+    }
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }

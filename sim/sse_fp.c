@@ -60,16 +60,149 @@ static inline uint64_t arith_d(int op, uint64_t ab, uint64_t bb)
     return rb;
 }
 
+/* ---- unmasked overflow / underflow ----
+ * With OE or UE unmasked the flags depend on the result rounded with an
+ * unbounded exponent (SDM Vol. 1, 4.9.1.4-5): an unmasked underflow is
+ * signalled for any tiny result, exact or not, and PE then says whether
+ * that unbounded result was exact (likewise for overflow).  The result is
+ * recomputed where it is not tiny or huge, where the host's PE flag and
+ * the magnitude answer both questions.  lf: the lane's masked flags. */
+
+static uint32_t apply_unbounded(const es_machine *m, uint32_t lf, int up, double mag, double thr,
+                                uint32_t g)
+{
+    if (up && mag != 0 && mag < thr)
+        return (lf & ~(ES_MXCSR_UE | ES_MXCSR_PE)) | ES_MXCSR_UE | (g & ES_MXCSR_PE);
+    if (!up && mag >= thr)
+        return (lf & ~ES_MXCSR_PE) | (g & ES_MXCSR_PE);
+    return lf;
+}
+
+#define UNBOUNDED_NEEDED(up)                                                                       \
+    ((up) ? !(m->mxcsr & ES_MXCSR_UM) : (!(m->mxcsr & ES_MXCSR_OM) && (lf & ES_MXCSR_OE)))
+
+/* Single precision: the double-precision result of two floats is exact
+ * for MUL and for a tiny or huge ADD/SUB, and within double range for all
+ * of them; DIV keeps the double quotient's own PE.  es_sse_round_unbounded
+ * then rounds it to 24 bits. */
+static uint32_t unmasked_f(const es_machine *m, int op, uint32_t ab, uint32_t bb, uint32_t lf)
+{
+    if ((lf & (ES_MXCSR_IE | ES_MXCSR_ZE)) || op == F_SQRT)
+        return lf; /* no rounded result, or SQRT, which cannot over/underflow */
+    double a = sse_f(sse_daz_f(m, ab)), b = sse_f(sse_daz_f(m, bb));
+    for (int up = 0; up < 2; up++) {
+        if (!UNBOUNDED_NEEDED(up))
+            continue;
+        uint32_t g = 0;
+        uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m) & ~ES_MXCSR_DAZ);
+        SSE_PIN(a);
+        SSE_PIN(b);
+        double v = op == F_ADD ? a + b : op == F_SUB ? a - b : op == F_MUL ? a * b : a / b;
+        SSE_PIN(v);
+        g |= sse_fp_leave(h);
+        double mag = sse_round_unbounded_f(m, v, &g);
+        lf = apply_unbounded(m, lf, up, mag, up ? 0x1p-126 : 0x1p128, g);
+    }
+    return lf;
+}
+
+/* Double precision: the operands themselves are scaled (exactly: each
+ * stays finite and normal whenever the result is in the range checked),
+ * the product or quotient by 2^+-1126 / 2^+-1076 in total. */
+static uint32_t unmasked_d(const es_machine *m, int op, uint64_t ab, uint64_t bb, uint32_t lf)
+{
+    if ((lf & (ES_MXCSR_IE | ES_MXCSR_ZE)) || op == F_SQRT)
+        return lf;
+    double a = sse_d(sse_daz_d(m, ab)), b = sse_d(sse_daz_d(m, bb));
+    for (int up = 0; up < 2; up++) {
+        if (!UNBOUNDED_NEEDED(up))
+            continue;
+        double sa = a, sb = b, thr;
+        int a_small = __builtin_fabs(a) < __builtin_fabs(b);
+        switch (op) {
+        case F_MUL:
+            if (!up) {
+                sa *= 0x1p-563;
+                sb *= 0x1p-563;
+            } else if (__builtin_fabs(a) < 1 && __builtin_fabs(b) < 1) {
+                sa *= 0x1p563;
+                sb *= 0x1p563;
+            } else if (a_small) {
+                sa = sa * 0x1p563 * 0x1p563;
+            } else {
+                sb = sb * 0x1p563 * 0x1p563;
+            }
+            thr = up ? 0x1p104 : 0x1p-102;
+            break;
+        case F_DIV:
+            if (!up) {
+                sa *= 0x1p-538;
+                sb *= 0x1p538;
+            } else if (__builtin_fabs(a) < 0x1p-52) {
+                sa = sa * 0x1p538 * 0x1p538;
+            } else {
+                sb = sb * 0x1p-538 * 0x1p-538;
+            }
+            thr = up ? 0x1p54 : 0x1p-52;
+            break;
+        default:
+            sa = sa * (up ? 0x1p538 : 0x1p-538) * (up ? 0x1p538 : 0x1p-538);
+            sb = sb * (up ? 0x1p538 : 0x1p-538) * (up ? 0x1p538 : 0x1p-538);
+            thr = up ? 0x1p54 : 0x1p-52;
+            break;
+        }
+        uint32_t g = 0;
+        uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m) & ~ES_MXCSR_DAZ);
+        SSE_PIN(sa);
+        SSE_PIN(sb);
+        double v = op == F_ADD ? sa + sb : op == F_SUB ? sa - sb : op == F_MUL ? sa * sb : sa / sb;
+        SSE_PIN(v);
+        g |= sse_fp_leave(h);
+        lf = apply_unbounded(m, lf, up, __builtin_fabs(v), thr, g);
+    }
+    return lf;
+}
+
+/* One lane with its own flags, for the unmasked OE/UE path. */
+static uint32_t lane_f(const es_machine *m, int op, uint32_t a, uint32_t b, uint32_t *f)
+{
+    uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m));
+    uint32_t r = arith_f(op, a, b);
+    *f |= unmasked_f(m, op, a, b, sse_fp_leave(h));
+    return r;
+}
+
+static uint64_t lane_d(const es_machine *m, int op, uint64_t a, uint64_t b, uint32_t *f)
+{
+    uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m));
+    uint64_t r = arith_d(op, a, b);
+    *f |= unmasked_d(m, op, a, b, sse_fp_leave(h));
+    return r;
+}
+
+/* The computation of a handler: FP_BEGIN enters the MXCSR bracket once for
+ * all lanes (the usual case) or selects the per-lane path; FOP_F/FOP_D
+ * compute a lane; FP_END collects the flags into f. */
+#define FP_BEGIN                                                                                   \
+    int plain_ = sse_fp_plain(m);                                                                  \
+    uint32_t f = 0, h_ = plain_ ? sse_fp_enter(m) : 0
+#define FOP_F(op, a, b) (plain_ ? arith_f(op, a, b) : lane_f(m, op, a, b, &f))
+#define FOP_D(op, a, b) (plain_ ? arith_d(op, a, b) : lane_d(m, op, a, b, &f))
+#define FP_END                                                                                     \
+    if (plain_)                                                                                    \
+    f = sse_fp_leave(h_)
+
 /* `op xmm1, xmm2/mem` over n float lanes (n = 1: the SS form, memory is
  * m32 and the other lanes are kept). */
 static inline int arith_ps(es_machine *m, const es_insn *d, int op, int n)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = *x;
-    uint32_t h = sse_fp_enter(m);
+    FP_BEGIN;
     for (int i = 0; i < n; i++)
-        r.d[i] = arith_f(op, x->d[i], s->d[i]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        r.d[i] = FOP_F(op, x->d[i], s->d[i]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
@@ -78,10 +211,11 @@ static inline int arith_pd(es_machine *m, const es_insn *d, int op, int n)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = *x;
-    uint32_t h = sse_fp_enter(m);
+    FP_BEGIN;
     for (int i = 0; i < n; i++)
-        r.q[i] = arith_d(op, x->q[i], s->q[i]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        r.q[i] = FOP_D(op, x->q[i], s->q[i]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
@@ -114,10 +248,11 @@ static int op_addsubps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
-    uint32_t h = sse_fp_enter(m);
+    FP_BEGIN;
     for (int i = 0; i < 4; i++)
-        r.d[i] = arith_f((i & 1) ? F_ADD : F_SUB, x->d[i], s->d[i]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        r.d[i] = FOP_F((i & 1) ? F_ADD : F_SUB, x->d[i], s->d[i]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
@@ -126,10 +261,11 @@ static int op_addsubpd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
-    uint32_t h = sse_fp_enter(m);
-    r.q[0] = arith_d(F_SUB, x->q[0], s->q[0]);
-    r.q[1] = arith_d(F_ADD, x->q[1], s->q[1]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    FP_BEGIN;
+    r.q[0] = FOP_D(F_SUB, x->q[0], s->q[0]);
+    r.q[1] = FOP_D(F_ADD, x->q[1], s->q[1]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
@@ -140,12 +276,13 @@ static inline int hop_ps(es_machine *m, const es_insn *d, int op)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
-    uint32_t h = sse_fp_enter(m);
-    r.d[0] = arith_f(op, x->d[0], x->d[1]);
-    r.d[1] = arith_f(op, x->d[2], x->d[3]);
-    r.d[2] = arith_f(op, s->d[0], s->d[1]);
-    r.d[3] = arith_f(op, s->d[2], s->d[3]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    FP_BEGIN;
+    r.d[0] = FOP_F(op, x->d[0], x->d[1]);
+    r.d[1] = FOP_F(op, x->d[2], x->d[3]);
+    r.d[2] = FOP_F(op, s->d[0], s->d[1]);
+    r.d[3] = FOP_F(op, s->d[2], s->d[3]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
@@ -154,10 +291,11 @@ static inline int hop_pd(es_machine *m, const es_insn *d, int op)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
-    uint32_t h = sse_fp_enter(m);
-    r.q[0] = arith_d(op, x->q[0], x->q[1]);
-    r.q[1] = arith_d(op, s->q[0], s->q[1]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+    FP_BEGIN;
+    r.q[0] = FOP_D(op, x->q[0], x->q[1]);
+    r.q[1] = FOP_D(op, s->q[0], s->q[1]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
@@ -187,11 +325,14 @@ static int op_dpps(es_machine *m, const es_insn *d)
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
     uint32_t p[4];
-    uint32_t h = sse_fp_enter(m);
+    FP_BEGIN;
     for (int i = 0; i < 4; i++)
-        p[i] = (imm & (0x10u << i)) ? arith_f(F_MUL, x->d[i], s->d[i]) : 0;
-    uint32_t sum = arith_f(F_ADD, arith_f(F_ADD, p[0], p[1]), arith_f(F_ADD, p[2], p[3]));
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        p[i] = (imm & (0x10u << i)) ? FOP_F(F_MUL, x->d[i], s->d[i]) : 0;
+    uint32_t lo = FOP_F(F_ADD, p[0], p[1]);
+    uint32_t hi = FOP_F(F_ADD, p[2], p[3]);
+    uint32_t sum = FOP_F(F_ADD, lo, hi);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     for (int i = 0; i < 4; i++)
         x->d[i] = (imm & (1u << i)) ? sum : 0;
     return ES_OK;
@@ -202,11 +343,12 @@ static int op_dppd(es_machine *m, const es_insn *d)
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
     uint64_t p[2];
-    uint32_t h = sse_fp_enter(m);
+    FP_BEGIN;
     for (int i = 0; i < 2; i++)
-        p[i] = (imm & (0x10u << i)) ? arith_d(F_MUL, x->q[i], s->q[i]) : 0;
-    uint64_t sum = arith_d(F_ADD, p[0], p[1]);
-    TRY(sse_fp_commit(m, sse_fp_leave(h)));
+        p[i] = (imm & (0x10u << i)) ? FOP_D(F_MUL, x->q[i], s->q[i]) : 0;
+    uint64_t sum = FOP_D(F_ADD, p[0], p[1]);
+    FP_END;
+    TRY(sse_fp_commit(m, f));
     for (int i = 0; i < 2; i++)
         x->q[i] = (imm & (1u << i)) ? sum : 0;
     return ES_OK;
