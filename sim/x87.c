@@ -219,18 +219,23 @@ static int stack_fault(es_machine *m, int overflow)
  * condition bits in `cc` from the host unless an unmasked invalid,
  * denormal or zero-divide exception stopped the instruction.  Returns 1
  * when results may be written. */
-static int merge_status(es_machine *m, uint16_t hsw, uint16_t cc)
+static int merge_status_blk(es_machine *m, uint16_t hsw, uint16_t cc, unsigned block)
 {
     unsigned exc = hsw & ES_FSW_EXC;
     unsigned unmasked = exc & ~m->fpu.fcw & ES_FSW_EXC;
     uint16_t fsw = (uint16_t)(m->fpu.fsw | exc);
-    int go = !(unmasked & (ES_FSW_IE | ES_FSW_DE | ES_FSW_ZE));
+    int go = !(unmasked & block);
     if (go)
         fsw = (uint16_t)((fsw & ~cc) | (hsw & cc));
     if (unmasked)
         fsw |= ES_FSW_ES | ES_FSW_B;
     m->fpu.fsw = fsw;
     return go;
+}
+
+static inline int merge_status(es_machine *m, uint16_t hsw, uint16_t cc)
+{
+    return merge_status_blk(m, hsw, cc, ES_FSW_IE | ES_FSW_DE | ES_FSW_ZE);
 }
 
 static inline void set_cc(es_machine *m, uint16_t clear, uint16_t set)
@@ -470,7 +475,9 @@ static int op_fld(es_machine *m, const es_insn *d)
         memcpy(&f, &v, 8);
         HX_LD(h, "fldl", &f, &r);
     }
-    if (merge_status(m, h.sw, ES_FSW_C1))
+    /* an unmasked denormal-operand exception does not stop the load
+     * (measured on the host); an unmasked invalid (SNaN) does */
+    if (merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
         fpu_push(m, &r);
     return ES_OK;
 }

@@ -907,3 +907,119 @@ TEST(X87Host, UnmaskedInvalidCompares)
         same_as_host(code, d);
     }
 }
+
+TEST(X87Host, UnmaskedLoadsStoresAndOthers)
+{
+    // [rbx] a (tbyte), [rbx+0x10] b (tbyte), [rbx+0x20] SNaN float, [rbx+0x24] denormal
+    // float, [rbx+0x28] int 7, [rbx+0x40] fcw; code: fldcw / fld b / fld a / op
+    Bytes d;
+    put(d, 0x20, (uint32_t)0x7fa00000u);
+    put(d, 0x24, (uint32_t)0x00000003u);
+    put(d, 0x28, (int32_t)7);
+    struct C {
+        uint16_t cw;
+        uint64_t am; uint16_t ae;
+        uint64_t bm; uint16_t be;
+        Bytes op;
+    } cases[] = {
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xd9, 0x43, 0x20}},       // fld dword SNaN
+        {0x37d, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xd9, 0x43, 0x24}},       // fld dword denormal
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xd8, 0x43, 0x20}},       // fadd dword SNaN
+        {0x36f, 1ull << 63, 0x0100, 1ull << 63, 0x3fff, {0xd9, 0x5b, 0x30}},       // fstp dword tiny
+        {0x37b, 0, 0, 1ull << 63, 0x3fff, {0xd9, 0xf4}},                           // fxtract 0
+        {0x37d, 1, 0, 1ull << 63, 0x3fff, {0xd9, 0xfa}},                           // fsqrt denormal
+        {0x37e, 1ull << 63, 0x7fff, 1ull << 63, 0x3fff, {0xd9, 0xf2}},             // fptan inf
+        {0x37e, 1ull << 63, 0x7fff, 1ull << 63, 0x3fff, {0xd9, 0xfb}},             // fsincos inf
+        {0x37b, 0, 0, 1ull << 63, 0x3fff, {0xd9, 0xf1}},                           // fyl2x 1*log2(0)
+        {0x37e, 0xc000000000000000ull, 0xffff, 1ull << 63, 0x3fff, {0xdf, 0x5b, 0x30}}, // fistp word NaN
+        {0x37e, 0xc000000000000000ull, 0xffff, 1ull << 63, 0x3fff, {0xdf, 0x73, 0x30}}, // fbstp NaN
+        {0x37e, 1ull << 63, 0x7fff, 1ull << 63, 0x3fff, {0xd9, 0xf8}},             // fprem inf
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xd9, 0xcb}},             // fxch st(3) empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xd9, 0xc4}},             // fld st(4) empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xdd, 0xd8, 0xdd, 0xd8, 0xd9, 0xe0}}, // pops then fchs empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xdd, 0xd8, 0xdd, 0xd8, 0xdd, 0x5b, 0x30}}, // fstp qword empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xdd, 0xd8, 0xdd, 0xd8, 0xde, 0xc1}},       // faddp empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xdd, 0xd8, 0xdd, 0xd8, 0xd9, 0xf1}},       // fyl2x empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xdd, 0xd8, 0xdd, 0xd8, 0xd9, 0xf2}},       // fptan empty
+        {0x37e, 1ull << 63, 0x3fff, 1ull << 63, 0x3fff, {0xdd, 0xd8, 0xdd, 0xd8, 0xda, 0x43, 0x28}}, // fiadd empty
+    };
+    for (auto &c : cases) {
+        put80(d, 0, c.am, c.ae);
+        put80(d, 0x10, c.bm, c.be);
+        put(d, 0x40, c.cw);
+        Bytes code = {0xd9, 0x6b, 0x40, 0xdb, 0x6b, 0x10, 0xdb, 0x2b};
+        code.insert(code.end(), c.op.begin(), c.op.end());
+        SCOPED_TRACE(testing::PrintToString(c.op) + " fcw " + std::to_string(c.cw));
+        same_as_host(code, d);
+    }
+}
+
+TEST(X87Host, FcmovAndControlWordBits)
+{
+    // dd 03 fld qword [rbx] / dd 43 08 fld qword [rbx+8] / db f1 fcomi st(1) (sets
+    // CF/ZF/PF) / d9 ee fldz / then one fcmov st0, st(2) / d9 6b 40 fldcw [rbx+0x40]
+    // (0xffff: reserved bits) / d9 7b 42 fnstcw [rbx+0x42]
+    const Bytes fcmovs[] = {{0xda, 0xc2}, {0xda, 0xca}, {0xda, 0xd2}, {0xda, 0xda},
+                            {0xdb, 0xc2}, {0xdb, 0xca}, {0xdb, 0xd2}, {0xdb, 0xda}};
+    const double pairs[][2] = {{1.0, 2.0}, {2.0, 1.0}, {1.0, 1.0}, {NAN, 1.0}};
+    for (auto &p : pairs) {
+        for (auto &f : fcmovs) {
+            Bytes d;
+            put(d, 0, p[0]);
+            put(d, 8, p[1]);
+            put(d, 0x40, (uint16_t)0xffff);
+            Bytes code = {0xdd, 0x03, 0xdd, 0x43, 0x08, 0xdb, 0xf1, 0xd9, 0xee};
+            code.insert(code.end(), f.begin(), f.end());
+            code.insert(code.end(), {0xd9, 0x6b, 0x40, 0xd9, 0x7b, 0x42});
+            SCOPED_TRACE(testing::PrintToString(f) + " " + std::to_string(p[0]));
+            same_as_host(code, d);
+        }
+    }
+}
+
+TEST(Fxsave, ImageMatchesHostSpecialTagsAndPendingException)
+{
+    // special values in registers (tags), then an unmasked ZE left pending:
+    // d9 6b 40 fldcw [rbx+0x40] (0x037b) / db 2b fld tbyte [rbx] (denormal) /
+    // d9 ee fldz / d9 e8 fld1 / d8 f1 fdiv st0, st(1) (ZE, pending) /
+    // 48 0f ae 43 50 fxsave64 [rbx+0x50] (does not check pending exceptions)
+    // With ES set the AMD host saves FOP/FIP/FDP too: FOP is compared, the
+    // FIP/FDP addresses are not.
+    Bytes d;
+    put80(d, 0, 5, 0);
+    put(d, 0x40, (uint16_t)0x37b);
+    same_as_host({0xd9, 0x6b, 0x40, 0xdb, 0x2b, 0xd9, 0xee, 0xd9, 0xe8, 0xd8, 0xf1, 0x48, 0x0f,
+                  0xae, 0x43, 0x50},
+                 d, {{0x50 + 8, 0x50 + 24}, {0x50 + 28, 0x50 + 32}, {0x50 + 160, 0x400}});
+}
+
+TEST(Fxsave, ThirtyTwoBitLayoutIntel)
+{
+    // 32-bit mode, Intel pointer rules: d9 e8 fld1 / dd 53 08 fst qword [ebx+8] /
+    // 0f ae 83 00 01 00 00 fxsave [ebx+0x100]
+    SimOut s;
+    sim_run(s, ES_MODE_32, {0xd9, 0xe8, 0xdd, 0x53, 0x08, 0x0f, 0xae, 0x83, 0x00, 0x01, 0x00,
+                            0x00},
+            {}, [](es_machine *m) {
+                m->vendor = 0;
+                m->xmm[7].q[1] = 0x77;
+                m->xmm[8].q[0] = 0x88; // not visible in 32-bit mode
+            });
+    ASSERT_EQ(s.rc, 0);
+    const size_t b = 0x100;
+    EXPECT_EQ(rd<uint16_t>(s, b + 6), 0x553);                       // FOP dd 53
+    EXPECT_EQ(rd<uint32_t>(s, b + 8), (uint32_t)EST_CODE + 2);      // FIP
+    EXPECT_EQ(rd<uint16_t>(s, b + 12), 0x23);                       // FCS
+    EXPECT_EQ(rd<uint32_t>(s, b + 16), (uint32_t)EST_DATA + 8);     // FDP
+    EXPECT_EQ(rd<uint16_t>(s, b + 20), 0x2b);                       // FDS
+    EXPECT_EQ(rd<uint64_t>(s, b + 160 + 7 * 16 + 8), 0x77u);
+    EXPECT_EQ(rd<uint64_t>(s, b + 160 + 8 * 16), 0u);               // XMM8 slot not written
+    // AMD rules: no pending exception -> pointer fields are zero
+    SimOut a;
+    sim_run(a, ES_MODE_32, {0xd9, 0xe8, 0xdd, 0x53, 0x08, 0x0f, 0xae, 0x83, 0x00, 0x01, 0x00,
+                            0x00},
+            {}, [](es_machine *m) { m->vendor = 1; });
+    ASSERT_EQ(a.rc, 0);
+    for (size_t i = 6; i < 24; i++)
+        EXPECT_EQ(a.data[b + i], 0) << i;
+}
