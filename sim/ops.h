@@ -126,51 +126,36 @@ static inline int es_wr(es_machine *m, const es_insn *d, int i, uint64_t v)
 
 /* ---- flags (computed eagerly, SDM Vol. 1, 3.4.3.1) ---- */
 
+/* The flag helpers are branch-free and accept operands with garbage above
+ * `size` (such as sign-extended immediates): only bits below 8 * size reach
+ * the result, shifted to bit 63 where needed. */
 static inline uint64_t es_flags_szp(uint64_t r, unsigned size)
 {
-    uint64_t f = 0;
-    r &= es_mask(size);
-    if (r == 0)
-        f |= ES_ZF;
-    if (r & es_sign_bit(size))
-        f |= ES_SF;
-    if (!__builtin_parity((unsigned)(r & 0xff)))
-        f |= ES_PF;
-    return f;
+    uint64_t t = r << (64 - size * 8);
+    return (t ? 0 : ES_ZF) | ((t >> 63) << 7) /* SF */ |
+           (__builtin_parity((unsigned)(r & 0xff)) ? 0 : ES_PF);
 }
 
-/* Flags of a + b + cin (ADD/ADC) at width size. */
+/* Flags of a + b + cin (ADD/ADC) at width size; cin is 0 or 1. */
 static inline uint64_t es_flags_add(uint64_t a, uint64_t b, uint64_t cin, unsigned size)
 {
-    uint64_t mask = es_mask(size), sb = es_sign_bit(size);
-    a &= mask;
-    b &= mask;
-    uint64_t r = (a + b + cin) & mask;
-    uint64_t f = es_flags_szp(r, size);
-    if (r < a || (cin && r == a))
-        f |= ES_CF;
-    if (((a ^ r) & (b ^ r)) & sb)
-        f |= ES_OF;
-    if ((a ^ b ^ r) & 0x10)
-        f |= ES_AF;
-    return f;
+    unsigned top = size * 8 - 1;
+    uint64_t r = a + b + cin;
+    uint64_t carry = (a & b) | ((a ^ b) & ~r); /* carry out of every bit */
+    uint64_t ovf = (a ^ r) & (b ^ r);
+    return es_flags_szp(r, size) | ((carry >> top) & 1) /* CF */ | (((ovf >> top) & 1) << 11) |
+           ((a ^ b ^ r) & ES_AF);
 }
 
-/* Flags of a - b - bin (SUB/SBB/CMP/NEG) at width size. */
+/* Flags of a - b - bin (SUB/SBB/CMP/NEG) at width size; bin is 0 or 1. */
 static inline uint64_t es_flags_sub(uint64_t a, uint64_t b, uint64_t bin, unsigned size)
 {
-    uint64_t mask = es_mask(size), sb = es_sign_bit(size);
-    a &= mask;
-    b &= mask;
-    uint64_t r = (a - b - bin) & mask;
-    uint64_t f = es_flags_szp(r, size);
-    if (a < b || (bin && a == b))
-        f |= ES_CF;
-    if (((a ^ b) & (a ^ r)) & sb)
-        f |= ES_OF;
-    if ((a ^ b ^ r) & 0x10)
-        f |= ES_AF;
-    return f;
+    unsigned top = size * 8 - 1;
+    uint64_t r = a - b - bin;
+    uint64_t borrow = (~a & b) | (~(a ^ b) & r); /* borrow out of every bit */
+    uint64_t ovf = (a ^ b) & (a ^ r);
+    return es_flags_szp(r, size) | ((borrow >> top) & 1) /* CF */ | (((ovf >> top) & 1) << 11) |
+           ((a ^ b ^ r) & ES_AF);
 }
 
 /* Flags of a logical result (AND/OR/XOR/TEST): CF = OF = 0; AF undefined,
