@@ -545,8 +545,8 @@ static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t
     int r = get_gp(m, c, dirfd, upath, gp, sizeof gp, false);
     if (r)
         return r;
-    bool writes = (flags & G_O_ACCMODE) != 0 ||
-                  (flags & (G_O_CREAT | G_O_TRUNC | G_O_APPEND | G_O_TMPFILE));
+    bool writes = (flags & G_O_ACCMODE) != 0 || (flags & (G_O_CREAT | G_O_TRUNC | G_O_APPEND)) ||
+                  (flags & G_O_TMPFILE) == G_O_TMPFILE; /* O_TMPFILE includes O_DIRECTORY */
     if (writes && !h->cfg.rw && !(flags & O_PATH))
         return -EROFS;
     /* x86 guests and the x86-64 host share the O_* values */

@@ -1,0 +1,709 @@
+// Host services: syscalls called through es_host_call / es_host_syscall on a
+// shim machine, with a temporary guest root.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "es_shim.h"
+#include "es_syscall_32.h"
+#include "es_syscall_64.h"
+#include "es_syscall_names.h"
+#include "host.h"
+#include "host/host_int.h"
+#include "machine.h"
+#include "mem.h"
+#include "vm.h"
+
+namespace {
+
+const uint64_t X32 = ES_X32_SYSCALL_BIT;
+
+struct HostTest : ::testing::TestWithParam<bool> {
+    es_machine *m = nullptr;
+    std::string tmp, root;
+    int out[2] = {-1, -1}; // the guest's stdout
+    uint64_t strp = EST_DATA; // next free string slot
+
+    void SetUp() override
+    {
+        char t[] = "/tmp/es_host_XXXXXX";
+        ASSERT_NE(mkdtemp(t), nullptr);
+        tmp = t;
+        root = tmp + "/root";
+        ASSERT_EQ(mkdir(root.c_str(), 0755), 0);
+        ASSERT_EQ(mkdir((root + "/sub").c_str(), 0755), 0);
+        write_file(root + "/hello.txt", "hello world\n");
+        write_file(root + "/sub/inner.txt", "inner\n");
+        write_file(tmp + "/secret.txt", "secret\n"); // outside the root
+        ASSERT_EQ(symlink("sub/inner.txt", (root + "/link_in").c_str()), 0);
+        ASSERT_EQ(symlink("/hello.txt", (root + "/abs_in").c_str()), 0);
+        ASSERT_EQ(symlink("../secret.txt", (root + "/esc").c_str()), 0);
+        ASSERT_EQ(symlink("../../../../secret.txt", (root + "/sub/esc2").c_str()), 0);
+        ASSERT_EQ(symlink("..", (root + "/updir").c_str()), 0);
+        ASSERT_EQ(symlink((tmp + "/secret.txt").c_str(), (root + "/hostabs").c_str()), 0);
+        ASSERT_EQ(pipe(out), 0);
+        m = est_new(ES_MODE_64);
+        ASSERT_NE(m, nullptr);
+        init(false);
+    }
+
+    int devnull = -1;
+
+    void init(bool rw, bool det = true, bool std02 = true)
+    {
+        es_host_config cfg = {};
+        cfg.root = root.c_str();
+        cfg.rw = rw;
+        cfg.deterministic = det;
+        if (devnull < 0)
+            devnull = open("/dev/null", O_RDONLY);
+        cfg.stdin_fd = std02 ? devnull : -1;
+        cfg.stdout_fd = out[1];
+        cfg.stderr_fd = std02 ? out[1] : -1;
+        cfg.exe = "/bin/prog";
+        m->deterministic = det;
+        ASSERT_EQ(es_host_init(m, &cfg), 0) << m->message;
+        m->host->use_openat2 = m->host->use_openat2 && GetParam();
+    }
+
+    void TearDown() override
+    {
+        if (m) {
+            es_host_free(m);
+            es_machine_free(m);
+        }
+        close(out[0]);
+        close(out[1]);
+        close(devnull);
+        std::string cmd = "rm -rf '" + tmp + "'";
+        (void)!system(cmd.c_str());
+    }
+
+    static void write_file(const std::string &p, const char *s)
+    {
+        int fd = open(p.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+        close(fd);
+    }
+
+    int64_t call(int abi, uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
+                 uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0)
+    {
+        uint64_t a[6] = {a0, a1, a2, a3, a4, a5};
+        return es_host_call(m, abi, nr, a);
+    }
+    int64_t c64(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
+                uint64_t a4 = 0, uint64_t a5 = 0)
+    {
+        return call(ES_ABI_X64, nr, a0, a1, a2, a3, a4, a5);
+    }
+    int64_t c32(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
+                uint64_t a4 = 0, uint64_t a5 = 0)
+    {
+        return call(ES_ABI_I386, nr, a0, a1, a2, a3, a4, a5);
+    }
+
+    // A guest string in the first data page.
+    uint64_t str(const char *s)
+    {
+        uint64_t va = strp;
+        EXPECT_EQ(es_copy_to_guest(m, va, s, strlen(s) + 1), 0);
+        strp += (strlen(s) + 16) & ~7ull;
+        return va;
+    }
+    std::vector<uint8_t> peek(uint64_t va, size_t n)
+    {
+        std::vector<uint8_t> v(n);
+        EXPECT_EQ(es_copy_from_guest(m, v.data(), va, n), 0);
+        return v;
+    }
+    uint64_t u64(uint64_t va) { auto v = peek(va, 8); uint64_t x; memcpy(&x, v.data(), 8); return x; }
+    uint32_t u32(uint64_t va) { auto v = peek(va, 4); uint32_t x; memcpy(&x, v.data(), 4); return x; }
+    int64_t open_ro(const char *p) { return c64(ES_NR64_open, str(p), O_RDONLY); }
+};
+
+const uint64_t BUF = EST_DATA + 0x4000; // 48 KiB of scratch after the strings
+
+// ---- tables ----
+
+TEST(HostTables, NumbersComeFromTheTblFiles)
+{
+    EXPECT_EQ(ES_NR64_getpid, 39);
+    EXPECT_EQ(ES_NR32_getpid, 20);
+    EXPECT_EQ(ES_NRX32_readv, 515);
+    EXPECT_EQ(ES_NR64_readv, 19);
+    EXPECT_EQ(ES_NR64_statx, 332);
+    EXPECT_EQ(ES_NR32_arch_prctl, 384);
+    EXPECT_EQ(ES_NR_SYSCALLS_64, 548);
+    EXPECT_EQ(ES_NR_SYSCALLS_32, 385);
+}
+
+#define ES_SYSCALL_ARGS_64(nr, n, s) {nr, n},
+static const int g_args64[][2] = {
+#include "es_syscall_args.h"
+};
+#undef ES_SYSCALL_ARGS_64
+#define ES_SYSCALL_ARGS_32(nr, n, s) {nr, n},
+static const int g_args32[][2] = {
+#include "es_syscall_args.h"
+};
+#undef ES_SYSCALL_ARGS_32
+
+static int arity(const int (*t)[2], size_t n, int nr)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i][0] == nr)
+            return t[i][1];
+    return -1;
+}
+
+TEST(HostTables, Arity)
+{
+    const size_t n64 = sizeof g_args64 / sizeof g_args64[0], n32 = sizeof g_args32 / sizeof g_args32[0];
+    EXPECT_EQ(arity(g_args64, n64, ES_NR64_read), 3);
+    EXPECT_EQ(arity(g_args64, n64, ES_NR64_mmap), 6);
+    EXPECT_EQ(arity(g_args64, n64, ES_NR64_getpid), 0);
+    EXPECT_EQ(arity(g_args32, n32, ES_NR32_mmap), 1);     // old_mmap takes a struct
+    EXPECT_EQ(arity(g_args32, n32, ES_NR32_pread64), 5);  // position split in two
+    EXPECT_EQ(arity(g_args64, n64, ES_NRX32_preadv), 4);  // compat_sys_preadv64
+    EXPECT_EQ(arity(g_args64, n64, 134), -1);             // uselib: no entry point
+}
+
+// ---- dispatch ----
+
+TEST_P(HostTest, UnknownNumbersAreENOSYS)
+{
+    EXPECT_EQ(c64(1000), -ENOSYS);
+    EXPECT_EQ(c64(333), -ENOSYS);       // io_pgetevents came after 4.17
+    EXPECT_EQ(c64(134), -ENOSYS);       // uselib: a hole in the table
+    EXPECT_EQ(c32(385), -ENOSYS);
+    EXPECT_EQ(c32(17), -ENOSYS);        // break
+    EXPECT_EQ(c64(X32 | 1000), -ENOSYS);
+    EXPECT_EQ(c64(~0ull), -ENOSYS);
+}
+
+TEST_P(HostTest, RegisterConventions)
+{
+    m->gpr[ES_RAX] = ES_NR64_getpid;
+    EXPECT_EQ(es_host_syscall(m, ES_ABI_X64), ES_OK);
+    EXPECT_EQ(m->gpr[ES_RAX], 1000u);
+    m->gpr[ES_RAX] = 0xffffffff00000000ull | ES_NR32_getpid; // upper half ignored
+    EXPECT_EQ(es_host_syscall(m, ES_ABI_I386), ES_OK);
+    EXPECT_EQ(m->gpr[ES_RAX], 1000u);
+    m->gpr[ES_RAX] = 9999;
+    EXPECT_EQ(es_host_syscall(m, ES_ABI_I386), ES_OK);
+    EXPECT_EQ(m->gpr[ES_RAX], (uint32_t)-ENOSYS); // eax, zero extended
+    // write(1, "hi", 2) with i386 registers ebx ecx edx
+    uint64_t s = str("hi");
+    m->gpr[ES_RAX] = ES_NR32_write;
+    m->gpr[ES_RBX] = 1;
+    m->gpr[ES_RCX] = s;
+    m->gpr[ES_RDX] = 2;
+    EXPECT_EQ(es_host_syscall(m, ES_ABI_I386), ES_OK);
+    EXPECT_EQ(m->gpr[ES_RAX], 2u);
+    char b[4] = {};
+    EXPECT_EQ(read(out[0], b, sizeof b), 2);
+    EXPECT_STREQ(b, "hi");
+    // exit_group(3) with x86-64 registers
+    m->gpr[ES_RAX] = ES_NR64_exit_group;
+    m->gpr[ES_RDI] = 0x103;
+    EXPECT_EQ(es_host_syscall(m, ES_ABI_X64), ES_STOP);
+    EXPECT_EQ(m->stop, ES_STOP_EXIT);
+    EXPECT_EQ(m->exit_status, 3);
+    EXPECT_GE(es_host_syscall_count(m), 5u);
+}
+
+// ---- files ----
+
+TEST_P(HostTest, ReadAFileUnderTheRoot)
+{
+    int64_t fd = open_ro("/hello.txt");
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(c64(ES_NR64_read, fd, BUF, 100), 12);
+    auto v = peek(BUF, 12);
+    EXPECT_EQ(std::string(v.begin(), v.end()), "hello world\n");
+    EXPECT_EQ(c64(ES_NR64_read, fd, BUF, 100), 0);
+    EXPECT_EQ(c64(ES_NR64_lseek, fd, 6, SEEK_SET), 6);
+    EXPECT_EQ(c64(ES_NR64_pread64, fd, BUF, 5, 0), 5);
+    EXPECT_EQ(c64(ES_NR64_close, fd), 0);
+    EXPECT_EQ(c64(ES_NR64_close, fd), -EBADF);
+    EXPECT_EQ(c64(ES_NR64_read, 77, BUF, 1), -EBADF);
+    // relative to the cwd, and through a symlink inside the root
+    EXPECT_EQ(c64(ES_NR64_chdir, str("sub")), 0);
+    EXPECT_EQ(c64(ES_NR64_getcwd, BUF, 100), 5);
+    EXPECT_STREQ((const char *)peek(BUF, 5).data(), "/sub");
+    fd = open_ro("inner.txt");
+    EXPECT_GE(fd, 3);
+    fd = open_ro("../link_in");
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(c64(ES_NR64_read, fd, BUF, 100), 6);
+    fd = open_ro("/abs_in"); // absolute target: resolved inside the root
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(c64(ES_NR64_read, fd, BUF, 100), 12);
+}
+
+TEST_P(HostTest, PathsCannotLeaveTheRoot)
+{
+    EXPECT_EQ(open_ro("../secret.txt"), -ENOENT);
+    EXPECT_EQ(open_ro("../../../../secret.txt"), -ENOENT);
+    EXPECT_EQ(open_ro("/../secret.txt"), -ENOENT);
+    EXPECT_EQ(open_ro("/etc/passwd"), -ENOENT);
+    EXPECT_EQ(open_ro("../../etc/passwd"), -ENOENT);
+    EXPECT_EQ(open_ro((tmp + "/secret.txt").c_str()), -ENOENT);
+    EXPECT_EQ(open_ro("/esc"), -ENOENT);       // ../secret.txt
+    EXPECT_EQ(open_ro("/sub/esc2"), -ENOENT);  // ../../../../secret.txt
+    EXPECT_EQ(open_ro("/updir/secret.txt"), -ENOENT);
+    EXPECT_EQ(open_ro("/updir/updir/hello.txt") >= 3, true); // ".." of the root is the root
+    EXPECT_EQ(open_ro("/hostabs"), -ENOENT);   // a host-absolute target
+    EXPECT_EQ(c64(ES_NR64_stat, str("/esc"), BUF), -ENOENT);
+    EXPECT_EQ(c64(ES_NR64_chdir, str("/updir/..")), 0);
+    EXPECT_EQ(c64(ES_NR64_getcwd, BUF, 100), 2);
+    EXPECT_EQ(open_ro("../secret.txt"), -ENOENT);
+    // a directory fd cannot be used to climb out either
+    int64_t d = c64(ES_NR64_open, str("/sub"), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(d, 3);
+    EXPECT_EQ(c64(ES_NR64_openat, d, str("../../secret.txt"), O_RDONLY), -ENOENT);
+    EXPECT_GE(c64(ES_NR64_openat, d, str("../hello.txt"), O_RDONLY), 3);
+    EXPECT_EQ(c64(ES_NR64_openat, d, str("inner.txt"), O_RDONLY) >= 3, true);
+}
+
+TEST_P(HostTest, WritesNeedRw)
+{
+    EXPECT_EQ(c64(ES_NR64_open, str("/new.txt"), O_WRONLY | O_CREAT, 0644), -EROFS);
+    EXPECT_EQ(c64(ES_NR64_open, str("/hello.txt"), O_RDWR), -EROFS);
+    EXPECT_EQ(c64(ES_NR64_mkdir, str("/d"), 0755), -EROFS);
+    EXPECT_EQ(c64(ES_NR64_unlink, str("/hello.txt")), -EROFS);
+    EXPECT_EQ(c64(ES_NR64_access, str("/hello.txt"), W_OK), -EROFS);
+    EXPECT_EQ(c64(ES_NR64_access, str("/hello.txt"), R_OK), 0);
+    EXPECT_EQ(access((root + "/new.txt").c_str(), F_OK), -1);
+
+    es_host_free(m);
+    init(true);
+    int64_t fd = c64(ES_NR64_openat, (uint64_t)-100, str("/new.txt"), O_RDWR | O_CREAT | O_EXCL, 0644);
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(c64(ES_NR64_write, fd, str("abc"), 3), 3);
+    EXPECT_EQ(c64(ES_NR64_mkdir, str("/d/"), 0755), 0);
+    EXPECT_EQ(c64(ES_NR64_rename, str("/new.txt"), str("/d/moved.txt")), 0);
+    struct stat st;
+    ASSERT_EQ(stat((root + "/d/moved.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 3);
+    EXPECT_EQ(st.st_mode & 0777, 0644u & ~022u);
+    EXPECT_EQ(c64(ES_NR64_unlink, str("/d/moved.txt")), 0);
+    EXPECT_EQ(c64(ES_NR64_rmdir, str("/d")), 0);
+    // creating through an escaping symlink lands inside the root or fails
+    EXPECT_EQ(c64(ES_NR64_open, str("/esc"), O_WRONLY | O_CREAT, 0644) >= 3, true);
+    EXPECT_EQ(access((tmp + "/secret.txt").c_str(), F_OK), 0);
+    EXPECT_EQ(access((root + "/secret.txt").c_str(), F_OK), 0); // created in the root
+}
+
+TEST_P(HostTest, BadPointersAreEFAULT)
+{
+    int64_t fd = open_ro("/hello.txt");
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(c64(ES_NR64_read, fd, 0x1000, 10), -EFAULT);             // unmapped
+    EXPECT_EQ(c64(ES_NR64_read, fd, EST_CODE, 10), -EFAULT);           // read-only
+    EXPECT_EQ(c64(ES_NR64_read, fd, 0xffff800000000000ull, 10), -EFAULT); // kernel half
+    EXPECT_EQ(c64(ES_NR64_lseek, fd, 0, SEEK_CUR), 0); // nothing consumed
+    EXPECT_EQ(c64(ES_NR64_write, 1, 0x1000, 10), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_open, 0xdead0000, O_RDONLY), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_fstat, fd, 0x2000), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_uname, 0), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_clock_gettime, 1, 0x3000), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_getrandom, EST_DATA + 0x10000 - 8, 64, 0), -EFAULT);
+    // a read that ends in an unmapped page returns what fitted
+    EXPECT_EQ(c64(ES_NR64_lseek, fd, 0, SEEK_SET), 0);
+    EXPECT_EQ(c64(ES_NR64_read, fd, EST_DATA + 0x10000 - 4, 12), 4);
+    EXPECT_EQ(c64(ES_NR64_lseek, fd, 0, SEEK_CUR), 4); // the rest stays unread
+    // a path that runs off the end of mapped memory, and one too long
+    std::vector<char> fill(4096, 'a');
+    ASSERT_EQ(es_copy_to_guest(m, EST_DATA + 0xf000, fill.data(), 4096), 0);
+    EXPECT_EQ(c64(ES_NR64_open, EST_DATA + 0x10000 - 100, O_RDONLY), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_open, EST_DATA + 0xf000, O_RDONLY), -ENAMETOOLONG);
+    // i386: the upper halves of the registers are not part of the pointer
+    EXPECT_EQ(c32(ES_NR32_read, fd, 0xffffffff00000000ull | BUF, 4), 4);
+}
+
+TEST_P(HostTest, GetdentsAndReadlink)
+{
+    int64_t d = c64(ES_NR64_open, str("/"), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(d, 3);
+    int64_t n = c64(ES_NR64_getdents64, d, BUF, 4096);
+    ASSERT_GT(n, 0);
+    auto v = peek(BUF, (size_t)n);
+    bool found = false;
+    for (int64_t o = 0; o < n;) {
+        uint16_t rl;
+        memcpy(&rl, &v[o + 16], 2);
+        if (!strcmp((const char *)&v[o + 19], "hello.txt")) {
+            found = true;
+            EXPECT_EQ(v[o + 18], DT_REG);
+        }
+        o += rl;
+    }
+    EXPECT_TRUE(found);
+    EXPECT_EQ(c64(ES_NR64_readlink, str("/link_in"), BUF, 100), 13);
+    EXPECT_EQ(std::string((const char *)peek(BUF, 13).data(), 13), "sub/inner.txt");
+    EXPECT_EQ(c64(ES_NR64_readlink, str("/proc/self/exe"), BUF, 100), 9);
+    EXPECT_EQ(std::string((const char *)peek(BUF, 9).data(), 9), "/bin/prog");
+    EXPECT_EQ(c64(ES_NR64_readlink, str("/hello.txt"), BUF, 100), -EINVAL);
+}
+
+// ---- stat layouts ----
+
+TEST_P(HostTest, StatLayoutsPerAbi)
+{
+    struct stat st;
+    ASSERT_EQ(stat((root + "/hello.txt").c_str(), &st), 0);
+    // x86-64 struct stat: st_ino @8, st_mode @24, st_size @48 (144 bytes)
+    std::vector<uint8_t> guard(160, 0xee);
+    es_copy_to_guest(m, BUF, guard.data(), guard.size());
+    EXPECT_EQ(c64(ES_NR64_stat, str("/hello.txt"), BUF), 0);
+    EXPECT_EQ(u64(BUF + 8), (uint64_t)st.st_ino);
+    EXPECT_EQ(u32(BUF + 24), (uint32_t)st.st_mode);
+    EXPECT_EQ(u64(BUF + 48), 12u);
+    EXPECT_EQ(u64(BUF + 72), (uint64_t)st.st_atim.tv_sec);
+    EXPECT_EQ(peek(BUF + 144, 1)[0], 0xee); // nothing past the struct
+    // lstat sees the link, stat its target
+    EXPECT_EQ(c64(ES_NR64_lstat, str("/link_in"), BUF), 0);
+    EXPECT_EQ(u32(BUF + 24) & S_IFMT, (uint32_t)S_IFLNK);
+    EXPECT_EQ(c64(ES_NR64_newfstatat, (uint64_t)-100, str("link_in"), BUF, 0), 0);
+    EXPECT_EQ(u64(BUF + 48), 6u);
+    // i386 struct stat64 (96 bytes, packed): mode @16, size @44, ino @88
+    es_copy_to_guest(m, BUF, guard.data(), guard.size());
+    EXPECT_EQ(c32(ES_NR32_stat64, str("/hello.txt"), BUF), 0);
+    EXPECT_EQ(u32(BUF + 16), (uint32_t)st.st_mode);
+    EXPECT_EQ(u64(BUF + 44), 12u);
+    EXPECT_EQ(u64(BUF + 88), (uint64_t)st.st_ino);
+    EXPECT_EQ(u32(BUF + 12), (uint32_t)st.st_ino);
+    EXPECT_EQ(peek(BUF + 96, 1)[0], 0xee);
+    int64_t fd = c32(ES_NR32_open, str("/hello.txt"), O_RDONLY);
+    ASSERT_GE(fd, 3);
+    EXPECT_EQ(c32(ES_NR32_fstat64, fd, BUF), 0);
+    EXPECT_EQ(u64(BUF + 44), 12u);
+    EXPECT_EQ(c32(ES_NR32_fstatat64, (uint32_t)-100, str("sub/inner.txt"), BUF, 0), 0);
+    EXPECT_EQ(u64(BUF + 44), 6u);
+    // i386 struct stat (compat_stat, 64 bytes): mode @8 (16 bit), size @20
+    es_copy_to_guest(m, BUF, guard.data(), guard.size());
+    int64_t r = c32(ES_NR32_fstat, fd, BUF);
+    if (major(st.st_dev) < 256 && minor(st.st_dev) < 256 && (uint32_t)st.st_ino == st.st_ino) {
+        EXPECT_EQ(r, 0);
+        EXPECT_EQ(peek(BUF + 8, 2)[0] | peek(BUF + 9, 1)[0] << 8, (int)(st.st_mode & 0xffff));
+        EXPECT_EQ(u32(BUF + 20), 12u);
+        EXPECT_EQ(peek(BUF + 64, 1)[0], 0xee);
+    } else {
+        EXPECT_EQ(r, -EOVERFLOW); // old_valid_dev fails, as on Linux
+    }
+    // statx (shared by every ABI): stx_mode @28, stx_size @40, stx_mask @0
+    EXPECT_EQ(c64(ES_NR64_statx, (uint64_t)-100, str("/hello.txt"), 0, 0x7ff, BUF), 0);
+    EXPECT_EQ(u64(BUF + 40), 12u);
+    EXPECT_EQ(peek(BUF + 28, 2)[0] | peek(BUF + 29, 1)[0] << 8, (int)(st.st_mode & 0xffff));
+    EXPECT_EQ(u32(BUF) & 0x7ff, 0x7ffu);
+    EXPECT_EQ(c32(ES_NR32_statx, (uint32_t)-100, str("/hello.txt"), 0, 0x7ff, BUF), 0);
+    EXPECT_EQ(u64(BUF + 40), 12u);
+}
+
+// ---- iovecs per ABI ----
+
+TEST_P(HostTest, WritevLayouts)
+{
+    uint64_t a = str("ab"), b = str("cde");
+    uint8_t iov64[32];
+    memcpy(iov64, &a, 8);
+    uint64_t l = 2;
+    memcpy(iov64 + 8, &l, 8);
+    memcpy(iov64 + 16, &b, 8);
+    l = 3;
+    memcpy(iov64 + 24, &l, 8);
+    ASSERT_EQ(es_copy_to_guest(m, BUF, iov64, 32), 0);
+    EXPECT_EQ(c64(ES_NR64_writev, 1, BUF, 2), 5);
+    // x32's writev (516) and i386's take struct compat_iovec {u32, u32}
+    uint32_t iov32[4] = {(uint32_t)a, 2, (uint32_t)b, 3};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, iov32, 16), 0);
+    EXPECT_EQ(c64(X32 | ES_NRX32_writev, 1, BUF, 2), 5);
+    EXPECT_EQ(c32(ES_NR32_writev, 1, BUF, 2), 5);
+    char got[16] = {};
+    EXPECT_EQ(read(out[0], got, sizeof got), 15);
+    EXPECT_STREQ(got, "abcdeabcdeabcde");
+    // x32 readv
+    int64_t fd = open_ro("/hello.txt");
+    uint32_t riov[4] = {(uint32_t)BUF + 0x100, 5, (uint32_t)BUF + 0x200, 7};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, riov, 16), 0);
+    EXPECT_EQ(c64(X32 | ES_NRX32_readv, fd, BUF, 2), 12);
+    EXPECT_EQ(std::string((const char *)peek(BUF + 0x200, 7).data(), 7), " world\n");
+}
+
+// ---- memory ----
+
+TEST_P(HostTest, BrkGrowsAndShrinks)
+{
+    const uint64_t start = 0x10000123;
+    es_host_set_brk(m, start);
+    EXPECT_EQ(c64(ES_NR64_brk, 0), (int64_t)start);
+    EXPECT_EQ(c64(ES_NR64_brk, start - 0x1000), (int64_t)start); // below the start: no change
+    EXPECT_EQ(c64(ES_NR64_brk, start + 0x5000), (int64_t)(start + 0x5000));
+    EXPECT_EQ(es_host_brk(m), start + 0x5000);
+    uint64_t v = 0x1122334455667788ull;
+    EXPECT_EQ(es_write(m, start + 0x4000, &v, 8), 0); // user write into the new break
+    EXPECT_EQ(c64(ES_NR64_brk, start + 0x100), (int64_t)(start + 0x100));
+    EXPECT_NE(es_read(m, start + 0x4000, &v, 8), 0); // shrunk away
+    EXPECT_EQ(m->fault.vector, ES_PF);
+    // it stops at an existing mapping (with a guard page)
+    ASSERT_EQ(es_vm_map(m, 0x10010000, 0x1000, ES_PROT_R), 0);
+    EXPECT_EQ(c64(ES_NR64_brk, 0x10010000), (int64_t)(start + 0x100));
+}
+
+TEST_P(HostTest, MmapAnonymousAndMunmap)
+{
+    int64_t a = c64(ES_NR64_mmap, 0, 10000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    (uint64_t)-1, 0);
+    ASSERT_GT(a, 0);
+    EXPECT_EQ(a & 0xfff, 0);
+    uint64_t v = 42, z = 1;
+    EXPECT_EQ(es_read(m, a + 0x2000, &z, 8), 0);
+    EXPECT_EQ(z, 0u);
+    EXPECT_EQ(es_write(m, a + 0x2000, &v, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_mprotect, a, 0x1000, PROT_READ), 0);
+    EXPECT_NE(es_write(m, a, &v, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_munmap, a, 10000), 0);
+    EXPECT_NE(es_read(m, a + 0x2000, &v, 8), 0);
+    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(c64(ES_NR64_munmap, a + 1, 10), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_mmap, 0, 0, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0), -EINVAL);
+    // MAP_FIXED_NOREPLACE refuses an occupied range; MAP_FIXED replaces it
+    int64_t b = c64(ES_NR64_mmap, 0, 0x2000, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
+    ASSERT_GT(b, 0);
+    EXPECT_EQ(c64(ES_NR64_mmap, b, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS | 0x100000, (uint64_t)-1, 0),
+              -EEXIST);
+    EXPECT_EQ(c64(ES_NR64_mmap, b, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0), b);
+    // i386 mmap2 and old mmap (#90, a struct of six u32), in a 32-bit layout
+    // as the loader sets it for i386 processes
+    es_vm_set_layout(m, 0xffffe000ull, 0xf7fff000ull);
+    int64_t c = c32(ES_NR32_mmap2, 0, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint32_t)-1, 0);
+    ASSERT_GT(c, 0);
+    EXPECT_LT(c, 0x100000000ll);
+    uint32_t arg[6] = {0, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint32_t)-1, 0};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, arg, sizeof arg), 0);
+    int64_t d = c32(ES_NR32_mmap, BUF);
+    EXPECT_GT(d, 0);
+    EXPECT_LT(d, 0x100000000ll);
+    // mremap: grow in place or move, keeping contents
+    int64_t e = c64(ES_NR64_mmap, 0, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
+    ASSERT_GT(e, 0);
+    v = 0xabcdef;
+    ASSERT_EQ(es_write(m, e + 8, &v, 8), 0);
+    ASSERT_EQ(es_vm_map(m, e + 0x1000, 0x1000, ES_PROT_R), 0); // blocks growth in place
+    EXPECT_EQ(c64(ES_NR64_mremap, e, 0x1000, 0x3000, 0), -ENOMEM);
+    int64_t f = c64(ES_NR64_mremap, e, 0x1000, 0x3000, 1 /* MAYMOVE */);
+    ASSERT_GT(f, 0);
+    EXPECT_NE(f, e);
+    z = 0;
+    EXPECT_EQ(es_read(m, f + 8, &z, 8), 0);
+    EXPECT_EQ(z, 0xabcdefu);
+    EXPECT_NE(es_read(m, e + 8, &z, 8), 0);
+}
+
+TEST_P(HostTest, MmapOfAFile)
+{
+    int64_t fd = open_ro("/hello.txt");
+    ASSERT_GE(fd, 3);
+    int64_t a = c64(ES_NR64_mmap, 0, 0x2000, PROT_READ, MAP_PRIVATE, fd, 0);
+    ASSERT_GT(a, 0);
+    char b[16] = {};
+    EXPECT_EQ(es_read(m, a, b, 12), 0);
+    EXPECT_STREQ(b, "hello world\n");
+    uint64_t z = 1;
+    EXPECT_EQ(es_read(m, a + 0x1000, &z, 8), 0); // past EOF: zero
+    EXPECT_EQ(z, 0u);
+    EXPECT_NE(es_write(m, a, b, 1), 0); // PROT_READ
+    // a private writable copy at an offset
+    int64_t c = c64(ES_NR64_mmap, 0, 0x1000, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0x1000);
+    ASSERT_GT(c, 0);
+    EXPECT_EQ(es_read(m, c, &z, 8), 0);
+    EXPECT_EQ(z, 0u); // offset 4096 is past EOF
+    EXPECT_EQ(c64(ES_NR64_mmap, 0, 0x1000, 3, MAP_SHARED, fd, 0), -EINVAL);
+    EXPECT_GT(c64(ES_NR64_mmap, 0, 0x1000, PROT_READ, MAP_SHARED, fd, 0), 0);
+    EXPECT_EQ(c64(ES_NR64_mmap, 0, 0x1000, PROT_READ, MAP_PRIVATE, fd, 1), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_mmap, 0, 0x1000, PROT_READ, MAP_PRIVATE, 99, 0), -EBADF);
+    // i386 mmap2 counts the offset in pages
+    es_vm_set_layout(m, 0xffffe000ull, 0xf7fff000ull);
+    int64_t d = c32(ES_NR32_mmap2, 0, 0x1000, PROT_READ, MAP_PRIVATE, fd, 0);
+    ASSERT_GT(d, 0);
+    memset(b, 0, sizeof b);
+    EXPECT_EQ(es_read(m, d + 6, b, 5), 0);
+    EXPECT_STREQ(b, "world");
+}
+
+// ---- process ----
+
+TEST_P(HostTest, DeterministicRandomAndClock)
+{
+    EXPECT_EQ(c64(ES_NR64_getrandom, BUF, 32, 0), 32);
+    auto r1 = peek(BUF, 32);
+    EXPECT_NE(r1, std::vector<uint8_t>(32, 0));
+    EXPECT_EQ(c64(ES_NR64_getrandom, BUF, 32, 0), 32);
+    EXPECT_NE(peek(BUF, 32), r1); // a stream, not a constant
+    EXPECT_EQ(c64(ES_NR64_getrandom, BUF, 8, 4), -EINVAL);
+    es_host_free(m);
+    init(false);
+    EXPECT_EQ(c64(ES_NR64_getrandom, BUF, 32, 0), 32);
+    EXPECT_EQ(peek(BUF, 32), r1); // same seed, same bytes
+
+    m->icount = 5000;
+    EXPECT_EQ(c64(ES_NR64_clock_gettime, 1 /* MONOTONIC */, BUF), 0);
+    EXPECT_EQ(u64(BUF), 0u);
+    EXPECT_EQ(u64(BUF + 8), 5000u);
+    EXPECT_EQ(c64(ES_NR64_clock_gettime, 0 /* REALTIME */, BUF), 0);
+    EXPECT_EQ(u64(BUF), 1577836800u);
+    EXPECT_EQ(c64(ES_NR64_time, 0), 1577836800);
+    EXPECT_EQ(c64(ES_NR64_clock_gettime, 99, BUF), -EINVAL);
+    // nanosleep advances the deterministic clock instead of sleeping
+    uint64_t ts[2] = {2, 500};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, ts, 16), 0);
+    EXPECT_EQ(c64(ES_NR64_nanosleep, BUF, 0), 0);
+    EXPECT_EQ(c64(ES_NR64_clock_gettime, 1, BUF), 0);
+    EXPECT_EQ(u64(BUF), 2u);
+    EXPECT_EQ(u64(BUF + 8), 5500u);
+    // i386: struct timespec of two 32-bit words
+    std::vector<uint8_t> guard(16, 0xee);
+    es_copy_to_guest(m, BUF, guard.data(), 16);
+    EXPECT_EQ(c32(ES_NR32_clock_gettime, 0, BUF), 0);
+    EXPECT_EQ(u32(BUF), 1577836802u);
+    EXPECT_EQ(u32(BUF + 4), 5500u);
+    EXPECT_EQ(peek(BUF + 8, 1)[0], 0xee);
+    EXPECT_EQ(c64(ES_NR64_gettimeofday, BUF, 0), 0);
+    EXPECT_EQ(u64(BUF + 8), 5u); // microseconds
+}
+
+TEST_P(HostTest, UnameAndIds)
+{
+    EXPECT_EQ(c64(ES_NR64_uname, BUF), 0);
+    EXPECT_STREQ((const char *)peek(BUF, 6).data(), "Linux");
+    EXPECT_STREQ((const char *)peek(BUF + 130, 16).data(), "4.17.0-entrysim");
+    EXPECT_STREQ((const char *)peek(BUF + 260, 7).data(), "x86_64");
+    EXPECT_EQ(c32(ES_NR32_uname, BUF), 0);
+    EXPECT_STREQ((const char *)peek(BUF + 260, 5).data(), "i686");
+    EXPECT_EQ(c64(ES_NR64_getuid), 1000);
+    EXPECT_EQ(c32(ES_NR32_getuid32), 1000);
+    EXPECT_EQ(c32(ES_NR32_getuid), 1000);
+    EXPECT_EQ(c64(ES_NR64_gettid), c64(ES_NR64_getpid));
+    EXPECT_EQ(c64(ES_NR64_set_tid_address, BUF), 1000);
+}
+
+TEST_P(HostTest, SelfSignalsTakeTheDefaultAction)
+{
+    EXPECT_EQ(c64(ES_NR64_kill, 1000, 0), 0);
+    EXPECT_EQ(c64(ES_NR64_kill, 4242, 6), -ESRCH);
+    EXPECT_EQ(c64(ES_NR64_tgkill, 1000, 1000, 17 /* SIGCHLD: ignored */), 0);
+    EXPECT_EQ(m->stop, ES_STOP_NONE);
+    // a handler is recorded, not run: the signal is dropped
+    uint64_t sa[4] = {0x401000, 0x04000000, 0x401100, 0};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, sa, 32), 0);
+    EXPECT_EQ(c64(ES_NR64_rt_sigaction, 6, BUF, 0, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_rt_sigaction, 6, 0, BUF + 64, 8), 0);
+    EXPECT_EQ(u64(BUF + 64), 0x401000u);
+    EXPECT_EQ(c64(ES_NR64_rt_sigaction, 9, BUF, 0, 8), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_tgkill, 1000, 1000, 6), 0);
+    EXPECT_EQ(m->stop, ES_STOP_NONE);
+    // back to SIG_DFL: abort() kills
+    sa[0] = 0;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, sa, 32), 0);
+    EXPECT_EQ(c64(ES_NR64_rt_sigaction, 6, BUF, 0, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_tgkill, 1000, 1000, 6), 0);
+    EXPECT_EQ(m->stop, ES_STOP_FAULT);
+    EXPECT_EQ(m->signal, 6);
+    EXPECT_EQ(m->exit_status, 134);
+    EXPECT_NE(strstr(m->message, "SIGABRT"), nullptr);
+}
+
+TEST_P(HostTest, TlsThroughArchPrctlAndSetThreadArea)
+{
+    EXPECT_EQ(c64(ES_NR64_arch_prctl, 0x1002 /* SET_FS */, 0x7f0000001000ull), 0);
+    EXPECT_EQ(m->seg[ES_SEG_FS].base, 0x7f0000001000ull);
+    EXPECT_EQ(c64(ES_NR64_arch_prctl, 0x1003 /* GET_FS */, BUF), 0);
+    EXPECT_EQ(u64(BUF), 0x7f0000001000ull);
+    EXPECT_EQ(c64(ES_NR64_arch_prctl, 0x1001 /* SET_GS */, 0x800000000000ull), -EPERM);
+    EXPECT_EQ(c32(ES_NR32_arch_prctl, 0x1002, 0x1000), -EINVAL);
+    // struct user_desc {entry_number = -1, base, limit, seg_32bit|limit_in_pages|useable}
+    uint32_t ud[4] = {0xffffffffu, 0x12345678, 0xfffff, 0x51};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, ud, 16), 0);
+    EXPECT_EQ(c32(ES_NR32_set_thread_area, BUF), 0);
+    EXPECT_EQ(u32(BUF), 12u); // the first TLS slot
+    // base 0x12345678, limit 0xfffff, G, D, AVL, P, DPL 3, data RW accessed
+    EXPECT_EQ(m->gdt[12], 0x12dff3345678ffffull);
+    ud[0] = 0xffffffffu;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, ud, 16), 0);
+    EXPECT_EQ(c32(ES_NR32_set_thread_area, BUF), 0);
+    EXPECT_EQ(u32(BUF), 13u);
+    uint32_t q[4] = {12, 0, 0, 0};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, q, 16), 0);
+    EXPECT_EQ(c32(ES_NR32_get_thread_area, BUF), 0);
+    EXPECT_EQ(u32(BUF + 4), 0x12345678u);
+    EXPECT_EQ(u32(BUF + 8), 0xfffffu);
+    EXPECT_EQ(u32(BUF + 12), 0x51u);
+    ud[0] = 3;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, ud, 16), 0);
+    EXPECT_EQ(c32(ES_NR32_set_thread_area, BUF), -EINVAL);
+    EXPECT_EQ(c64(205 /* set_thread_area has no 64-bit entry */, BUF), -ENOSYS);
+}
+
+TEST_P(HostTest, LimitsFutexAndMore)
+{
+    EXPECT_EQ(c64(ES_NR64_prlimit64, 0, 7 /* NOFILE */, 0, BUF), 0);
+    EXPECT_EQ(u64(BUF), 1024u);
+    uint64_t nl[2] = {16, 1024};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, nl, 16), 0);
+    EXPECT_EQ(c64(ES_NR64_prlimit64, 0, 7, BUF, 0), 0);
+    EXPECT_EQ(c64(ES_NR64_getrlimit, 7, BUF), 0);
+    EXPECT_EQ(u64(BUF), 16u);
+    EXPECT_EQ(c32(ES_NR32_ugetrlimit, 3 /* STACK */, BUF), 0);
+    EXPECT_EQ(u32(BUF), 8u << 20);
+    EXPECT_EQ(u32(BUF + 4), 0xffffffffu);
+    // futex: value differs -> EAGAIN; wake -> 0
+    uint32_t fv = 5;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, &fv, 4), 0);
+    EXPECT_EQ(c64(ES_NR64_futex, BUF, 128 /* WAIT|PRIVATE */, 4, 0), -EAGAIN);
+    EXPECT_EQ(c64(ES_NR64_futex, BUF, 129 /* WAKE|PRIVATE */, 1), 0);
+    EXPECT_EQ(c64(ES_NR64_futex, 0x1000, 0, 4, 0), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_sched_getaffinity, 0, 128, BUF), 8);
+    EXPECT_EQ(peek(BUF, 1)[0], 1);
+    EXPECT_EQ(c64(ES_NR64_socket, 2, 1, 0), -EAFNOSUPPORT);
+    es_host_free(m);
+    init(false, true, false);
+    // guest fds 0 and 2 do not exist here (stdin_fd = stderr_fd = -1): the
+    // host's stdin and stderr are out of reach
+    EXPECT_EQ(c64(ES_NR64_read, 0, BUF, 1), -EBADF);
+    EXPECT_EQ(c64(ES_NR64_fstat, 2, BUF), -EBADF);
+    EXPECT_EQ(c64(ES_NR64_dup, 1), 0); // the lowest free number
+    EXPECT_EQ(c64(ES_NR64_dup2, 1, 10), 10);
+    EXPECT_EQ(c64(ES_NR64_fcntl, 10, 1 /* F_GETFD */), 0);
+    EXPECT_EQ(c64(ES_NR64_dup3, 1, 11, O_CLOEXEC), 11);
+    EXPECT_EQ(c64(ES_NR64_fcntl, 11, 1), 1);
+    EXPECT_EQ(c64(ES_NR64_fcntl, 1, 0 /* F_DUPFD */, 12), 12);
+    EXPECT_EQ(c64(ES_NR64_fcntl, 1, 0, 1024), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_pipe2, BUF, 0), 0);
+    EXPECT_EQ(u32(BUF), 2u);
+    EXPECT_EQ(u32(BUF + 4), 3u);
+    EXPECT_EQ(c64(ES_NR64_write, 3, str("xy"), 2), 2);
+    EXPECT_EQ(c64(ES_NR64_read, 2, BUF, 10), 2);
+    EXPECT_EQ(c64(ES_NR64_ioctl, 1, 0x5401 /* TCGETS on a pipe */, BUF), -ENOTTY);
+    EXPECT_EQ(c64(ES_NR64_close, 10), 0);
+    EXPECT_EQ(c64(ES_NR64_write, 10, str("x"), 1), -EBADF);
+}
+
+INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                             return std::string(i.param ? "Openat2" : "Walk");
+                         });
+
+} // namespace
