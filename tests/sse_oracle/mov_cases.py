@@ -1,0 +1,50 @@
+A = "x0=8000ff017f80fe02:0123456789abcdef"
+B = "x1=fedcba9876543210:7fff8000ffff0001"
+for op in ('movaps', 'movapd', 'movdqa', 'movups', 'movupd', 'movdqu', 'lddqu', 'movntdqa'):
+    for off in ('0x10', '0x13'):
+        print(f"{op} xmm0, [rdi] ; {A} rdi=D+{off} m32")
+    if op not in ('lddqu', 'movntdqa'):
+        print(f"{op} xmm0, xmm1 ; {A} {B} m32")
+for op in ('movaps', 'movapd', 'movdqa', 'movups', 'movupd', 'movdqu', 'movntps', 'movntpd', 'movntdq'):
+    for off in ('0x10', '0x13'):
+        print(f"{op} [rdi], xmm1 ; {B} rdi=D+{off} m32")
+print(f"movd xmm0, eax ; {A} rax=fedcba9887654321 m32")
+print(f"movd xmm0, dword ptr [rdi] ; {A} rdi=D+0x3 m32")
+print(f"movd eax, xmm1 ; {B} rax=ffffffffffffffff")
+print(f"movd dword ptr [rdi], xmm1 ; {B} rdi=D+0x3 m32")
+print(f"movq xmm0, rax ; {A} rax=fedcba9887654321")
+print(f"movq rax, xmm1 ; {B}")
+print(f"movq xmm0, xmm1 ; {A} {B} m32")
+print(f"movq xmm0, qword ptr [rdi] ; {A} rdi=D+0x5 m32")
+print(f"movq qword ptr [rdi], xmm1 ; {B} rdi=D+0x5 m32")
+print(f".byte 0x66,0x0f,0xd6,0xc8 ; {A} {B} m32")  # movq xmm0, xmm1 (66 0F D6 /r, reg form)
+for op in ('movss', 'movsd'):
+    print(f"{op} xmm0, xmm1 ; {A} {B} m32")
+    print(f"{op} xmm0, [rdi] ; {A} rdi=D+0x3 m32")
+    print(f"{op} [rdi], xmm1 ; {B} rdi=D+0x3 m32")
+for op in ('movlps', 'movlpd', 'movhps', 'movhpd'):
+    print(f"{op} xmm0, [rdi] ; {A} rdi=D+0x3 m32")
+    print(f"{op} [rdi], xmm1 ; {B} rdi=D+0x3 m32")
+print(f"movhlps xmm0, xmm1 ; {A} {B} m32")
+print(f"movlhps xmm0, xmm1 ; {A} {B} m32")
+print(f"movmskps eax, xmm1 ; {B} rax=ffffffffffffffff m32")
+print(f"movmskpd eax, xmm1 ; {B} rax=ffffffffffffffff m32")
+print(f"movmskps rax, xmm0 ; {A} rax=ffffffffffffffff")
+print(f"pmovmskb eax, xmm0 ; {A} rax=ffffffffffffffff m32")
+print(f"pmovmskb eax, xmm1 ; {B} rax=ffffffffffffffff m32")
+print(f"movnti [rdi], eax ; rax=1122334455667788 rdi=D+0x3 m32")
+print(f"movnti [rdi], rax ; rax=1122334455667788 rdi=D+0x3")
+print(f"movddup xmm0, xmm1 ; {A} {B} m32")
+print(f"movddup xmm0, qword ptr [rdi] ; {A} rdi=D+0x3 m32")
+print(f"movsldup xmm0, xmm1 ; {A} {B} m32")
+print(f"movshdup xmm0, xmm1 ; {A} {B} m32")
+print(f"movshdup xmm0, [rdi] ; {A} rdi=D+0x10 m32")
+print(f"movshdup xmm0, [rdi] ; {A} rdi=D+0x11 m32")
+print(f"movsldup xmm0, [rdi] ; {A} rdi=D+0x18 m32")
+print(f"maskmovdqu xmm1, xmm0 ; {A} {B} rdi=D+0x3 m32")
+print(f"stmxcsr [rdi] ; rdi=D+0x1 mxcsr=7fa0 m32")
+print(f"ldmxcsr [rdi] ; rdi=D+0x0 mem=853f0000 m32")
+print(f"ldmxcsr [rdi] ; rdi=D+0x0 mem=80ff0000 m32")
+print(f"ldmxcsr [rdi] ; rdi=D+0x0 mem=801f0100 m32")
+print(f"ldmxcsr [rdi] ; rdi=D+0x0 mem=801f0200 m32")
+print(f"ldmxcsr [rdi] ; rdi=D+0x0 mem=801f0080 m32")
