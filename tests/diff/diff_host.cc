@@ -114,6 +114,60 @@ void xval(Rng &r, uint8_t *x)
     }
 }
 
+// x87 values: zeros, ones, infinities, NaNs, denormals, unnormals, integers,
+// normal numbers of every magnitude.
+void f80val(Rng &r, uint8_t *v)
+{
+    uint64_t mant = r.next() | (1ull << 63);
+    uint16_t se = (uint16_t)(0x3fff + (int)r.below(130) - 65);
+    switch (r.below(12)) {
+    case 0: mant = 0, se = 0; break;                                  // zero
+    case 1: mant = 1ull << 63, se = 0x3fff; break;                    // one
+    case 2: mant = 1ull << 63, se = 0x7fff; break;                    // infinity
+    case 3: mant = (3ull << 62) | (r.next() >> 3 & r.next()), se = 0x7fff; break; // QNaN
+    case 4: mant = (1ull << 63) | (r.next() >> 2 | 1), se = 0x7fff; break;      // SNaN
+    case 5: mant = r.next() >> 1, se = 0; break;                      // denormal
+    case 6: se = (uint16_t)r.below(0x7fff); mant &= ~(1ull << 63); break; // unnormal
+    case 7: {                                                          // an integer
+        long double x = (long double)(int64_t)rval(r);
+        memcpy(v, &x, 10);
+        v[9] = (uint8_t)(v[9] & 0x7f);
+        if (r.chance(50))
+            v[9] |= 0x80;
+        return;
+    }
+    case 8: se = (uint16_t)r.below(0x7fff); break;                    // any magnitude
+    default: break;
+    }
+    if (r.chance(50))
+        se |= 0x8000;
+    memcpy(v, &mant, 8);
+    memcpy(v + 8, &se, 2);
+}
+
+// A random x87 state in an FXSAVE image (exceptions masked but for the odd
+// one, so an unmasked exception sets ES/B as the SDM says).
+void x87_state(Rng &r, uint8_t *fx)
+{
+    uint16_t fcw = 0x37f;
+    if (r.chance(30))
+        fcw = (uint16_t)((fcw & ~0xc00) | (r.below(4) << 10)); // rounding
+    if (r.chance(20))
+        fcw = (uint16_t)((fcw & ~0x300) | ("\x00\x02\x03"[r.below(3)] << 8)); // precision
+    if (r.chance(5))
+        fcw = (uint16_t)(fcw & ~(1u << r.below(6)));
+    unsigned top = r.below(8);
+    uint16_t fsw = (uint16_t)(top << 11);
+    if (r.chance(30))
+        fsw |= (uint16_t)(r.next() & fcw & 0x3f); // sticky flags of masked exceptions
+    fsw |= (uint16_t)(r.next() & 0x4700);         // C0..C3
+    memcpy(fx, &fcw, 2);
+    memcpy(fx + 2, &fsw, 2);
+    fx[4] = (uint8_t)(r.chance(10) ? 0xff : r.chance(10) ? 0 : (r.next() & r.next()) | r.next());
+    for (int i = 0; i < 8; i++)
+        f80val(r, fx + 32 + 16 * i);
+}
+
 // ---------------------------------------------------------------- templates
 
 enum : uint64_t {
@@ -146,6 +200,7 @@ enum : uint64_t {
     T_ENTER = 1ull << 26,  // imm16 + imm8 of ENTER
     T_COMPAT = 1ull << 27, // needs real compatibility mode natively (PUSHA/POPA)
     T_XLAT = 1ull << 28,   // XLAT: RBX points into the data window
+    T_X87 = 1ull << 29,    // x87: random register stack, control and status words
 };
 
 enum { X_RAND = -1, X_NONE = -2, X_PLUSR = -3 };
@@ -159,13 +214,17 @@ struct Tmpl {
     int ext;     // /digit, X_RAND, X_NONE, X_PLUSR
     uint8_t imm; // bytes, or I_Z (16/32), I_V (16/32/64)
     uint64_t f;
+    int op2;     // a fixed second opcode byte (D9 E8 fld1), or -1
 };
 
 std::vector<Tmpl> build_templates()
 {
     std::vector<Tmpl> v;
     auto add = [&](const char *fam, uint8_t pfx, uint8_t map, uint8_t opc, int ext, uint8_t imm,
-                   uint64_t f) { v.push_back(Tmpl{fam, pfx, map, opc, ext, imm, f}); };
+                   uint64_t f) { v.push_back(Tmpl{fam, pfx, map, opc, ext, imm, f, -1}); };
+    auto add2 = [&](const char *fam, uint8_t opc, uint8_t op2, uint64_t f) {
+        v.push_back(Tmpl{fam, 0, 0, opc, X_NONE, 0, f, op2});
+    };
 
     // ---- alu: ADD OR ADC SBB AND SUB XOR CMP, TEST, NOT/NEG, INC/DEC
     for (int i = 0; i < 8; i++) {
@@ -400,6 +459,46 @@ std::vector<Tmpl> build_templates()
     for (int e = 0; e < 4; e++)
         add("misc", 0, 1, 0x18, e, 0, T_MEM);       // prefetch*
 
+    // ---- x87 (the transcendentals included: AMD's results are the reference)
+    const uint64_t XM = T_X87 | T_MEM, XR = T_X87 | T_REG;
+    for (int e = 0; e < 8; e++)
+        for (uint8_t o : {0xd8, 0xda, 0xdc, 0xde, 0xdf})
+            add("x87", 0, 0, o, e, 0, XM);
+    for (int e : {0, 2, 3, 5, 7})
+        add("x87", 0, 0, 0xd9, e, 0, XM);
+    for (int e : {0, 1, 2, 3, 7})
+        add("x87", 0, 0, 0xdd, e, 0, XM);
+    for (int e : {0, 1, 2, 3, 5, 7})
+        add("x87", 0, 0, 0xdb, e, 0, XM);
+    for (int e = 0; e < 8; e++) {
+        add("x87", 0, 0, 0xd8, e, 0, XR);
+        add("x87", 0, 0, 0xdc, e, 0, XR);
+    }
+    for (int e : {0, 1, 4, 5, 6, 7})
+        add("x87", 0, 0, 0xde, e, 0, XR);
+    for (int e = 0; e < 4; e++) {
+        add("x87", 0, 0, 0xda, e, 0, XR); // fcmovb fcmove fcmovbe fcmovu
+        add("x87", 0, 0, 0xdb, e, 0, XR); // fcmovnb ...
+    }
+    for (int e : {0, 1})
+        add("x87", 0, 0, 0xd9, e, 0, XR); // fld st(i), fxch
+    for (int e : {5, 6}) {
+        add("x87", 0, 0, 0xdb, e, 0, XR); // fucomi fcomi
+        add("x87", 0, 0, 0xdf, e, 0, XR); // fucomip fcomip
+    }
+    for (int e : {0, 2, 3, 4, 5})
+        add("x87", 0, 0, 0xdd, e, 0, XR); // ffree fst fstp fucom fucomp
+    for (int b = 0xe0; b <= 0xff; b++)
+        if (b != 0xe2 && b != 0xe3 && b != 0xe6 && b != 0xe7 && b != 0xef)
+            add2("x87", 0xd9, (uint8_t)b, T_X87); // fchs .. fcos
+    add2("x87", 0xd9, 0xd0, T_X87); // fnop
+    add2("x87", 0xde, 0xd9, T_X87); // fcompp
+    add2("x87", 0xda, 0xe9, T_X87); // fucompp
+    add2("x87", 0xdb, 0xe2, T_X87); // fnclex
+    add2("x87", 0xdb, 0xe3, T_X87); // fninit
+    add2("x87", 0xdf, 0xe0, T_X87); // fnstsw ax
+    add("x87", 0, 0, 0x9b, X_NONE, 0, T_X87); // fwait
+
     // ---- bcd: 32-bit mode only; needs a host that runs compatibility mode
     for (uint8_t o : {0x27, 0x2f, 0x37, 0x3f})
         add("bcd", 0, 0, o, X_NONE, 0, T_NO64 | T_COMPAT);
@@ -452,6 +551,8 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         c.st.mxcsr |= 0x8040;           // FTZ, DAZ
     for (int i = 0; i < 16; i++)
         xval(r, c.st.xmm[i]);
+    c.st.fx[0] = 0x7f, c.st.fx[1] = 0x03; // FNINIT state: FCW 0x37f, all empty
+
     for (size_t i = 0; i < DIFF_DATA_SIZE; i += 8) {
         uint64_t v = r.next();
         memcpy(c.data + i, &v, 8);
@@ -613,6 +714,8 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
             *p++ = 0x3a;
     }
     *p++ = (uint8_t)opc;
+    if (t.op2 >= 0)
+        *p++ = (uint8_t)t.op2;
     memcpy(p, mb, mbn);
     p += mbn;
 
@@ -700,6 +803,18 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         xval(r, c.data + (target - DIFF_DATA));
     if (t.f & T_XLAT)
         g[ES_RBX] = DIFF_DATA + 0x800 + r.below(0x800);
+    if (t.f & T_X87) {
+        x87_state(r, c.st.fx);
+        if (mem && r.chance(60)) { // a float of some format rather than noise
+            uint8_t *q = c.data + (target - DIFF_DATA);
+            switch (r.below(4)) {
+            case 0: f80val(r, q); break;
+            case 1: { long double x; f80val(r, (uint8_t *)&x); double d = (double)x; memcpy(q, &d, 8); break; }
+            case 2: { long double x; f80val(r, (uint8_t *)&x); float f = (float)x; memcpy(q, &f, 4); break; }
+            default: { uint64_t v = rval(r); memcpy(q, &v, 8); break; }
+            }
+        }
+    }
     if ((t.f & (T_RX | T_MX)) && r.chance(5)) // an unmasked SIMD exception: #XM
         c.st.mxcsr &= ~(1u << (7 + r.below(6)));
     if (!m64)
@@ -811,6 +926,22 @@ std::string inputs(const Case &c)
         }
         out += b;
     }
+    if (c.d.opmap == 0 && c.d.opcode >= 0xd8 && c.d.opcode <= 0xdf) { // x87
+        uint16_t w[2];
+        memcpy(w, c.st.fx, 4);
+        snprintf(b, sizeof b, " fcw=%#06x fsw=%#06x ftw=%#04x", w[0], w[1], c.st.fx[4]);
+        out += b;
+        for (int i = 0; i < 2; i++) {
+            uint64_t mt;
+            uint16_t se;
+            memcpy(&mt, c.st.fx + 32 + 16 * i, 8);
+            memcpy(&se, c.st.fx + 40 + 16 * i, 2);
+            unsigned phys = (((unsigned)w[1] >> 11) + i) & 7;
+            snprintf(b, sizeof b, " st%d=%04x_%016" PRIx64 "%s", i, se, mt,
+                     (c.st.fx[4] >> phys) & 1 ? "" : "(empty)");
+            out += b;
+        }
+    }
     snprintf(b, sizeof b, " rflags=%#" PRIx64 " mxcsr=%#x\n", c.st.rflags, c.st.mxcsr);
     return out + b;
 }
@@ -884,6 +1015,43 @@ state:
                      i, x(c.st.xmm[i]).c_str(), x(n.st.xmm[i]).c_str(), x(s.st.xmm[i]).c_str());
             o.why += line;
         }
+    {
+        uint16_t nw[2], sw[2], iw[2];
+        memcpy(nw, n.st.fx, 4);
+        memcpy(sw, s.st.fx, 4);
+        memcpy(iw, c.st.fx, 4);
+        if (nw[0] != sw[0]) {
+            snprintf(line, sizeof line, "  fcw    in %#06x native %#06x sim %#06x\n", iw[0], nw[0], sw[0]);
+            o.why += line;
+        }
+        if (nw[1] != sw[1]) {
+            snprintf(line, sizeof line, "  fsw    in %#06x native %#06x sim %#06x%s\n", iw[1], nw[1],
+                     sw[1], ((nw[1] ^ sw[1]) & ~0x4700) ? "" : " (condition codes only)");
+            o.why += line;
+        }
+        if (n.st.fx[4] != s.st.fx[4]) {
+            snprintf(line, sizeof line, "  ftw    in %#04x native %#04x sim %#04x (abridged, physical)\n",
+                     c.st.fx[4], n.st.fx[4], s.st.fx[4]);
+            o.why += line;
+        }
+        unsigned top = (nw[1] >> 11) & 7;
+        for (int i = 0; i < 8; i++) {
+            const uint8_t *a = n.st.fx + 32 + 16 * i, *b = s.st.fx + 32 + 16 * i;
+            if (((n.st.fx[4] >> ((top + i) & 7)) & 1) && memcmp(a, b, 10)) {
+                auto f = [](const uint8_t *v) {
+                    uint64_t mt;
+                    uint16_t se;
+                    memcpy(&mt, v, 8);
+                    memcpy(&se, v + 8, 2);
+                    char q[32];
+                    snprintf(q, sizeof q, "%04x_%016" PRIx64, se, mt);
+                    return std::string(q);
+                };
+                snprintf(line, sizeof line, "  st(%d)  native %s sim %s\n", i, f(a).c_str(), f(b).c_str());
+                o.why += line;
+            }
+        }
+    }
     auto memdiff = [&](const uint8_t *a, const uint8_t *b, const uint8_t *init, size_t sz,
                        uint64_t at) {
         int shown = 0;
@@ -1135,7 +1303,7 @@ const Param kParams[] = {
     {"string", ES_MODE_32}, {"atomic", ES_MODE_64}, {"atomic", ES_MODE_32},
     {"sse_int", ES_MODE_64}, {"sse_int", ES_MODE_32}, {"sse_fp", ES_MODE_64},
     {"sse_fp", ES_MODE_32}, {"misc", ES_MODE_64},   {"misc", ES_MODE_32},
-    {"bcd", ES_MODE_32},
+    {"x87", ES_MODE_64},    {"x87", ES_MODE_32},    {"bcd", ES_MODE_32},
 };
 
 INSTANTIATE_TEST_SUITE_P(Families, DiffHost, testing::ValuesIn(kParams), param_name);

@@ -19,6 +19,7 @@
 #include "diff_native.h"
 
 #include <setjmp.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +29,16 @@
 
 #define DIFF_RB 0x20000000ull
 #define DIFF_IN (DIFF_RB + 0x1000)
-#define DIFF_OUT (DIFF_RB + 0x1200)
+#define DIFF_OUT (DIFF_RB + 0x1400)
 #define DIFF_STUB32_AT (DIFF_RB + 0x800)
 #define DIFF_SLOT 16
+
+/* the stubs address the state by these offsets */
+_Static_assert(offsetof(diff_state, rflags) == 128, "diff_state layout");
+_Static_assert(offsetof(diff_state, mxcsr) == 136, "diff_state layout");
+_Static_assert(offsetof(diff_state, xmm) == 144, "diff_state layout");
+_Static_assert(offsetof(diff_state, fx) == 400, "diff_state layout");
+_Static_assert(sizeof(diff_state) <= 0x400, "diff_state must fit between DIFF_IN and DIFF_OUT");
 
 extern const uint8_t diff_stub64[], diff_stub64_slot[], diff_stub64_end[];
 extern const uint8_t diff_stub32[], diff_stub32_slot[], diff_stub32_end[];
@@ -58,6 +66,8 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
         if (uc->uc_mcontext.fpregs) {
             g_fstate.mxcsr = uc->uc_mcontext.fpregs->mxcsr;
             memcpy(g_fstate.xmm, uc->uc_mcontext.fpregs->_xmm, sizeof g_fstate.xmm);
+            /* the kernel's 64-bit frame holds an FXSAVE image */
+            memcpy(g_fstate.fx, uc->uc_mcontext.fpregs, sizeof g_fstate.fx);
         }
         g_armed = 0;
         siglongjmp(g_jb, sig);
@@ -151,6 +161,8 @@ void diff_native_run(int mode, const uint8_t *insn, size_t len, const diff_state
 
     diff_state *nin = (diff_state *)DIFF_IN, *nout = (diff_state *)DIFF_OUT;
     *nin = *in;
+    memcpy(nin->fx + 24, &in->mxcsr, 4); /* FXRSTOR #GPs on reserved MXCSR bits */
+    memset(nin->fx + 28, 0, 4);
     memset(nout, 0, sizeof *nout);
     memcpy((void *)DIFF_DATA, data, DIFF_DATA_SIZE);
     memcpy((void *)DIFF_STACK, stack, DIFF_STACK_SIZE);

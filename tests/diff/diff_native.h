@@ -21,6 +21,9 @@ typedef struct diff_state {
     uint32_t mxcsr;     /* 136 */
     uint32_t pad;
     uint8_t xmm[16][16]; /* 144 */
+    /* 400: FXSAVE image; only its x87 part is used (FCW 0, FSW 2, abridged
+     * FTW 4, ST(i) at 32 + 16 * i) */
+    uint8_t fx[512] __attribute__((aligned(16)));
 } diff_state;
 
 /* Memory the instruction may touch: a window at the start of the shim's

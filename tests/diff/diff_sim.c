@@ -34,6 +34,59 @@ static int put_code(es_machine *m, const uint8_t *insn, size_t len)
     return 0;
 }
 
+/* x87 tag of an 80-bit value (SDM Vol. 1, 8.1.7): 0 valid, 1 zero, 2
+ * special (NaN, infinity, denormal, unnormal). */
+static unsigned tag_of(const uint8_t *v)
+{
+    uint64_t mant;
+    uint16_t se;
+    memcpy(&mant, v, 8);
+    memcpy(&se, v + 8, 2);
+    unsigned e = se & 0x7fff;
+    if (e == 0x7fff)
+        return 2;
+    if (e == 0)
+        return mant ? 2 : 1;
+    return (mant >> 63) ? 0 : 2;
+}
+
+/* FXSAVE image <-> es_x87 (machine.h: physical register order, FSW without
+ * TOP, full tag word). */
+static void x87_in(es_machine *m, const uint8_t *fx)
+{
+    uint16_t fcw, fsw;
+    memcpy(&fcw, fx, 2);
+    memcpy(&fsw, fx + 2, 2);
+    m->fpu.fcw = fcw;
+    m->fpu.top = (fsw >> 11) & 7;
+    m->fpu.fsw = fsw & ~0x3800;
+    m->fpu.ftw = 0;
+    m->fpu.fop = 0;
+    m->fpu.fip = m->fpu.fdp = 0;
+    for (int i = 0; i < 8; i++) {
+        int p = (m->fpu.top + i) & 7;
+        memset(&m->fpu.fpr[p], 0, sizeof m->fpu.fpr[p]);
+        memcpy(&m->fpu.fpr[p], fx + 32 + 16 * i, 10);
+    }
+    for (int p = 0; p < 8; p++) {
+        unsigned tag = (fx[4] >> p) & 1 ? tag_of((const uint8_t *)&m->fpu.fpr[p]) : 3;
+        m->fpu.ftw |= (uint16_t)(tag << (2 * p));
+    }
+}
+
+static void x87_out(const es_machine *m, uint8_t *fx)
+{
+    uint16_t fsw = (uint16_t)((m->fpu.fsw & ~0x3800) | ((m->fpu.top & 7) << 11));
+    memcpy(fx, &m->fpu.fcw, 2);
+    memcpy(fx + 2, &fsw, 2);
+    fx[4] = 0;
+    for (int p = 0; p < 8; p++)
+        if (((m->fpu.ftw >> (2 * p)) & 3) != 3)
+            fx[4] |= (uint8_t)(1 << p);
+    for (int i = 0; i < 8; i++)
+        memcpy(fx + 32 + 16 * i, &m->fpu.fpr[(m->fpu.top + i) & 7], 10);
+}
+
 void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_state *in,
                   const uint8_t *data, const uint8_t *stack, diff_result *out)
 {
@@ -45,6 +98,7 @@ void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_sta
     m->rflags = (in->rflags & 0x3f7fd7) | 0x202; /* IF and bit 1 set, as natively */
     m->mxcsr = in->mxcsr;
     memcpy(m->xmm, in->xmm, sizeof m->xmm);
+    x87_in(m, in->fx);
     m->fault.vector = 0;
     m->unimpl_op = 0;
     if (es_copy_to_guest(m, DIFF_DATA, data, DIFF_DATA_SIZE) ||
@@ -73,6 +127,7 @@ void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_sta
     out->st.rflags = m->rflags;
     out->st.mxcsr = m->mxcsr;
     memcpy(out->st.xmm, m->xmm, sizeof out->st.xmm);
+    x87_out(m, out->st.fx);
     es_copy_from_guest(m, out->data, DIFF_DATA, DIFF_DATA_SIZE);
     es_copy_from_guest(m, out->stack, DIFF_STACK, DIFF_STACK_SIZE);
 }

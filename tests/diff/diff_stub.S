@@ -13,12 +13,16 @@
  * diff_native.c for why this beats a separate -m32 runner).
  *
  * State layout (struct diff_state in diff_native.h): gpr[16] at 0,
- * rflags at 128, mxcsr at 136, xmm[16] at 144.
+ * rflags at 128, mxcsr at 136, xmm[16] at 144, an FXSAVE image at 400 (the
+ * x87 state; loaded first, so MXCSR and XMM come from their own fields).
+ * FNINIT after the final FXSAVE leaves the host's x87 unit clean (no
+ * pending exception can surface later in the harness).
  */
+#define FX 400
 #define DIFF_RB 0x20000000
 #define DIFF_IN (DIFF_RB + 0x1000)
-#define DIFF_OUT (DIFF_RB + 0x1200)
-#define DIFF_SAVE (DIFF_RB + 0x1400)
+#define DIFF_OUT (DIFF_RB + 0x1400)
+#define DIFF_SAVE (DIFF_RB + 0x1800)
 #define DIFF_SCRATCH_TOP (DIFF_RB + 0x3000)
 #define DIFF_STUB32_AT (DIFF_RB + 0x800)
 #define X(i) (144 + 16 * (i))
@@ -37,6 +41,7 @@ diff_stub64:
         push %r15
         mov %rsp, DIFF_SAVE
         stmxcsr DIFF_SAVE + 8
+        fxrstor64 DIFF_IN + FX
         ldmxcsr DIFF_IN + 136
         movdqu DIFF_IN + X(0), %xmm0
         movdqu DIFF_IN + X(1), %xmm1
@@ -112,6 +117,8 @@ diff_stub64_slot:
         movdqu %xmm13, DIFF_OUT + X(13)
         movdqu %xmm14, DIFF_OUT + X(14)
         movdqu %xmm15, DIFF_OUT + X(15)
+        fxsave64 DIFF_OUT + FX
+        fninit
         ldmxcsr DIFF_SAVE + 8
         mov DIFF_SAVE, %rsp
         pop %r15
@@ -147,6 +154,7 @@ diff_stub32:
         .code32
 1:
         mov $DIFF_SCRATCH_TOP, %esp
+        fxrstor DIFF_IN + FX
         ldmxcsr DIFF_IN + 136
         movdqu DIFF_IN + X(0), %xmm0
         movdqu DIFF_IN + X(1), %xmm1
@@ -189,6 +197,8 @@ diff_stub32_slot:
         movdqu %xmm5, DIFF_OUT + X(5)
         movdqu %xmm6, DIFF_OUT + X(6)
         movdqu %xmm7, DIFF_OUT + X(7)
+        fxsave DIFF_OUT + FX
+        fninit
         pushl $0x33
         pushl $(DIFF_STUB32_AT + (2f - diff_stub32))
         lret
