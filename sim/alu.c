@@ -12,22 +12,80 @@
  * only ever sees LOCK on a memory read-modify-write, which is atomic
  * already because the simulated machine has one CPU.
  */
+#include <string.h>
+
 #include "ops.h"
+
+/* The common forms, register destination and register or immediate
+ * source, skip the generic operand switch: the flag helpers ignore bits
+ * above the operand size, so the operands need no masking and es_gpr_set
+ * applies the partial-register rules. */
+static inline int reg_form(const es_insn *d)
+{
+    return d->o[0].kind == ES_OPK_GPR &&
+           (d->o[1].kind == ES_OPK_GPR || d->o[1].kind == ES_OPK_IMM);
+}
+
+static inline uint64_t reg_src(const es_machine *m, const es_operand *o)
+{
+    return o->kind == ES_OPK_IMM ? (uint64_t)o->imm : m->gpr[o->reg];
+}
+
+/* A memory destination the TLB maps writable: read and write it through
+ * one host pointer (one translation instead of two).  NULL otherwise, and
+ * always while memory observers are attached (they bypass the TLB), so the
+ * slow path still reports every access. */
+static inline uint8_t *rmw_ptr(es_machine *m, const es_insn *d)
+{
+    const es_operand *o = &d->o[0];
+    return o->kind == ES_OPK_MEM ? es_host_ptr(m, es_lin(m, d, o), o->size, 1) : NULL;
+}
+
+static inline uint64_t ptr_get(const uint8_t *p, unsigned sz)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, sz); /* little-endian host */
+    return v;
+}
 
 /* Binary RMW op: dest = dest OP src, flags from FLAGS(a, b, r, size).
  * Memory destinations: the load faults before anything changes, the store
  * before any flag does, so a fault leaves the machine as it was. */
 #define BINOP(name, EXPR, FLAGS, WHICH)                                                            \
+    static __attribute__((noinline)) int name##_generic(es_machine *m, const es_insn *d)           \
+    {                                                                                              \
+        uint64_t a, b, r, cf = m->rflags & ES_CF;                                                  \
+        unsigned sz = d->o[0].size;                                                                \
+        uint8_t *p = rmw_ptr(m, d);                                                                \
+        (void)cf;                                                                                  \
+        if (d->o[0].kind == ES_OPK_GPR) { /* memory or high-byte source */                        \
+            a = m->gpr[d->o[0].reg];                                                               \
+            TRY(es_rd(m, d, 1, &b));                                                               \
+            r = (EXPR);                                                                            \
+            es_gpr_set(m, d->o[0].reg, sz, r);                                                     \
+        } else if (p) {                                                                            \
+            a = ptr_get(p, sz);                                                                    \
+            TRY(es_rd(m, d, 1, &b)); /* register or immediate: cannot fault */                     \
+            r = (EXPR);                                                                            \
+            memcpy(p, &r, sz);                                                                     \
+        } else {                                                                                   \
+            TRY(es_rd(m, d, 0, &a));                                                               \
+            TRY(es_rd(m, d, 1, &b));                                                               \
+            r = (EXPR);                                                                            \
+            TRY(es_wr(m, d, 0, r));                                                                \
+        }                                                                                          \
+        es_set_flags(m, (FLAGS), (WHICH));                                                         \
+        return ES_OK;                                                                              \
+    }                                                                                              \
     static int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
-        uint64_t a, b;                                                                             \
-        unsigned sz = d->o[0].size;                                                                \
-        TRY(es_rd(m, d, 0, &a));                                                                   \
-        TRY(es_rd(m, d, 1, &b));                                                                   \
+        if (__builtin_expect(!reg_form(d), 0))                                                     \
+            return name##_generic(m, d);                                                           \
         uint64_t cf = m->rflags & ES_CF;                                                           \
+        unsigned sz = d->o[0].size;                                                                \
+        uint64_t a = m->gpr[d->o[0].reg], b = reg_src(m, &d->o[1]), r = (EXPR);                    \
         (void)cf;                                                                                  \
-        uint64_t r = (EXPR);                                                                       \
-        TRY(es_wr(m, d, 0, r));                                                                    \
+        es_gpr_set(m, d->o[0].reg, sz, r);                                                         \
         es_set_flags(m, (FLAGS), (WHICH));                                                         \
         return ES_OK;                                                                              \
     }
@@ -43,8 +101,13 @@ BINOP(op_xor, a ^ b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 static int op_cmp(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
-    TRY(es_rd(m, d, 0, &a));
-    TRY(es_rd(m, d, 1, &b));
+    if (__builtin_expect(reg_form(d), 1)) {
+        a = m->gpr[d->o[0].reg];
+        b = reg_src(m, &d->o[1]);
+    } else {
+        TRY(es_rd(m, d, 0, &a));
+        TRY(es_rd(m, d, 1, &b));
+    }
     es_set_flags(m, es_flags_sub(a, b, 0, d->o[0].size), ES_ARITH_FLAGS);
     return ES_OK;
 }
@@ -52,48 +115,55 @@ static int op_cmp(es_machine *m, const es_insn *d)
 static int op_test(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
-    TRY(es_rd(m, d, 0, &a));
-    TRY(es_rd(m, d, 1, &b));
+    if (__builtin_expect(reg_form(d), 1)) {
+        a = m->gpr[d->o[0].reg];
+        b = reg_src(m, &d->o[1]);
+    } else {
+        TRY(es_rd(m, d, 0, &a));
+        TRY(es_rd(m, d, 1, &b));
+    }
     es_set_flags(m, es_flags_logic(a & b, d->o[0].size), ES_ARITH_FLAGS);
     return ES_OK;
 }
 
+/* One-operand RMW op: dest = EXPR(a); flags FLAGS replace WHICH. */
+#define UNOP(name, EXPR, FLAGS, WHICH)                                                             \
+    static __attribute__((noinline)) int name##_generic(es_machine *m, const es_insn *d)           \
+    {                                                                                              \
+        uint64_t a, r;                                                                             \
+        unsigned sz = d->o[0].size;                                                                \
+        uint8_t *p = rmw_ptr(m, d);                                                                \
+        if (p) {                                                                                   \
+            a = ptr_get(p, sz);                                                                    \
+            r = (EXPR);                                                                            \
+            memcpy(p, &r, sz);                                                                     \
+        } else {                                                                                   \
+            TRY(es_rd(m, d, 0, &a));                                                               \
+            r = (EXPR);                                                                            \
+            TRY(es_wr(m, d, 0, r));                                                                \
+        }                                                                                          \
+        es_set_flags(m, (FLAGS), (WHICH));                                                         \
+        return ES_OK;                                                                              \
+    }                                                                                              \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        if (__builtin_expect(d->o[0].kind != ES_OPK_GPR, 0))                                       \
+            return name##_generic(m, d);                                                           \
+        unsigned sz = d->o[0].size;                                                                \
+        uint64_t a = m->gpr[d->o[0].reg], r = (EXPR);                                              \
+        es_gpr_set(m, d->o[0].reg, sz, r);                                                         \
+        es_set_flags(m, (FLAGS), (WHICH));                                                         \
+        return ES_OK;                                                                              \
+    }
+
 /* INC and DEC leave CF alone (SDM Vol. 2A, INC: "The CF flag is not
  * affected"), which is what lets ADC loops use them as counters. */
-static int op_inc(es_machine *m, const es_insn *d)
-{
-    uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
-    TRY(es_wr(m, d, 0, a + 1));
-    es_set_flags(m, es_flags_add(a, 1, 0, d->o[0].size), ES_ARITH_FLAGS & ~ES_CF);
-    return ES_OK;
-}
-
-static int op_dec(es_machine *m, const es_insn *d)
-{
-    uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
-    TRY(es_wr(m, d, 0, a - 1));
-    es_set_flags(m, es_flags_sub(a, 1, 0, d->o[0].size), ES_ARITH_FLAGS & ~ES_CF);
-    return ES_OK;
-}
-
+UNOP(op_inc, a + 1, es_flags_add(a, 1, 0, sz), ES_ARITH_FLAGS & ~ES_CF)
+UNOP(op_dec, a - 1, es_flags_sub(a, 1, 0, sz), ES_ARITH_FLAGS & ~ES_CF)
 /* NEG is 0 - a: CF = (a != 0), the other flags as for SUB. */
-static int op_neg(es_machine *m, const es_insn *d)
-{
-    uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
-    TRY(es_wr(m, d, 0, 0 - a));
-    es_set_flags(m, es_flags_sub(0, a, 0, d->o[0].size), ES_ARITH_FLAGS);
-    return ES_OK;
-}
-
-static int op_not(es_machine *m, const es_insn *d)
-{
-    uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
-    return es_wr(m, d, 0, ~a) ? ES_FAULT : ES_OK;
-}
+UNOP(op_neg, 0 - a, es_flags_sub(0, a, 0, sz), ES_ARITH_FLAGS)
+/* NOT changes no flag. */
+UNOP(op_not, ~a, 0, 0)
 
 void es_family_alu(es_handler *t)
 {
