@@ -10,21 +10,22 @@
  * Operand 1 (xmm1) is the set or needle `a`, operand 2 (xmm2/m128) the
  * string `b`; neither needs alignment (measured on the host). */
 
-static inline int elem(const es_xmm *v, int j, unsigned fmt)
+/* The n elements of v as ints (sign- or zero-extended per the format). */
+static inline void elems(const es_xmm *v, unsigned fmt, int *e)
 {
     switch (fmt) {
-    case 0: return v->b[j];
-    case 1: return v->w[j];
-    case 2: return v->sb[j];
-    default: return v->sw[j];
+    case 0: for (int i = 0; i < 16; i++) e[i] = v->b[i]; break;
+    case 1: for (int i = 0; i < 8; i++) e[i] = v->w[i]; break;
+    case 2: for (int i = 0; i < 16; i++) e[i] = v->sb[i]; break;
+    default: for (int i = 0; i < 8; i++) e[i] = v->sw[i]; break;
     }
 }
 
 /* Implicit length: the index of the first zero element, or n. */
-static inline int implicit_len(const es_xmm *v, unsigned fmt, int n)
+static inline int implicit_len(const int *e, int n)
 {
     for (int i = 0; i < n; i++)
-        if (elem(v, i, fmt) == 0)
+        if (e[i] == 0)
             return i;
     return n;
 }
@@ -40,36 +41,40 @@ static inline int explicit_len(const es_machine *m, const es_insn *d, int r, int
 /* IntRes2 of the comparison; sets the arithmetic flags as the SDM
  * defines them (CF: result nonzero, ZF: b shorter than n, SF: a shorter
  * than n, OF: result bit 0, AF = PF = 0). */
-static unsigned pcmpstr(es_machine *m, const es_xmm *a, const es_xmm *b, int la, int lb,
-                        unsigned imm)
+static unsigned pcmpstr(es_machine *m, const int *a, const int *b, int la, int lb, unsigned imm)
 {
     int n = (imm & 1) ? 8 : 16;
-    unsigned fmt = imm & 3, res = 0;
+    unsigned res = 0;
     switch ((imm >> 2) & 3) {
     case 0: /* equal any: b[j] is one of a[0..la) */
-        for (int j = 0; j < lb; j++) {
-            int bj = elem(b, j, fmt);
+        if (!(imm & 1)) {
+            /* bytes: a 256-bit set of a's elements (the signed format
+             * compares the same bit patterns) */
+            uint64_t set[4] = {0, 0, 0, 0};
             for (int i = 0; i < la; i++)
-                if (elem(a, i, fmt) == bj) {
+                set[(a[i] & 0xff) >> 6] |= 1ull << (a[i] & 63);
+            for (int j = 0; j < lb; j++)
+                res |= (unsigned)((set[(b[j] & 0xff) >> 6] >> (b[j] & 63)) & 1) << j;
+            break;
+        }
+        for (int j = 0; j < lb; j++)
+            for (int i = 0; i < la; i++)
+                if (a[i] == b[j]) {
                     res |= 1u << j;
                     break;
                 }
-        }
         break;
     case 1: /* ranges: a[i] <= b[j] <= a[i+1] for a valid pair */
-        for (int j = 0; j < lb; j++) {
-            int bj = elem(b, j, fmt);
+        for (int j = 0; j < lb; j++)
             for (int i = 0; i + 1 < la; i += 2)
-                if (elem(a, i, fmt) <= bj && bj <= elem(a, i + 1, fmt)) {
+                if (a[i] <= b[j] && b[j] <= a[i + 1]) {
                     res |= 1u << j;
                     break;
                 }
-        }
         break;
     case 2: /* equal each: both invalid compares true, one invalid false */
         for (int j = 0; j < n; j++)
-            if ((j >= la && j >= lb) ||
-                (j < la && j < lb && elem(a, j, fmt) == elem(b, j, fmt)))
+            if ((j >= la && j >= lb) || (j < la && j < lb && a[j] == b[j]))
                 res |= 1u << j;
         break;
     default: /* equal ordered: a (up to la) occurs in b at j; past the end
@@ -77,7 +82,7 @@ static unsigned pcmpstr(es_machine *m, const es_xmm *a, const es_xmm *b, int la,
         for (int j = 0; j < n; j++) {
             int ok = 1;
             for (int k = 0; k < la && j + k < n; k++)
-                if (j + k >= lb || elem(a, k, fmt) != elem(b, j + k, fmt)) {
+                if (j + k >= lb || a[k] != b[j + k]) {
                     ok = 0;
                     break;
                 }
@@ -104,18 +109,20 @@ static inline int pcmpstr_common(es_machine *m, const es_insn *d, int explicit_l
     const es_xmm *b = sse_src(m, d, 1, &t, 0);
     if (!b)
         return ES_FAULT;
-    const es_xmm *a = &m->xmm[d->o[0].reg];
     unsigned imm = sse_imm8(d, 2);
     int n = (imm & 1) ? 8 : 16;
+    int ea[16], eb[16];
+    elems(&m->xmm[d->o[0].reg], imm & 3, ea);
+    elems(b, imm & 3, eb);
     int la, lb;
     if (explicit_lens) {
         la = explicit_len(m, d, ES_RAX, n);
         lb = explicit_len(m, d, ES_RDX, n);
     } else {
-        la = implicit_len(a, imm & 3, n);
-        lb = implicit_len(b, imm & 3, n);
+        la = implicit_len(ea, n);
+        lb = implicit_len(eb, n);
     }
-    unsigned res = pcmpstr(m, a, b, la, lb, imm);
+    unsigned res = pcmpstr(m, ea, eb, la, lb, imm);
     if (!mask) {
         unsigned idx = !res ? (unsigned)n
                        : (imm & 0x40) ? 31u - (unsigned)__builtin_clz(res)
