@@ -13,7 +13,19 @@
 //   ES_DIFF_SHOW=<n> mismatches printed per mnemonic (--show=), ES_DIFF_VERBOSE=1
 //   lists every case
 //   --gtest_filter='*alu_64*'    one family in one mode
-// Every mismatch prints the exact variables that rerun just that case.
+// Every mismatch prints the exact variables that rerun just that case (and
+// so does a simulator crash).
+//
+// Output, per family and mode: one row per mnemonic with
+//   pass    cases that matched (including matching faults: same signal and
+//           the same state at the fault),
+//   fail    mismatches (the first few are printed in full),
+//   unimpl  the simulator raised #UD for a decodable instruction it lacks,
+//   faults  passing cases where both sides faulted (#DE, #GP, #XM...),
+//   undef~  passing cases where a flag the SDM leaves undefined differs
+//           from the host (informational: Zen behaviour is the target).
+// x87 condition codes C0..C3 are compared strictly (the decoder exports no
+// undefined mask for them).  A totals table by family follows at exit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1174,7 +1186,19 @@ TEST_P(DiffHost, Run)
         if (mode == ES_MODE_32)
             for (int k = 0; k < 16; k++)
                 nr.st.gpr[k] &= 0xffffffffu;
+        static char ctx[256];
+        {
+            char dis[128];
+            es_format(c.code, c.len, mode, EST_CODE, ES_SYNTAX_INTEL, dis, sizeof dis);
+            snprintf(ctx, sizeof ctx,
+                     "[%s/%d] %s\n  reproduce: ES_DIFF_SEED=%#" PRIx64
+                     " ES_DIFF_FIRST=%u ES_DIFF_CASES=1 es_diff_host --gtest_filter='*/%s'",
+                     prm.fam, mode == ES_MODE_64 ? 64 : 32, dis, g_seed, i,
+                     param_name(testing::TestParamInfo<Param>(prm, 0)).c_str());
+            diff_set_context(ctx);
+        }
         diff_sim_run(m, c.code, c.len, &c.st, c.data, c.stack, &sr);
+        diff_set_context(nullptr);
         Outcome o = compare(c, mode, nr, sr);
         if (g_verbose) {
             char dis[128];

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #define DIFF_RB 0x20000000ull
 #define DIFF_IN (DIFF_RB + 0x1000)
@@ -49,6 +50,13 @@ static sigjmp_buf g_jb;
 static volatile sig_atomic_t g_armed;
 static diff_state g_fstate; /* registers at the fault, from the signal frame */
 static uint64_t g_frip;
+static const char *g_context; /* the case under way, told if the harness crashes */
+static struct sigaction g_old[32];
+
+void diff_set_context(const char *what)
+{
+    g_context = what;
+}
 
 static void on_fault(int sig, siginfo_t *si, void *ucv)
 {
@@ -72,8 +80,20 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
         g_armed = 0;
         siglongjmp(g_jb, sig);
     }
-    signal(sig, SIG_DFL);
-    raise(sig);
+    /* a crash of the simulator (or the harness): say which case, then let
+     * the previous handler (the sanitizer's, or the default) take it when
+     * the instruction re-executes */
+    if (g_context) {
+        static const char hdr[] = "\n*** crashed while running this case:\n";
+        ssize_t w = write(2, hdr, sizeof hdr - 1);
+        w = write(2, g_context, strlen(g_context));
+        w = write(2, "\n", 1);
+        (void)w;
+        g_context = NULL;
+    }
+    sigaction(sig, &g_old[sig], NULL);
+    if (sig == SIGABRT)
+        raise(sig);
 }
 
 static int map_fixed(uint64_t addr, size_t size, int prot, char *err, size_t errsz)
@@ -113,9 +133,9 @@ int diff_native_init(char *err, size_t errsz)
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGFPE, SIGSEGV, SIGILL, SIGBUS, SIGTRAP};
+    int sigs[] = {SIGFPE, SIGSEGV, SIGILL, SIGBUS, SIGTRAP, SIGABRT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(sigs[i], &sa, &g_old[sigs[i]]);
     done = 1;
     return 0;
 }

@@ -58,6 +58,10 @@ int diff_native_has_compat(void);
 void diff_native_run(int mode, const uint8_t *insn, size_t len, const diff_state *in,
                      const uint8_t *data, const uint8_t *stack, diff_result *out);
 
+/* Text printed if the process crashes outside a native run (a simulator
+ * crash): the case's reproduction line.  The string must stay valid. */
+void diff_set_context(const char *what);
+
 /* A reusable simulated machine for mode (the shim's layout). */
 es_machine *diff_sim_new(int mode);
 
