@@ -112,14 +112,16 @@ static void print_stats(es_machine *m, double secs)
  * the memory cap (vm.c could not get a frame). */
 static bool fault_is_oom(es_machine *m)
 {
-    if (m->fault.vector != 14 || (m->fault.error & 1))
+    /* ES_PF as es_raise records it (note: machine.h's RFLAGS macro ES_PF
+     * shadows the vector enumerator, so both sides read 4 today) */
+    if (m->fault.vector != ES_PF || (m->fault.error & ES_PFEC_P))
         return false;
     int prot = es_vm_prot_at(m, m->fault.addr);
     if (prot <= 0)
         return false;
-    if (m->fault.error & 0x10)
+    if (m->fault.error & ES_PFEC_I)
         return (prot & ES_PROT_X) != 0;
-    if (m->fault.error & 0x2)
+    if (m->fault.error & ES_PFEC_W)
         return (prot & ES_PROT_W) != 0;
     return true;
 }
