@@ -40,23 +40,51 @@
  * The host x87 unit
  * ------------------------------------------------------------------- */
 
-/* Each block: save the host FCW, clear the host flags, load the guest FCW
- * (all exceptions masked), run the body, restore.  The body stores the
- * host FSW right after the operation (later FSTPs change C1). */
-#define HX_PRE "fnstcw %[sv]\n\tfnclex\n\tfldcw %[cw]\n\t"
-#define HX_POST "\n\tfldcw %[sv]"
+/* Each block loads the guest FCW, runs the body and puts the host FCW
+ * back; the body stores the host FSW right after the operation (later
+ * FSTPs change C1).  FNCLEX costs more than the operation itself, so it is
+ * avoided: the host's sticky exception flags may stay set between blocks
+ * as long as every one of them is also set in the guest FSW (OR-ing them
+ * in again changes nothing), and the FCW is reloaded only when it differs
+ * from the host's.  hx_setup decides, the block tests h.f:
+ *   bit 0: FNCLEX first (a stale host flag the guest does not have);
+ *   bit 1: FLDCW the guest FCW, and the host's back at the end;
+ *   bit 2: the guest unmasks some exception: FNCLEX right after FNSTSW too,
+ *          so the pending exception never reaches a waiting host
+ *          instruction (and the next block starts clean).
+ * An unmasked flag never stays set on the host: with bit 2 it is cleared,
+ * and loading such an FCW onto a dirty status word is avoided by bit 0. */
+#define HX_PRE                                                                                     \
+    "testb $1, %[f]\n\tjz 8f\n\tfnclex\n8:\n\t"                                                  \
+    "testb $2, %[f]\n\tjz 7f\n\tfldcw %[cw]\n7:\n\t"
+#define HX_POST "\n\ttestb $2, %[f]\n\tjz 6f\n\tfldcw %[sv]\n6:"
+#define HX_CLEAR "testb $4, %[f]\n\tjz 5f\n\tfnclex\n5:\n\t"
 #define HX_CLOB "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)", "cc"
 
 typedef struct hx {
-    uint16_t cw; /* guest FCW with the exception masks set */
-    uint16_t sv; /* host FCW while the block runs */
+    uint16_t cw; /* FCW to run the operation with */
+    uint16_t sv; /* host FCW */
     uint16_t sw; /* host FSW after the operation */
+    uint8_t f;   /* what the block must do (above) */
 } hx;
 
+static inline hx hx_setup(const es_machine *m, uint16_t cw)
+{
+    hx h;
+    uint16_t hsw;
+    __asm__ volatile("fnstcw %0\n\tfnstsw %1" : "=m"(h.sv), "=m"(hsw));
+    h.cw = cw;
+    h.sw = 0;
+    int unmasked = (cw & ES_FSW_EXC) != ES_FSW_EXC;
+    h.f = (uint8_t)(((unmasked || (hsw & ES_FSW_EXC & ~m->fpu.fsw)) ? 1 : 0) |
+                    (h.sv != cw ? 2 : 0) | (unmasked ? 4 : 0));
+    return h;
+}
+
+/* All exceptions masked on the host: the default. */
 static inline hx hx_begin(const es_machine *m)
 {
-    hx h = {(uint16_t)(m->fpu.fcw | ES_FSW_EXC), 0, 0};
-    return h;
+    return hx_setup(m, (uint16_t)(m->fpu.fcw | ES_FSW_EXC));
 }
 
 /* For the blocks that neither push nor pop on the host (HX_BIN, HX_MEM,
@@ -64,80 +92,78 @@ static inline hx hx_begin(const es_machine *m)
  * exactly what the guest's FPU would, including the unmasked-overflow and
  * -underflow results with their exponent biased by 24576 (SDM Vol. 1,
  * 4.9.1.4-4.9.1.5) and an unchanged st(0) for an unmasked invalid,
- * denormal or zero-divide.  Those blocks FNCLEX right after FNSTSW so the
- * pending exception never reaches a waiting host instruction. */
+ * denormal or zero-divide. */
 static inline hx hx_exact(const es_machine *m)
 {
-    hx h = {m->fpu.fcw, 0, 0};
-    return h;
+    return hx_setup(m, m->fpu.fcw);
 }
 
 /* r = a OP b with a in st(0), b in st(1); the register form never has
  * the AT&T operand-order trap because the destination is st(0). */
 #define HX_BIN(h, insn, a, b, r)                                                                   \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfnclex\n\t"   \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR ""   \
                             "fstpt %[R]\n\tfstp %%st(0)" HX_POST                                   \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [B] "m"(*(b))                                \
                      : HX_CLOB)
 
 /* r = f(a, b) where the instruction pops: a in st(0), b in st(1). */
 #define HX_BINPOP(h, insn, a, b, r)                                                                \
     __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
                             "fstpt %[R]" HX_POST                                                   \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [B] "m"(*(b))                                \
                      : HX_CLOB)
 
 /* r = a OP memory operand. */
 #define HX_MEM(h, insn, a, mp, r)                                                                  \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfnclex\n\t"             \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\t" HX_CLEAR ""             \
                             "fstpt %[R]" HX_POST                                                   \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a)), [M] "m"(*(mp))                               \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [M] "m"(*(mp))                               \
                      : HX_CLOB)
 
 /* r = OP(a) in place on st(0). */
 #define HX_UN(h, insn, a, r)                                                                       \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfnclex\n\tfstpt %[R]" HX_POST \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR "fstpt %[R]" HX_POST \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
                      : HX_CLOB)
 
 /* Pushes a value from memory (FLD m32/m64, FBLD) or a constant. */
 #define HX_LD(h, insn, mp, r)                                                                      \
     __asm__ volatile(HX_PRE insn " %[M]\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                     \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [M] "m"(*(mp))                                              \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [M] "m"(*(mp))                                              \
                      : HX_CLOB)
 #define HX_CONST(h, insn, r)                                                                       \
     __asm__ volatile(HX_PRE insn "\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                          \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw)                                                              \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f)                                                              \
                      : HX_CLOB)
 
 /* Stores st(0) = a to memory with a popping store instruction. */
 #define HX_ST(h, insn, a, mp)                                                                      \
     __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]" HX_POST                   \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [M] "=m"(*(mp))                           \
-                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw), [M] "=m"(*(mp))                           \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
                      : HX_CLOB)
 
 /* Only the status: comparisons, FTST, FXAM. */
 #define HX_CMP2(h, insn, a, b)                                                                     \
     __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]" HX_POST           \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw)                                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : [sw] "=m"(h.sw)                                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [B] "m"(*(b))                                \
                      : HX_CLOB)
 #define HX_CMPM(h, insn, a, mp)                                                                    \
     __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST  \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw)                                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a)), [M] "m"(*(mp))                               \
+                     : [sw] "=m"(h.sw)                                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [M] "m"(*(mp))                               \
                      : HX_CLOB)
 #define HX_CMP1(h, insn, a)                                                                        \
     __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST        \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw)                                            \
-                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw)                                            \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
                      : HX_CLOB)
 
 /* Two results: r0 replaces st(0), r1 is pushed.  FPTAN and FSINCOS push
@@ -147,14 +173,14 @@ static inline hx hx_exact(const es_machine *m)
 #define HX_TWO(h, insn, a, r0, r1)                                                                 \
     __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %%ax\n\tmovw %%ax, %[sw]\n\t"        \
                             "testb $4, %%ah\n\tjnz 1f\n\tfstpt %[R1]\n1:\n\tfstpt %[R0]" HX_POST   \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
-                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
                      : "ax", HX_CLOB)
 #define HX_XTRACT(h, a, r0, r1)                                                                    \
     __asm__ volatile(HX_PRE "fldt %[A]\n\tfxtract\n\tfnstsw %[sw]\n\t"                            \
                             "fstpt %[R1]\n\tfstpt %[R0]" HX_POST                                   \
-                     : [sv] "+m"(h.sv), [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
-                     : [cw] "m"(h.cw), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
+                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
                      : HX_CLOB)
 
 /* ---------------------------------------------------------------------
@@ -464,17 +490,36 @@ static int op_fld(es_machine *m, const es_insn *d)
             fpu_push(m, &k_indefinite.v);
         return ES_OK;
     }
-    hx h = hx_begin(m);
+    /* normal numbers and zeros convert exactly and raise nothing: no
+     * need for the host unit (SNaN, denormal, inf and NaN go through it) */
     if (mo->size == 4) {
         float f;
         uint32_t u = (uint32_t)v;
         memcpy(&f, &u, 4);
+        unsigned e = (u >> 23) & 0xff;
+        if ((e != 0 && e != 0xff) || (u << 1) == 0) {
+            r = f;
+            set_cc(m, ES_FSW_C1, 0);
+            fpu_push(m, &r);
+            return ES_OK;
+        }
+        hx h = hx_begin(m);
         HX_LD(h, "flds", &f, &r);
-    } else {
-        double f;
-        memcpy(&f, &v, 8);
-        HX_LD(h, "fldl", &f, &r);
+        if (merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
+            fpu_push(m, &r);
+        return ES_OK;
     }
+    double f;
+    memcpy(&f, &v, 8);
+    unsigned e = (v >> 52) & 0x7ff;
+    if ((e != 0 && e != 0x7ff) || (v << 1) == 0) {
+        r = f;
+        set_cc(m, ES_FSW_C1, 0);
+        fpu_push(m, &r);
+        return ES_OK;
+    }
+    hx h = hx_begin(m);
+    HX_LD(h, "fldl", &f, &r);
     /* an unmasked denormal-operand exception does not stop the load
      * (measured on the host); an unmasked invalid (SNaN) does */
     if (merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
@@ -530,6 +575,13 @@ static int op_fldconst(es_machine *m, const es_insn *d)
         return ES_OK;
     }
     long double r;
+    if (d->modrm == 0xe8 || d->modrm == 0xee) {
+        /* exact constants: no rounding, no flags */
+        r = d->modrm == 0xe8 ? 1.0L : 0.0L;
+        set_cc(m, ES_FSW_C1, 0);
+        fpu_push(m, &r);
+        return ES_OK;
+    }
     hx h = hx_begin(m);
     switch (d->modrm) {
     case 0xe8: HX_CONST(h, "fld1", &r); break;
