@@ -225,6 +225,29 @@ static int op_xlat(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
+/* LDS/LES/LFS/LGS/LSS r, m16:16/32/64: offset first, then the selector;
+ * the segment load (with all its checks) happens before the register is
+ * written, so a faulting selector leaves both unchanged. */
+static int op_lseg(es_machine *m, const es_insn *d)
+{
+    unsigned size = d->o[0].size;
+    uint64_t a = es_lin(m, d, &d->o[1]), off, sel;
+    TRY(es_load(m, a, size, &off));
+    uint64_t sa = a + size;
+    TRY(es_load(m, d->mode == ES_MODE_64 ? sa : (uint32_t)sa, 2, &sel));
+    int seg;
+    switch (d->op) {
+    case ES_OP_LDS: seg = ES_SEG_DS; break;
+    case ES_OP_LES: seg = ES_SEG_ES; break;
+    case ES_OP_LFS: seg = ES_SEG_FS; break;
+    case ES_OP_LGS: seg = ES_SEG_GS; break;
+    default: seg = ES_SEG_SS; break;
+    }
+    TRY(es_load_data_seg(m, seg, (uint16_t)sel));
+    es_gpr_set(m, d->o[0].reg, size, off);
+    return ES_OK;
+}
+
 void es_family_mov(es_handler *t)
 {
     t[ES_OP_MOV] = op_mov;
@@ -263,4 +286,9 @@ void es_family_mov(es_handler *t)
     t[ES_OP_CLI] = op_cli;
     t[ES_OP_STI] = op_sti;
     t[ES_OP_XLAT] = op_xlat;
+    t[ES_OP_LDS] = op_lseg;
+    t[ES_OP_LES] = op_lseg;
+    t[ES_OP_LFS] = op_lseg;
+    t[ES_OP_LGS] = op_lseg;
+    t[ES_OP_LSS] = op_lseg;
 }

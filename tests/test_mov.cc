@@ -249,3 +249,19 @@ TEST(Mov, NotPresentDescriptor)
     EXPECT_EQ(m->fault.error, 0x68u);
     EXPECT_EQ(m->seg[ES_SEG_DS].sel, 0x2b); // unchanged
 }
+
+TEST(Mov, LoadFarPointer)
+{
+    run_cases({
+        {"lfs eax, [rbx] (m16:32)", M64, {0x0f, 0xb4, 0x03}, {{ES_RBX, D}, {ES_RAX, ~0ull}},
+         {{ES_RAX, 0x12345678}}, 0x202, 0, 0, {{D, 0x0000002b12345678ull, 8}}},
+        {"lss rax, [rbx] (m16:64)", M64, {0x48, 0x0f, 0xb2, 0x03}, {{ES_RBX, D}},
+         {{ES_RAX, 0x1122334455667788ull}}, 0x202, 0, 0,
+         {{D, 0x1122334455667788ull, 8}, {D + 8, 0x2b, 2}}},
+        {"les eax, [ebx] (32-bit mode)", M32, {0xc4, 0x03}, {{ES_RBX, D}}, {{ES_RAX, 0x1000}},
+         0x202, 0, 0, {{D, 0x0000002b00001000ull, 8}}},
+        {"lds eax, [ebx] with a kernel selector: #GP, eax unchanged", M32, {0xc5, 0x03},
+         {{ES_RBX, D}, {ES_RAX, 7}}, {{ES_RAX, 7}}, 0x202, 0, 0,
+         {{D, 0x0000001800001000ull, 8}}, {}, ES_GP, 0x18},
+    });
+}
