@@ -213,7 +213,12 @@ enum : uint64_t {
     T_COMPAT = 1ull << 27, // needs real compatibility mode natively (PUSHA/POPA)
     T_XLAT = 1ull << 28,   // XLAT: RBX points into the data window
     T_X87 = 1ull << 29,    // x87: random register stack, control and status words
+    T_MOFFS = 1ull << 30,  // MOV moffs: the immediate is an address in the data window
+    T_RDI = 1ull << 31,    // implicit [RDI] (MASKMOVDQU): RDI points into the window
+    T_LDMX = 1ull << 32,   // LDMXCSR: a mostly valid MXCSR image in memory
 };
+// implicit memory operands: 32-bit addressing in the emulated 32-bit mode
+const uint64_t T_IMPLMEM = T_STR | T_XLAT | T_MOFFS | T_RDI;
 
 enum { X_RAND = -1, X_NONE = -2, X_PLUSR = -3 };
 enum { I_Z = 5, I_V = 6 };
@@ -348,6 +353,10 @@ std::vector<Tmpl> build_templates()
     add("mov", 0, 1, 0x40, X_RAND, 0, T_V | T_CC);
     add("mov", 0, 1, 0x90, 0, 0, T_B | T_CC);
     add("mov", 0, 0, 0x8d, X_RAND, 0, T_V | T_MEM);
+    add("mov", 0, 0, 0xa0, X_NONE, 0, T_B | T_MOFFS);
+    add("mov", 0, 0, 0xa1, X_NONE, 0, T_V | T_MOFFS);
+    add("mov", 0, 0, 0xa2, X_NONE, 0, T_B | T_MOFFS);
+    add("mov", 0, 0, 0xa3, X_NONE, 0, T_V | T_MOFFS);
     add("mov", 0, 0, 0x98, X_NONE, 0, T_V);
     add("mov", 0, 0, 0x99, X_NONE, 0, T_V);
     for (uint8_t o : {0x9e, 0x9f, 0xf5, 0xf8, 0xf9, 0xfc, 0xfd})
@@ -423,6 +432,10 @@ std::vector<Tmpl> build_templates()
     add("sse_int", 0x66, 3, 0x16, X_RAND, 1, T_RX | T_Y);
     add("sse_int", 0x66, 3, 0x20, X_RAND, 1, T_RX);
     add("sse_int", 0x66, 3, 0x22, X_RAND, 1, T_RX | T_Y);
+    add("sse_int", 0x66, 1, 0xe7, X_RAND, 0, T_RX | T_MEM | T_A16); // movntdq
+    add("sse_int", 0x66, 2, 0x2a, X_RAND, 0, T_RX | T_MEM | T_A16); // movntdqa
+    add("sse_int", 0xf2, 1, 0xf0, X_RAND, 0, T_RX | T_MEM);         // lddqu
+    add("sse_int", 0x66, 1, 0xf7, X_RAND, 0, T_RX | T_MX | T_REG | T_RDI); // maskmovdqu
     add("sse_int", 0xf2, 2, 0xf0, X_RAND, 0, T_Y); // crc32 r, r/m8
     add("sse_int", 0xf2, 2, 0xf1, X_RAND, 0, T_Y); // crc32 r, r/m32/64
 
@@ -460,6 +473,9 @@ std::vector<Tmpl> build_templates()
     add("sse_fp", 0x66, 2, 0x14, X_RAND, 0, XX);  // blendvps
     add("sse_fp", 0x66, 2, 0x15, X_RAND, 0, XX);  // blendvpd
     add("sse_fp", 0, 1, 0xae, 3, 0, T_MEM);        // stmxcsr
+    add("sse_fp", 0, 1, 0xae, 2, 0, T_MEM | T_LDMX); // ldmxcsr
+    for (uint8_t p : {0x00, 0x66})
+        add("sse_fp", p, 1, 0x2b, X_RAND, 0, T_RX | T_MEM | T_A16); // movntps/pd
 
     // ---- misc: hint NOPs, fences, XLAT, MOVNTI, prefetch
     add("misc", 0, 1, 0x1f, 0, 0, T_V);             // nop r/m
@@ -686,9 +702,9 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         else if (k == 2 && (t.f & T_REPNE))
             *p++ = 0xf2;
     }
-    if ((mem || (t.f & (T_STR | T_XLAT))) && r.chance(5))
+    if ((mem || (t.f & T_IMPLMEM)) && r.chance(5))
         *p++ = "\x26\x36\x3e"[r.below(3)]; // ES/SS/DS: flat, no effect
-    const bool a32 = ((t.f & T_STR) && m64 && r.chance(15)) || amem32;
+    const bool a32 = ((t.f & (T_STR | T_MOFFS)) && m64 && r.chance(15)) || amem32;
     if (a32)
         *p++ = 0x67;
     if (osz == 2 && !vex)
@@ -733,6 +749,8 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
 
     // ---- immediates
     unsigned ib = t.imm == I_Z ? (osz == 2 ? 2 : 4) : t.imm == I_V ? osz : t.imm;
+    if (t.f & T_MOFFS)
+        ib = m64 && !a32 ? 8 : 4;
     if (t.f & T_ENTER)
         ib = 3;
     uint64_t iv = r.next();
@@ -740,6 +758,8 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         iv = r.below(40);
     if (t.f & T_CMPIMM)
         iv = r.below(8);
+    if (t.f & T_MOFFS)
+        iv = DIFF_DATA + 0x400 + r.below(0x1400);
     if (t.f & T_ENTER)
         iv = (r.below(0x100) & ~7u) | ((uint64_t)r.below(3) << 16);
     for (unsigned i = 0; i < ib; i++)
@@ -815,6 +835,17 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         xval(r, c.data + (target - DIFF_DATA));
     if (t.f & T_XLAT)
         g[ES_RBX] = DIFF_DATA + 0x800 + r.below(0x800);
+    if (t.f & T_RDI)
+        g[ES_RDI] = DIFF_DATA + 0x800 + r.below(0x800);
+    if (t.f & T_LDMX) {
+        uint32_t mx = 0x1f80 | (r.below(4) << 13) | (r.chance(20) ? 0x8040 : 0) |
+                      (uint32_t)(r.next() & 0x3f);
+        if (r.chance(5))
+            mx &= ~(1u << (7 + r.below(6))); // unmasked: only the next SSE op would trap
+        if (r.chance(5))
+            mx |= 1u << (16 + r.below(16)); // reserved: #GP
+        memcpy(c.data + (target - DIFF_DATA), &mx, 4);
+    }
     if (t.f & T_X87) {
         x87_state(r, c.st.fx);
         if (mem && r.chance(60)) { // a float of some format rather than noise
@@ -849,7 +880,7 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         // RSP < 4 GiB; 32-bit ones cannot be expressed and are not drawn.
         uint8_t *q = c.native;
         size_t i = 0;
-        if (mem || (t.f & (T_STR | T_XLAT)))
+        if (mem || (t.f & T_IMPLMEM))
             *q++ = 0x67;
         while (i < c.len && (c.code[i] == 0x66 || c.code[i] == 0xf0 || c.code[i] == 0xf2 ||
                              c.code[i] == 0xf3 || c.code[i] == 0x26 || c.code[i] == 0x36 ||
