@@ -49,7 +49,7 @@ struct es_open_how {
 
 /* ---- fd table ---- */
 
-static es_hfd *gfd(struct es_host *h, int64_t fd)
+es_hfd *es_hs_fd(struct es_host *h, int64_t fd)
 {
     if (fd < 0 || fd >= ES_HOST_MAX_FDS || h->fds[fd].host < 0)
         return NULL;
@@ -58,7 +58,7 @@ static es_hfd *gfd(struct es_host *h, int64_t fd)
 
 int es_hs_hostfd(es_machine *m, int64_t fd)
 {
-    es_hfd *f = gfd(m->host, fd);
+    es_hfd *f = es_hs_fd(m->host, fd);
     return f ? f->host : -1;
 }
 
@@ -127,7 +127,7 @@ static int compose(es_machine *m, int64_t dirfd, const char *path, char *out, si
     if ((int)dirfd == G_AT_FDCWD) {
         strcpy(base, h->cwd);
     } else {
-        es_hfd *f = gfd(h, (int)dirfd);
+        es_hfd *f = es_hs_fd(h, (int)dirfd);
         if (!f)
             return -EBADF;
         struct stat st;
@@ -367,8 +367,8 @@ static int get_gp(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upat
 
 /* Opens guest (dirfd, path) as O_PATH for stat-like calls; an empty path
  * with AT_EMPTY_PATH names dirfd itself. */
-static int open_path_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,
-                        bool follow, bool empty_path)
+int es_hs_open_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,
+                  bool follow, bool empty_path)
 {
     struct es_host *h = m->host;
     char path[ES_HOST_PATH_MAX];
@@ -380,7 +380,7 @@ static int open_path_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_
             return -ENOENT;
         if ((int)dirfd == G_AT_FDCWD)
             return open_gp(h, h->cwd, O_PATH, 0, true);
-        es_hfd *f = gfd(h, (int)dirfd);
+        es_hfd *f = es_hs_fd(h, (int)dirfd);
         if (!f)
             return -EBADF;
         int fd = fcntl(f->host, F_DUPFD_CLOEXEC, 0);
@@ -498,7 +498,7 @@ static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf,
 static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uvec, uint64_t cnt,
                       bool wr)
 {
-    es_hfd *f = gfd(m->host, fd);
+    es_hfd *f = es_hs_fd(m->host, fd);
     if (!f)
         return -EBADF;
     if (cnt > 1024)
@@ -559,7 +559,7 @@ static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t
 
 static int64_t do_dup3(struct es_host *h, int64_t oldfd, int64_t newfd, int flags, bool dup2)
 {
-    es_hfd *f = gfd(h, oldfd);
+    es_hfd *f = es_hs_fd(h, oldfd);
     if (!f)
         return -EBADF;
     if (oldfd == newfd)
@@ -577,7 +577,7 @@ static int64_t do_dup3(struct es_host *h, int64_t oldfd, int64_t newfd, int flag
 
 static int64_t do_fcntl(struct es_host *h, int64_t fd, unsigned cmd, uint64_t arg)
 {
-    es_hfd *f = gfd(h, fd);
+    es_hfd *f = es_hs_fd(h, fd);
     if (!f)
         return -EBADF;
     switch (cmd) {
@@ -641,7 +641,7 @@ static int64_t do_statat(es_machine *m, const es_scall *c, int sc, int64_t dirfd
 {
     if (flag & ~(G_AT_SYMLINK_NOFOLLOW | G_AT_NO_AUTOMOUNT | G_AT_EMPTY_PATH))
         return -EINVAL;
-    int fd = open_path_at(m, c, dirfd, upath, !(flag & G_AT_SYMLINK_NOFOLLOW),
+    int fd = es_hs_open_at(m, c, dirfd, upath, !(flag & G_AT_SYMLINK_NOFOLLOW),
                           (flag & G_AT_EMPTY_PATH) != 0);
     if (fd < 0)
         return fd;
@@ -658,7 +658,7 @@ static int64_t do_statx(es_machine *m, const es_scall *c, int64_t dirfd, uint64_
         return -EINVAL;
     if ((flags & G_AT_STATX_SYNC_TYPE) == G_AT_STATX_SYNC_TYPE || (mask & 0x80000000u))
         return -EINVAL;
-    int fd = open_path_at(m, c, dirfd, upath, !(flags & G_AT_SYMLINK_NOFOLLOW),
+    int fd = es_hs_open_at(m, c, dirfd, upath, !(flags & G_AT_SYMLINK_NOFOLLOW),
                           (flags & G_AT_EMPTY_PATH) != 0);
     if (fd < 0)
         return fd;
@@ -681,7 +681,7 @@ static int64_t do_statx(es_machine *m, const es_scall *c, int64_t dirfd, uint64_
 static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_t ubuf,
                            uint64_t count, bool d64)
 {
-    es_hfd *f = gfd(m->host, fd);
+    es_hfd *f = es_hs_fd(m->host, fd);
     if (!f)
         return -EBADF;
     if (count > CHUNK)
@@ -793,8 +793,8 @@ static int64_t do_readlink(es_machine *m, const es_scall *c, int64_t dirfd, uint
 
 /* mkdir/unlink/rename...: (dirfd, name) of a guest path, writes allowed only
  * with --rw. */
-static int name_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool create,
-                   int *dfd, char *name)
+int es_hs_name_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool create,
+                  int *dfd, char *name)
 {
     if (!m->host->cfg.rw)
         return -EROFS;
@@ -811,7 +811,7 @@ static int64_t do_mkdir(es_machine *m, const es_scall *c, int64_t dirfd, uint64_
 {
     int dfd;
     char name[256];
-    int r = name_at(m, c, dirfd, upath, true, &dfd, name);
+    int r = es_hs_name_at(m, c, dirfd, upath, true, &dfd, name);
     if (r)
         return r;
     r = strcmp(name, ".") ? mkdirat(dfd, name, (mode & 07777) & ~m->host->umask) : (errno = EEXIST, -1);
@@ -826,7 +826,7 @@ static int64_t do_unlink(es_machine *m, const es_scall *c, int64_t dirfd, uint64
         return -EINVAL;
     int dfd;
     char name[256];
-    int r = name_at(m, c, dirfd, upath, false, &dfd, name);
+    int r = es_hs_name_at(m, c, dirfd, upath, false, &dfd, name);
     if (r)
         return r;
     r = strcmp(name, ".") ? unlinkat(dfd, name, flag ? AT_REMOVEDIR : 0) : (errno = EINVAL, -1);
@@ -840,10 +840,10 @@ static int64_t do_rename(es_machine *m, const es_scall *c, int64_t od, uint64_t 
 {
     int ofd, nfd;
     char on[256], nn[256];
-    int r = name_at(m, c, od, op, false, &ofd, on);
+    int r = es_hs_name_at(m, c, od, op, false, &ofd, on);
     if (r)
         return r;
-    r = name_at(m, c, nd, np, true, &nfd, nn);
+    r = es_hs_name_at(m, c, nd, np, true, &nfd, nn);
     if (r) {
         close(ofd);
         return r;
@@ -866,7 +866,7 @@ static int64_t do_symlink(es_machine *m, const es_scall *c, uint64_t utgt, int64
         return -ENOENT;
     int dfd;
     char name[256];
-    int r = name_at(m, c, nd, np, true, &dfd, name);
+    int r = es_hs_name_at(m, c, nd, np, true, &dfd, name);
     if (r)
         return r;
     r = symlinkat(tgt, dfd, name);
@@ -879,7 +879,7 @@ static int64_t do_access(es_machine *m, const es_scall *c, int64_t dirfd, uint64
 {
     if (mode & ~7)
         return -EINVAL;
-    int fd = open_path_at(m, c, dirfd, upath, true, false);
+    int fd = es_hs_open_at(m, c, dirfd, upath, true, false);
     if (fd < 0)
         return fd;
     long r = syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH);
@@ -916,7 +916,7 @@ static int64_t do_chdir(es_machine *m, const char *gp)
 
 static int64_t do_ioctl(es_machine *m, const es_scall *c, int64_t fd, uint32_t cmd, uint64_t arg)
 {
-    es_hfd *f = gfd(m->host, fd);
+    es_hfd *f = es_hs_fd(m->host, fd);
     if (!f)
         return -EBADF;
     switch (cmd) {
@@ -973,7 +973,7 @@ static int64_t do_poll(es_machine *m, const es_scall *c, uint64_t ufds, uint64_t
         for (uint64_t i = 0; i < nfds; i++) {
             int gf = (int)es_ld32(raw + i * 8);
             p[i].events = (short)(raw[i * 8 + 4] | raw[i * 8 + 5] << 8);
-            es_hfd *f = gf >= 0 ? gfd(h, gf) : NULL;
+            es_hfd *f = gf >= 0 ? es_hs_fd(h, gf) : NULL;
             p[i].fd = f ? f->host : -1;
             if (gf >= 0 && !f)
                 ready++; /* POLLNVAL, reported below */
@@ -1054,16 +1054,16 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     es_hfd *f;
     switch (sc) {
     case ES_SC_read:
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         return do_read(m, c, f->host, a[1], a[2], -1);
     case ES_SC_write:
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         return do_write(m, c, f->host, a[1], a[2], -1);
     case ES_SC_pread64:
     case ES_SC_pwrite64: {
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         /* i386 passes the 64-bit position in two registers */
         int64_t pos = c->abi == ES_ABI_I386 ? (int64_t)(a[3] | a[4] << 32) : (int64_t)a[3];
@@ -1079,12 +1079,12 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     case ES_SC_creat:
         return do_open(m, c, G_AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a[1]);
     case ES_SC_close:
-        if (!gfd(h, (int)a[0]))
+        if (!es_hs_fd(h, (int)a[0]))
             return -EBADF;
         fd_close(h, (int)a[0]);
         return 0;
     case ES_SC_lseek: {
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         int64_t off = c->abi == ES_ABI_I386 ? (int64_t)(int32_t)a[1] : (int64_t)a[1];
         if ((unsigned)a[2] > 4)
@@ -1093,7 +1093,7 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         return r < 0 ? -errno : r;
     }
     case ES_SC__llseek: {
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         if ((unsigned)a[4] > 4)
             return -EINVAL;
@@ -1105,7 +1105,7 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         return es_hs_put(m, c, a[3], v, 8);
     }
     case ES_SC_dup: {
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         int hfd = fcntl(f->host, F_DUPFD_CLOEXEC, 3);
         return hfd < 0 ? -errno : fd_install(h, hfd, false, 0);
@@ -1147,7 +1147,7 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     }
     case ES_SC_fstat:
     case ES_SC_fstat64:
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         return put_stat(m, c, f->host, stat_kind(c, sc), a[1]);
     case ES_SC_stat:
@@ -1176,7 +1176,7 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         return r ? r : do_chdir(m, gp);
     }
     case ES_SC_fchdir: {
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         struct stat st;
         if (fstat(f->host, &st))
@@ -1200,20 +1200,20 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     case ES_SC_symlink: return do_symlink(m, c, a[0], G_AT_FDCWD, a[1]);
     case ES_SC_symlinkat: return do_symlink(m, c, a[0], (int)a[1], a[2]);
     case ES_SC_ftruncate: {
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         int64_t len = c->abi == ES_ABI_I386 ? (int64_t)(uint32_t)a[1] : (int64_t)a[1];
         return ftruncate(f->host, len) ? -errno : 0;
     }
     case ES_SC_fchmod:
-        if (!(f = gfd(h, (int)a[0])))
+        if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         if (!h->cfg.rw)
             return -EROFS;
         return fchmod(f->host, (mode_t)a[1] & 07777) ? -errno : 0;
     case ES_SC_fsync:
     case ES_SC_fdatasync:
-        if (!gfd(h, (int)a[0]))
+        if (!es_hs_fd(h, (int)a[0]))
             return -EBADF;
         return 0;
     case ES_SC_umask: {

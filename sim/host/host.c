@@ -220,6 +220,8 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     if (sc != ES_SC_none) {
         r = es_hs_fs(m, &c, sc, a);
         if (r == ES_HS_NEXT)
+            r = es_hs_fsmeta(m, &c, sc, a);
+        if (r == ES_HS_NEXT)
             r = es_hs_mm(m, &c, sc, a);
         if (r == ES_HS_NEXT)
             r = es_hs_proc(m, &c, sc, a);

@@ -122,6 +122,18 @@ int es_hs_fs_init(es_machine *m);
 void es_hs_fs_free(es_machine *m);
 /* Host fd behind guest fd, or -1. */
 int es_hs_hostfd(es_machine *m, int64_t gfd);
+/* The fd-table slot of guest fd, or NULL when it is not open. */
+es_hfd *es_hs_fd(struct es_host *h, int64_t fd);
+/* Opens guest (dirfd, path) as a host O_PATH fd confined to the root
+ * (`empty_path`: "" names dirfd itself, as AT_EMPTY_PATH).  fd or -errno. */
+int es_hs_open_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool follow,
+                  bool empty_path);
+/* For calls that change the file system (-EROFS without --rw): the host
+ * O_PATH fd of the directory holding guest (dirfd, path) and the last
+ * component (name[256]; "." when the path names a directory as a whole). */
+int es_hs_name_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool create,
+                  int *dfd, char *name);
+int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
 
 /* ---- compat.c: struct layouts per ABI ---- */
 

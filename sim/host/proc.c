@@ -848,6 +848,27 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
             return -ESRCH;
         return self_signal(m, (int)a[2]);
     case ES_SC_alarm: return 0;
+    /* scheduling: one CPU, SCHED_OTHER, nice 0 */
+    case ES_SC_getpriority:
+        if ((int)a[0] < 0 || (int)a[0] > 2)
+            return -EINVAL;
+        return 20; /* 20 - nice, as the raw syscall returns it */
+    case ES_SC_setpriority:
+        if ((int)a[0] < 0 || (int)a[0] > 2)
+            return -EINVAL;
+        return (int)a[2] < 0 ? -EACCES : 0;
+    case ES_SC_nice: return (int)a[0] < 0 ? -EPERM : 0;
+    case ES_SC_sched_getscheduler: return (int)a[0] < 0 ? -EINVAL : 0;
+    case ES_SC_sched_setscheduler: return (int)a[1] == 0 || (int)a[1] == 3 || (int)a[1] == 5 ? 0 : -EPERM;
+    case ES_SC_sched_getparam: {
+        uint8_t z[4] = {0};
+        return es_hs_put(m, c, a[1], z, 4);
+    }
+    case ES_SC_sched_setparam: return 0;
+    case ES_SC_sched_get_priority_max:
+        return (int)a[0] == 1 || (int)a[0] == 2 ? 99 : (int)a[0] == 0 || (int)a[0] == 3 || (int)a[0] == 5 ? 0 : -EINVAL;
+    case ES_SC_sched_get_priority_min:
+        return (int)a[0] == 1 || (int)a[0] == 2 ? 1 : (int)a[0] == 0 || (int)a[0] == 3 || (int)a[0] == 5 ? 0 : -EINVAL;
     case ES_SC_socket:
     case ES_SC_socketpair:
         return -EAFNOSUPPORT;
