@@ -23,6 +23,27 @@
  */
 #include "ops.h"
 
+/* Destination access with the register case first (the common one). */
+static inline int dst_rd(es_machine *m, const es_insn *d, uint64_t *v)
+{
+    const es_operand *o = &d->o[0];
+    if (__builtin_expect(o->kind == ES_OPK_GPR, 1)) {
+        *v = m->gpr[o->reg] & es_mask(o->size);
+        return 0;
+    }
+    return es_rd(m, d, 0, v);
+}
+
+static inline int dst_wr(es_machine *m, const es_insn *d, uint64_t v)
+{
+    const es_operand *o = &d->o[0];
+    if (__builtin_expect(o->kind == ES_OPK_GPR, 1)) {
+        es_gpr_set(m, o->reg, o->size, v);
+        return 0;
+    }
+    return es_wr(m, d, 0, v);
+}
+
 /* The masked shift count of operand i: an immediate or CL. */
 static inline unsigned shift_count(const es_machine *m, const es_insn *d, int i)
 {
@@ -48,20 +69,20 @@ static inline void shift_flags(es_machine *m, uint64_t r, unsigned sz, uint64_t 
  * register, and the access check of a memory operand). */
 static inline int write_back(es_machine *m, const es_insn *d, uint64_t v)
 {
-    return es_wr(m, d, 0, v) ? ES_FAULT : ES_OK;
+    return dst_wr(m, d, v) ? ES_FAULT : ES_OK;
 }
 
 static int op_shl(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     uint64_t r = (a << c) & es_mask(sz);
     /* bit w-c of a; zero once c passes the width (8/16-bit operands) */
     uint64_t cf = ((a << (c - 1)) >> (w - 1)) & 1;
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     shift_flags(m, r, sz, cf, msb(r, w) ^ cf, 1);
     return ES_OK;
 }
@@ -70,12 +91,12 @@ static int op_shr(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     uint64_t r = a >> c; /* c <= 31 for widths <= 32, <= 63 for 64 */
     uint64_t cf = (a >> (c - 1)) & 1;
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     shift_flags(m, r, sz, cf, c == 1 ? msb(a, w) : 0, 1);
     return ES_OK;
 }
@@ -84,13 +105,13 @@ static int op_sar(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     int64_t s = es_sext(a, sz);
     uint64_t r = (uint64_t)(s >> c) & es_mask(sz);
     uint64_t cf = (uint64_t)(s >> (c - 1)) & 1;
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     shift_flags(m, r, sz, cf, 0, 1);
     return ES_OK;
 }
@@ -113,11 +134,11 @@ static int op_rol(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     uint64_t r = rotl(a, c, w);
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     uint64_t cf = r & 1;
     rot_flags(m, cf, msb(r, w) ^ cf);
     return ES_OK;
@@ -127,11 +148,11 @@ static int op_ror(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     uint64_t r = rotl(a, w - (c & (w - 1)), w);
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     uint64_t cf = msb(r, w);
     rot_flags(m, cf, cf ^ ((r >> (w - 2)) & 1));
     return ES_OK;
@@ -149,7 +170,7 @@ static int op_rcl(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     unsigned t = rc_count(c, w);
@@ -158,7 +179,7 @@ static int op_rcl(es_machine *m, const es_insn *d)
         v = (v << t) | (v >> (w + 1 - t));
     uint64_t r = (uint64_t)v & es_mask(sz);
     uint64_t cf = (uint64_t)(v >> w) & 1;
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     rot_flags(m, cf, msb(r, w) ^ cf);
     return ES_OK;
 }
@@ -167,7 +188,7 @@ static int op_rcr(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     if (c == 0)
         return write_back(m, d, a);
     unsigned t = rc_count(c, w);
@@ -176,7 +197,7 @@ static int op_rcr(es_machine *m, const es_insn *d)
         v = (v >> t) | (v << (w + 1 - t));
     uint64_t r = (uint64_t)v & es_mask(sz);
     uint64_t cf = (uint64_t)(v >> w) & 1;
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     rot_flags(m, cf, msb(r, w) ^ ((r >> (w - 2)) & 1));
     return ES_OK;
 }
@@ -186,7 +207,7 @@ static int op_shld(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
     uint64_t a, b;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     TRY(es_rd(m, d, 1, &b));
     if (c == 0)
         return write_back(m, d, a);
@@ -200,11 +221,11 @@ static int op_shld(es_machine *m, const es_insn *d)
          * dest shifted out at count 16 and 0 beyond; OF is then CF. */
         r = rotl(b, c - 16, 16);
         cf = c == 16 ? a & 1 : 0;
-        TRY(es_wr(m, d, 0, r));
+        TRY(dst_wr(m, d, r));
         shift_flags(m, r, sz, cf, cf, 1);
         return ES_OK;
     }
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     shift_flags(m, r, sz, cf, msb(r, w) ^ cf, 1);
     return ES_OK;
 }
@@ -213,7 +234,7 @@ static int op_shrd(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
     uint64_t a, b;
-    TRY(es_rd(m, d, 0, &a));
+    TRY(dst_rd(m, d, &a));
     TRY(es_rd(m, d, 1, &b));
     if (c == 0)
         return write_back(m, d, a);
@@ -227,7 +248,7 @@ static int op_shrd(es_machine *m, const es_insn *d)
         r = rotl(b, 32 - c, 16);
         cf = c == 16 ? msb(a, 16) : 0;
     }
-    TRY(es_wr(m, d, 0, r));
+    TRY(dst_wr(m, d, r));
     shift_flags(m, r, sz, cf, msb(r, w) ^ ((r >> (w - 2)) & 1), 1);
     return ES_OK;
 }
