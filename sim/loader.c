@@ -368,12 +368,25 @@ int es_load_elf(es_machine *m, const char *path, es_image *img)
 
 /* ---- the initial stack ---- */
 
-/* CPUID.1:EDX of the modelled CPU, which is what Linux reports as AT_HWCAP
- * on x86 (boot_cpu_data.x86_capability[CPUID_1_EDX]).  The values are those
- * of the reference parts: Zen 4 (AMD) and a Core of the same era (Intel). */
-static uint32_t hwcap(const es_machine *m)
+/* AT_HWCAP is CPUID.1:EDX on x86 (boot_cpu_data.x86_capability[CPUID_1_EDX]):
+ * ask the modelled CPU by executing its CPUID handler, so the two cannot
+ * disagree.  Registers are restored; nothing else is touched. */
+static uint32_t hwcap(es_machine *m)
 {
-    return m->vendor == 1 ? 0x178bfbffu : 0xbfebfbffu;
+    uint64_t saved[16];
+    memcpy(saved, m->gpr, sizeof saved);
+    uint32_t edx = 0x07088131u; /* FPU TSC MSR CX8 CMOV CLFSH FXSR SSE SSE2 */
+    es_insn d;
+    memset(&d, 0, sizeof d);
+    d.op = ES_OP_CPUID;
+    d.len = 2;
+    d.mode = m->mode;
+    m->gpr[ES_RAX] = 1;
+    m->gpr[ES_RCX] = 0;
+    if (m->handlers && m->handlers[ES_OP_CPUID] && m->handlers[ES_OP_CPUID](m, &d) == ES_OK)
+        edx = (uint32_t)m->gpr[ES_RDX];
+    memcpy(m->gpr, saved, sizeof saved);
+    return edx;
 }
 
 /* AT_MINSIGSTKSZ: the signal frame Linux would build with only x87 and SSE
