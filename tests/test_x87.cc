@@ -48,8 +48,9 @@ void sim_run(SimOut &o, int mode, const Bytes &code, const Bytes &data,
     ASSERT_NE(o.m, nullptr);
     ASSERT_EQ(est_code(o.m, code.data(), code.size()), 0);
     o.m->gpr[ES_RBX] = EST_DATA;
-    if (!data.empty())
+    if (!data.empty()) {
         ASSERT_EQ(es_copy_to_guest(o.m, EST_DATA, data.data(), data.size()), 0);
+    }
     if (setup)
         setup(o.m);
     o.rc = est_run(o.m, code.size(), 10000);
@@ -148,8 +149,9 @@ void same_as_host(const Bytes &code0, const Bytes &data = {},
         }
     }
     EXPECT_EQ(ndiff, 0) << diffs;
-    if (flags)
+    if (flags) {
         EXPECT_EQ(s.m->rflags & (ES_CF | ES_PF | ES_ZF | ES_SF | ES_OF | ES_AF), nflags);
+    }
 }
 
 template <typename T> void put(Bytes &d, size_t off, T v)
@@ -1022,4 +1024,73 @@ TEST(Fxsave, ThirtyTwoBitLayoutIntel)
     ASSERT_EQ(a.rc, 0);
     for (size_t i = 6; i < 24; i++)
         EXPECT_EQ(a.data[b + i], 0) << i;
+}
+
+TEST(X87Host, AliasEncodings)
+{
+    // the undocumented aliases real programs (and fuzzers) hit:
+    // d9 d9 fstp1 st(1) / dc d1 fcom2 / dc d9 fcomp3 / de d1 fcomp5 / dd c9 fxch4 /
+    // df c9 fxch7 / df d1 fstp8 / df d9 fstp9 / df c1 ffreep st(1) /
+    // db e0 feni / db e1 fdisi / db e4 fsetpm (no-ops on the 387 and later)
+    // each after d9 e8 fld1 / d9 eb fldpi / d9 ee fldz, then df e0 fnstsw ax /
+    // 66 89 43 40 mov [rbx+0x40], ax
+    for (const Bytes &op : std::vector<Bytes>{{0xd9, 0xd9}, {0xdc, 0xd1}, {0xdc, 0xd9},
+                                              {0xde, 0xd1}, {0xdd, 0xc9}, {0xdf, 0xc9},
+                                              {0xdf, 0xd1}, {0xdf, 0xd9}, {0xdf, 0xc1},
+                                              {0xdb, 0xe0}, {0xdb, 0xe1}, {0xdb, 0xe4}}) {
+        Bytes code = {0xd9, 0xe8, 0xd9, 0xeb, 0xd9, 0xee};
+        code.insert(code.end(), op.begin(), op.end());
+        code.insert(code.end(), {0xdf, 0xe0, 0x66, 0x89, 0x43, 0x40});
+        SCOPED_TRACE(testing::PrintToString(op));
+        same_as_host(code, {});
+    }
+}
+
+TEST(X87, FaultsArePrecise)
+{
+    // d9 e8 fld1 / dd 1b fstp qword [rbx] with RBX unmapped: #PF, the stack
+    // keeps its value, FOP/FIP still describe the FLD1
+    SimOut s;
+    sim_run(s, ES_MODE_64, {0xd9, 0xe8, 0xdd, 0x1b}, {},
+            [](es_machine *m) { m->gpr[ES_RBX] = 0x10000000; });
+    EXPECT_EQ(s.rc, ES_STOP_FAULT);
+    EXPECT_EQ(s.m->fault.vector, ES_PF);
+    EXPECT_EQ(s.m->fpu.top, 7);
+    EXPECT_EQ(s.m->fpu.ftw, 0x3fff);
+    EXPECT_EQ(s.m->fpu.fop, 0x1e8);
+    // 48 0f ae 03 fxsave64 [rbx] into the read-only code page: #PF, no change
+    SimOut f;
+    sim_run(f, ES_MODE_64, {0xd9, 0xe8, 0x48, 0x0f, 0xae, 0x03}, {},
+            [](es_machine *m) { m->gpr[ES_RBX] = EST_CODE + 0x1000; });
+    EXPECT_EQ(f.m->fault.vector, ES_PF);
+    EXPECT_EQ(f.m->fpu.top, 7);
+    // d9 e8 fld1 / dd 23 frstor [rbx] from an unmapped page: #PF, no change
+    SimOut r;
+    sim_run(r, ES_MODE_64, {0xd9, 0xe8, 0xdd, 0x23}, {},
+            [](es_machine *m) { m->gpr[ES_RBX] = 0x10000000; });
+    EXPECT_EQ(r.m->fault.vector, ES_PF);
+    EXPECT_EQ(r.m->fpu.ftw, 0x3fff);
+    EXPECT_EQ(r.m->fpu.fcw, 0x37f);
+}
+
+TEST(X87, FinitWaitsForPendingException)
+{
+    // d9 6b 10 fldcw [rbx+0x10] (0x037e) / d9 e8 fld1 / d9 e0 fchs / d9 fa fsqrt (IE
+    // pending) / 9b db e3 finit: the FWAIT half reports #MF; fnsave (non-waiting) does not
+    Bytes d;
+    put(d, 0x10, (uint16_t)0x37e);
+    SimOut s;
+    sim_run(s, ES_MODE_64, {0xd9, 0x6b, 0x10, 0xd9, 0xe8, 0xd9, 0xe0, 0xd9, 0xfa, 0x9b, 0xdb,
+                            0xe3},
+            d);
+    EXPECT_EQ(s.m->fault.vector, ES_MF);
+    EXPECT_EQ(s.m->rip, EST_CODE + 9);
+    EXPECT_EQ(st_se(s.m, 0), 0xbfff); // -1 still there: no result for an unmasked IE
+    SimOut n;
+    sim_run(n, ES_MODE_64, {0xd9, 0x6b, 0x10, 0xd9, 0xe8, 0xd9, 0xe0, 0xd9, 0xfa, 0xdd, 0x73,
+                            0x20, 0xdb, 0xe3},
+            d); // dd 73 20 fnsave [rbx+0x20] / db e3 fninit
+    EXPECT_EQ(n.rc, 0);
+    EXPECT_EQ(rd<uint16_t>(n, 0x24), 0xb881); // B, TOP 7, ES, IE
+    EXPECT_EQ(fsw(n.m), 0);
 }
