@@ -701,6 +701,81 @@ TEST_P(HostTest, LimitsFutexAndMore)
     EXPECT_EQ(c64(ES_NR64_write, 10, str("x"), 1), -EBADF);
 }
 
+TEST_P(HostTest, StatfsSendfileSelectUtimes)
+{
+    // struct statfs (120 bytes): f_bsize @8, f_flags @80 with ST_RDONLY
+    EXPECT_EQ(c64(ES_NR64_statfs, str("/"), BUF), 0);
+    EXPECT_GT(u64(BUF + 8), 0u);
+    EXPECT_EQ(u64(BUF + 80) & 1, 1u);
+    // i386 statfs64 takes the size of struct compat_statfs64 (84)
+    EXPECT_EQ(c32(ES_NR32_statfs64, str("/"), 84, BUF), 0);
+    EXPECT_EQ(c32(ES_NR32_statfs64, str("/"), 88, BUF), -EINVAL);
+    // sendfile from a file at an offset to the stdout pipe
+    int64_t fd = open_ro("/hello.txt");
+    ASSERT_GE(fd, 3);
+    uint64_t off = 6;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, &off, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_sendfile, 1, fd, BUF, 100), 6);
+    EXPECT_EQ(u64(BUF), 12u);
+    char got[16] = {};
+    EXPECT_EQ(read(out[0], got, sizeof got), 6);
+    EXPECT_STREQ(got, "world\n");
+    EXPECT_EQ(c64(ES_NR64_lseek, fd, 0, SEEK_CUR), 0); // the file offset did not move
+    // select with no fds is a sleep (on the deterministic clock)
+    uint64_t tv[2] = {1, 500000};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, tv, 16), 0);
+    EXPECT_EQ(c64(ES_NR64_select, 0, 0, 0, 0, BUF), 0);
+    EXPECT_EQ(c64(ES_NR64_clock_gettime, 1, BUF), 0);
+    EXPECT_EQ(u64(BUF), 1u);
+    EXPECT_EQ(u64(BUF + 8), 500000000u);
+    // select for reading on a pipe with data: fd 5 is ready, fd 4 is not asked
+    EXPECT_EQ(c64(ES_NR64_pipe2, BUF, 0), 0);
+    uint32_t rfd = u32(BUF), wfd = u32(BUF + 4);
+    EXPECT_EQ(c64(ES_NR64_write, wfd, str("z"), 1), 1);
+    uint64_t set = 1ull << rfd | 1ull << wfd;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, &set, 8), 0);
+    tv[0] = tv[1] = 0;
+    ASSERT_EQ(es_copy_to_guest(m, BUF + 64, tv, 16), 0);
+    EXPECT_EQ(c64(ES_NR64_select, wfd + 1, BUF, 0, 0, BUF + 64), 1);
+    EXPECT_EQ(u64(BUF), 1ull << rfd);
+    set = 1ull << 40;
+    ASSERT_EQ(es_copy_to_guest(m, BUF, &set, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_select, 41, BUF, 0, 0, BUF + 64), -EBADF);
+    // utimensat needs --rw, then sets the times
+    uint64_t ts[4] = {1000000000, 0, 1200000000, 5};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, ts, 32), 0);
+    EXPECT_EQ(c64(ES_NR64_utimensat, (uint64_t)-100, str("/hello.txt"), BUF, 0), -EROFS);
+    es_host_free(m);
+    init(true);
+    EXPECT_EQ(c64(ES_NR64_utimensat, (uint64_t)-100, str("/link_in"), BUF, 0), 0);
+    struct stat st;
+    ASSERT_EQ(stat((root + "/sub/inner.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mtim.tv_sec, 1200000000);
+    EXPECT_EQ(st.st_mtim.tv_nsec, 5);
+    EXPECT_EQ(c64(ES_NR64_chmod, str("/hello.txt"), 0600), 0);
+    ASSERT_EQ(stat((root + "/hello.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(c64(ES_NR64_link, str("/hello.txt"), str("/sub/hard")), 0);
+    ASSERT_EQ(stat((root + "/sub/hard").c_str(), &st), 0);
+    EXPECT_EQ(st.st_nlink, 2u);
+    EXPECT_EQ(c64(ES_NR64_truncate, str("/sub/hard"), 5), 0);
+    ASSERT_EQ(stat((root + "/hello.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 5);
+}
+
+TEST_P(HostTest, PrctlAndChildren)
+{
+    EXPECT_EQ(c64(ES_NR64_prctl, 15 /* PR_SET_NAME */, str("worker")), 0);
+    EXPECT_EQ(c64(ES_NR64_prctl, 16 /* PR_GET_NAME */, BUF), 0);
+    EXPECT_STREQ((const char *)peek(BUF, 7).data(), "worker");
+    EXPECT_EQ(c64(ES_NR64_wait4, (uint64_t)-1, 0, 0, 0), -ECHILD);
+    EXPECT_EQ(c64(ES_NR64_kill, (uint64_t)-1, 15), -ESRCH); // everyone but us: nobody
+    EXPECT_EQ(m->stop, ES_STOP_NONE);
+    EXPECT_EQ(c64(ES_NR64_kill, 0, 34 /* SIGRTMIN+2: terminates by default */), 0);
+    EXPECT_EQ(m->stop, ES_STOP_FAULT);
+    EXPECT_EQ(m->exit_status, 128 + 34);
+}
+
 INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool> &i) {
                              return std::string(i.param ? "Openat2" : "Walk");

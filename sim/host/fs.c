@@ -926,6 +926,17 @@ static int64_t do_ioctl(es_machine *m, const es_scall *c, int64_t fd, uint32_t c
             return -errno;
         return es_hs_put(m, c, arg, t, 36);
     }
+    case 0x5402: /* TCSETS, TCSETSW, TCSETSF: the guest's terminal is ours */
+    case 0x5403:
+    case 0x5404: {
+        if (!isatty(f->host))
+            return -ENOTTY;
+        uint8_t t[64] = {0};
+        int r = es_hs_get(m, c, t, arg, 36);
+        if (r)
+            return r;
+        return syscall(SYS_ioctl, f->host, cmd, t) ? -errno : 0;
+    }
     case 0x5413: { /* TIOCGWINSZ */
         uint8_t w[8];
         if (syscall(SYS_ioctl, f->host, 0x5413, w))
@@ -978,7 +989,7 @@ static int64_t do_poll(es_machine *m, const es_scall *c, uint64_t ufds, uint64_t
             if (gf >= 0 && !f)
                 ready++; /* POLLNVAL, reported below */
         }
-        int r = ready ? 0 : poll(p, nfds, m->deterministic && timeout < 0 ? -1 : timeout);
+        int r = ready ? 0 : poll(p, nfds, timeout);
         if (r < 0) {
             ret = -errno;
         } else {

@@ -51,7 +51,11 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
         h->fds[i].host = -1;
     if (cfg->exe && strlen(cfg->exe) < sizeof h->exe)
         strcpy(h->exe, cfg->exe);
-    h->cfg.exe = NULL; /* the caller's string may not outlive us */
+    h->cfg.exe = NULL; /* the caller's strings may not outlive us */
+    if (h->exe[0]) {
+        const char *base = strrchr(h->exe, '/');
+        strncpy(h->comm, base ? base + 1 : h->exe, sizeof h->comm - 1); /* TASK_COMM_LEN */
+    }
     h->umask = 022;
     h->rng = 0x9e3779b97f4a7c15ull;
     /* The guest sees one process; fixed ids when deterministic. */
@@ -72,9 +76,9 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     h->rlim[12].cur = h->rlim[12].max = 819200;        /* RLIMIT_MSGQUEUE */
     h->rlim[13].cur = h->rlim[13].max = 0;             /* RLIMIT_NICE */
     h->rlim[14].cur = h->rlim[14].max = 0;             /* RLIMIT_RTPRIO */
-    if (es_hs_fs_init(m))
-        return -1; /* message set; es_host_free cleans up */
-    return 0;
+    int r = es_hs_fs_init(m);
+    h->cfg.root = NULL;
+    return r ? -1 : 0; /* on failure the message is set; es_host_free cleans up */
 }
 
 void es_host_free(es_machine *m)
@@ -133,23 +137,6 @@ int es_hs_put(es_machine *m, const es_scall *c, uint64_t va, const void *src, si
         return 0;
     if (!range_ok(c, va, n) || es_copy_to_guest(m, va, src, n))
         return -EFAULT;
-    return 0;
-}
-
-int es_hs_probe_write(es_machine *m, const es_scall *c, uint64_t va, size_t n)
-{
-    if (n == 0)
-        return 0;
-    if (!range_ok(c, va, n))
-        return -EFAULT;
-    /* one byte per page, read and written back: demand-faults the pages
-     * and checks writability without changing memory */
-    uint64_t end = va + n;
-    for (uint64_t p = va; p < end; p = (p | 0xfff) + 1) {
-        uint8_t b;
-        if (es_copy_from_guest(m, &b, p, 1) || es_copy_to_guest(m, p, &b, 1))
-            return -EFAULT;
-    }
     return 0;
 }
 

@@ -69,6 +69,7 @@ struct es_host {
     uint64_t tid_address, robust_head, robust_len;
     int64_t sleep_ns;            /* deterministic clock: time slept so far */
     int pid, ppid;
+    char comm[16];               /* prctl(PR_SET_NAME) */
     uint32_t uid, gid;
 };
 
@@ -96,9 +97,6 @@ uint64_t es_hs_task_size(const es_scall *c);
 /* Copies from/to guest user memory; -EFAULT for a bad or non-user range. */
 int es_hs_get(es_machine *m, const es_scall *c, void *dst, uint64_t va, size_t n);
 int es_hs_put(es_machine *m, const es_scall *c, uint64_t va, const void *src, size_t n);
-/* Checks that [va, va+n) is writable user memory (materialising pages)
- * without changing its contents: 0 or -EFAULT. */
-int es_hs_probe_write(es_machine *m, const es_scall *c, uint64_t va, size_t n);
 /* Copies a NUL-terminated string of at most cap-1 bytes: its length, or
  * -EFAULT / -ENAMETOOLONG. */
 int64_t es_hs_get_str(es_machine *m, const es_scall *c, uint64_t va, char *dst, size_t cap);

@@ -136,8 +136,9 @@ static int64_t do_getrandom(es_machine *m, const es_scall *c, uint64_t ubuf, uin
 
 static bool default_ignored(int sig)
 {
-    return sig == 17 || sig == 18 || sig == 23 || sig == 28 || /* CHLD CONT URG WINCH */
-           (sig >= 19 && sig <= 22) || sig >= 32;               /* stops, RT: not fatal here */
+    /* SIGCHLD SIGCONT SIGURG SIGWINCH are ignored by default; the stop
+     * signals would stop us until a SIGCONT nobody can send: drop them */
+    return sig == 17 || sig == 18 || sig == 23 || sig == 28 || (sig >= 19 && sig <= 22);
 }
 
 /* The guest sends itself sig. */
@@ -302,6 +303,34 @@ static int64_t do_sigaltstack(es_machine *m, const es_scall *c, uint64_t uss, ui
         }
     }
     return 0;
+}
+
+/* ---- prctl: the few options programs use on themselves ---- */
+
+static int64_t do_prctl(es_machine *m, const es_scall *c, int op, uint64_t arg)
+{
+    struct es_host *h = m->host;
+    uint8_t b[16];
+    switch (op) {
+    case 15: /* PR_SET_NAME: 16 bytes, NUL-terminated */
+        if (es_hs_get_str(m, c, arg, (char *)b, sizeof b) == -EFAULT)
+            return -EFAULT;
+        memcpy(h->comm, b, sizeof b);
+        h->comm[15] = 0;
+        return 0;
+    case 16: /* PR_GET_NAME */
+        return es_hs_put(m, c, arg, h->comm, 16);
+    case 1: /* PR_SET_PDEATHSIG */
+        return arg > 64 ? -EINVAL : 0;
+    case 2: /* PR_GET_PDEATHSIG */
+        memset(b, 0, 4);
+        return es_hs_put(m, c, arg, b, 4);
+    case 3: return 1; /* PR_GET_DUMPABLE */
+    case 4: return arg > 1 ? -EINVAL : 0; /* PR_SET_DUMPABLE */
+    case 38: return arg == 1 ? 0 : -EINVAL; /* PR_SET_NO_NEW_PRIVS */
+    case 39: return 0; /* PR_GET_NO_NEW_PRIVS */
+    default: return -EINVAL;
+    }
 }
 
 /* ---- TLS ---- */
@@ -737,7 +766,6 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     case ES_SC_setsid: return -EPERM; /* already a session leader */
     case ES_SC_uname: return do_uname(m, c, a[0]);
     case ES_SC_personality: return 0; /* PER_LINUX */
-    case ES_SC_prctl: return -EINVAL;
     case ES_SC_arch_prctl: return do_arch_prctl(m, c, (int)a[0], a[1]);
     case ES_SC_set_thread_area:
         return i386 ? do_set_thread_area(m, c, a[0]) : ES_HS_NEXT;
@@ -836,9 +864,23 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         return es_hs_put(m, c, a[0], z, 8);
     }
     case ES_SC_kill:
-        if ((int)a[0] != h->pid && (int)a[0] != 0 && (int)a[0] != -1)
-            return -ESRCH;
+        /* pid -1 means everyone but the caller: nobody here */
+        if ((int)a[0] != h->pid && (int)a[0] != 0 && (int)a[0] != -h->pid)
+            return (int)a[1] < 0 || (int)a[1] > 64 ? -EINVAL : -ESRCH;
         return self_signal(m, (int)a[1]);
+    case ES_SC_signal: { /* i386: sys_signal installs SA_ONESHOT | SA_NOMASK */
+        int sig = (int)a[0];
+        if (sig < 1 || sig > 64 || sig == G_SIGKILL || sig == G_SIGSTOP)
+            return -EINVAL;
+        uint64_t old = h->sigact[sig].handler;
+        h->sigact[sig] = (es_ksigaction){.handler = a[1], .flags = 0x80000000u | 0x40000000u};
+        return (int64_t)(uint32_t)old;
+    }
+    case ES_SC_wait4:
+    case ES_SC_waitpid:
+    case ES_SC_waitid:
+        return -ECHILD; /* no children: fork is not modelled */
+    case ES_SC_prctl: return do_prctl(m, c, (int)a[0], a[1]);
     case ES_SC_tkill:
         return (int)a[0] == h->pid ? self_signal(m, (int)a[1]) : (int)a[0] <= 0 ? -EINVAL : -ESRCH;
     case ES_SC_tgkill:
