@@ -1,6 +1,7 @@
 /* fxsave.c - FXSAVE/FXRSTOR (and the REX.W "64" forms), XSAVE, XSAVEOPT,
- * XSAVEC and XRSTOR (and their 64 forms) for the two state components
- * entrysim has: x87 (bit 0) and SSE (bit 1).  XCR0 is m->xcr0 (3).
+ * XSAVEC, XRSTOR and the supervisor XSAVES/XRSTORS (and their 64 forms)
+ * for the two state components entrysim has: x87 (bit 0) and SSE (bit 1).
+ * XCR0 is m->xcr0 (3); IA32_XSS is 0.
  *
  * Layouts: SDM Vol. 1, 10.5.1 (the 512-byte FXSAVE area) and 13.4 (the
  * XSAVE area: the same legacy region, then a 64-byte header at 512 with
@@ -237,9 +238,15 @@ static int op_xsave(es_machine *m, const es_insn *d)
 {
     uint64_t lin = es_lin(m, d, mem_operand(d));
     TRY(xs_check(m, lin));
-    int rex_w = d->op == ES_OP_XSAVE64 || d->op == ES_OP_XSAVEOPT64 || d->op == ES_OP_XSAVEC64;
+    int rex_w = d->op == ES_OP_XSAVE64 || d->op == ES_OP_XSAVEOPT64 ||
+                d->op == ES_OP_XSAVEC64 || d->op == ES_OP_XSAVES64;
     int opt = d->op == ES_OP_XSAVEOPT || d->op == ES_OP_XSAVEOPT64;
-    int compact = d->op == ES_OP_XSAVEC || d->op == ES_OP_XSAVEC64;
+    int sup = d->op == ES_OP_XSAVES || d->op == ES_OP_XSAVES64;
+    int compact = sup || d->op == ES_OP_XSAVEC || d->op == ES_OP_XSAVEC64;
+    /* XSAVES is XSAVEC for CPL 0 with the supervisor components of
+     * IA32_XSS added; entrysim has none (XSS = 0) */
+    if (sup && m->cpl != 0)
+        return es_raise(m, ES_GP, 0);
     uint64_t rf = rfbm(m), inuse = xinuse(m);
     enum { N = 512 + 16 };
     uint8_t b[N];
@@ -275,14 +282,20 @@ static int op_xrstor(es_machine *m, const es_insn *d)
 {
     uint64_t lin = es_lin(m, d, mem_operand(d));
     TRY(xs_check(m, lin));
-    int rex_w = d->op == ES_OP_XRSTOR64;
+    int rex_w = d->op == ES_OP_XRSTOR64 || d->op == ES_OP_XRSTORS64;
+    int sup = d->op == ES_OP_XRSTORS || d->op == ES_OP_XRSTORS64;
+    if (sup && m->cpl != 0)
+        return es_raise(m, ES_GP, 0);
     uint8_t b[576];
     TRY(es_read(m, lin, b, sizeof b));
     uint64_t xstate_bv, xcomp_bv, rf = rfbm(m);
     memcpy(&xstate_bv, b + 512, 8);
     memcpy(&xcomp_bv, b + 520, 8);
-    /* header checks (SDM Vol. 1, 13.8): #GP(0) on any violation */
+    /* header checks (SDM Vol. 1, 13.8): #GP(0) on any violation; XRSTORS
+     * accepts only the compacted form */
     int compact = (xcomp_bv & XCOMP_COMPACT) != 0;
+    if (sup && !compact)
+        return es_raise(m, ES_GP, 0);
     int reserved_set = 0;
     for (unsigned i = compact ? 528 : 520; i < (compact ? 576u : 536u); i++)
         reserved_set |= b[i];
@@ -320,6 +333,26 @@ static int op_xrstor(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
+void es_fxsave_image(const es_machine *m, uint8_t out[512], int rex_w)
+{
+    memset(out, 0, 512);
+    put_x87(m, out, rex_w);
+    put_mxcsr(m, out);
+    put_xmm(m, out);
+}
+
+int es_fxrstor_image(es_machine *m, const uint8_t in[512], int rex_w)
+{
+    uint32_t mxcsr;
+    memcpy(&mxcsr, in + 24, 4);
+    if (mxcsr & ~ES_MXCSR_WRITABLE)
+        return -1;
+    get_x87(m, in, rex_w);
+    m->mxcsr = mxcsr;
+    memcpy(m->xmm, in + 160, 16 * nxmm(m));
+    return 0;
+}
+
 void es_family_fxsave(es_handler *t)
 {
     t[ES_OP_FXSAVE] = t[ES_OP_FXSAVE64] = op_fxsave;
@@ -328,4 +361,6 @@ void es_family_fxsave(es_handler *t)
     t[ES_OP_XSAVEOPT] = t[ES_OP_XSAVEOPT64] = op_xsave;
     t[ES_OP_XSAVEC] = t[ES_OP_XSAVEC64] = op_xsave;
     t[ES_OP_XRSTOR] = t[ES_OP_XRSTOR64] = op_xrstor;
+    t[ES_OP_XSAVES] = t[ES_OP_XSAVES64] = op_xsave;
+    t[ES_OP_XRSTORS] = t[ES_OP_XRSTORS64] = op_xrstor;
 }

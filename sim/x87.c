@@ -1109,10 +1109,10 @@ static int op_fninit(es_machine *m, const es_insn *d)
  * bytes (32-bit format, also used in 64-bit mode) or 14 bytes with a 66
  * prefix.  The host stores 1s in the reserved upper halves of the 32-bit
  * format; so do we. */
-static unsigned env_image(const es_machine *m, const es_insn *d, uint8_t *b)
+static unsigned env_image(const es_machine *m, int o16, uint8_t *b)
 {
     uint16_t fcw = m->fpu.fcw, fsw = es_x87_fsw(m), ftw = m->fpu.ftw;
-    if (d->osize == 2) {
+    if (o16) {
         uint16_t w[7] = {fcw, fsw, ftw, (uint16_t)m->fpu.fip, m->fpu.fcs,
                          (uint16_t)m->fpu.fdp, m->fpu.fds};
         memcpy(b, w, 14);
@@ -1133,10 +1133,10 @@ static unsigned env_image(const es_machine *m, const es_insn *d, uint8_t *b)
 
 /* Loads an environment image; the register contents must already be in
  * place (FRSTOR) since the tags are recomputed from them. */
-static void env_load(es_machine *m, const es_insn *d, const uint8_t *b)
+static void env_load(es_machine *m, int o16, const uint8_t *b)
 {
     uint16_t fcw, fsw, ftw;
-    if (d->osize == 2) {
+    if (o16) {
         uint16_t w[7];
         memcpy(w, b, 14);
         fcw = w[0], fsw = w[1], ftw = w[2];
@@ -1165,7 +1165,7 @@ static int op_fnstenv(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     uint8_t b[28];
-    unsigned n = env_image(m, d, b);
+    unsigned n = env_image(m, d->osize == 2, b);
     TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n));
     /* FNSTENV then masks every exception (SDM Vol. 2, FSTENV) */
     m->fpu.fcw |= ES_FSW_EXC;
@@ -1177,7 +1177,7 @@ static int op_fldenv(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     uint8_t b[28];
     TRY(es_read(m, es_lin(m, d, mem_operand(d)), b, d->osize == 2 ? 14 : 28));
-    env_load(m, d, b);
+    env_load(m, d->osize == 2, b);
     return ES_OK;
 }
 
@@ -1185,7 +1185,7 @@ static int op_fnsave(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     uint8_t b[108];
-    unsigned n = env_image(m, d, b);
+    unsigned n = env_image(m, d->osize == 2, b);
     for (unsigned i = 0; i < 8; i++)
         es_x87_get_raw(m, PHYS(m, i), b + n + 10 * i);
     TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n + 80));
@@ -1204,8 +1204,27 @@ static int op_frstor(es_machine *m, const es_insn *d)
     unsigned top = (fsw >> 11) & 7;
     for (unsigned i = 0; i < 8; i++)
         es_x87_put_raw(m, (top + i) & 7, b + n + 10 * i);
-    env_load(m, d, b);
+    env_load(m, d->osize == 2, b);
     return ES_OK;
+}
+
+/* The FNSAVE image without the reinitialisation, and FRSTOR from one (for
+ * host services building i386 signal frames). */
+void es_fnsave_image(const es_machine *m, uint8_t out[108])
+{
+    unsigned n = env_image(m, 0, out);
+    for (unsigned i = 0; i < 8; i++)
+        es_x87_get_raw(m, PHYS(m, i), out + n + 10 * i);
+}
+
+void es_frstor_image(es_machine *m, const uint8_t in[108])
+{
+    uint16_t fsw;
+    memcpy(&fsw, in + 4, 2);
+    unsigned top = (fsw >> 11) & 7;
+    for (unsigned i = 0; i < 8; i++)
+        es_x87_put_raw(m, (top + i) & 7, in + 28 + 10 * i);
+    env_load(m, 0, in);
 }
 
 /* ---------------------------------------------------------------------

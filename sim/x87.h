@@ -19,6 +19,10 @@
 #error "entrysim's x87 model needs a host whose long double is the x87 80-bit format"
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* FSW bits (SDM Vol. 1, 8.1.3). */
 #define ES_FSW_IE 0x0001
 #define ES_FSW_DE 0x0002
@@ -157,4 +161,19 @@ static inline void es_x87_init(es_machine *m)
 /* FXSAVE, FXRSTOR and the XSAVE family (fxsave.c); registered by es_family_x87. */
 void es_family_fxsave(es_handler *t);
 
+/* Images for host services (signal frames, ptrace-like dumps):
+ * es_fxsave_image writes the 512-byte FXSAVE area (FXSAVE64 layout when
+ * rex_w, XMM registers of the current mode, reserved bytes zero) without
+ * any fault checks; es_fxrstor_image loads one and returns -1, changing
+ * nothing, when its MXCSR has reserved bits set.  es_fnsave_image and
+ * es_frstor_image do the same with the 108-byte 32-bit FNSAVE format
+ * (without FNSAVE's reinitialisation). */
+void es_fxsave_image(const es_machine *m, uint8_t out[512], int rex_w);
+int es_fxrstor_image(es_machine *m, const uint8_t in[512], int rex_w);
+void es_fnsave_image(const es_machine *m, uint8_t out[108]);
+void es_frstor_image(es_machine *m, const uint8_t in[108]);
+
+#ifdef __cplusplus
+}
+#endif
 #endif
