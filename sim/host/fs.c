@@ -716,7 +716,12 @@ static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_
             /* struct compat_linux_dirent: u32 ino, u32 off, u16 reclen, name, pad, type */
             rl = (10 + nl + 2 + 3) & ~(size_t)3;
             if (o + rl > count) { cut = true; break; }
-            if ((uint32_t)ino != ino) { ret = o ? (int64_t)o : -EOVERFLOW; goto copy; }
+            if ((uint32_t)ino != ino) {
+                if (o) /* the entries so far; this one comes next time (and fails) */
+                    lseek(f->host, resume, SEEK_SET);
+                ret = o ? (int64_t)o : -EOVERFLOW;
+                goto copy;
+            }
             memset(out + o, 0, rl);
             es_st32(out + o, (uint32_t)ino);
             es_st32(out + o + 4, (uint32_t)off);

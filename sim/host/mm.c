@@ -168,7 +168,8 @@ static int64_t do_mmap(es_machine *m, const es_scall *c, uint64_t addr, uint64_t
     if (!anon) {
         /* kernel-style copies need write access; the final protection is
          * applied after the contents are in */
-        r = fill_from_file(m, va, len, hfd, off);
+        /* the whole last page comes from the file, as a page-cache page would */
+        r = fill_from_file(m, va, plen, hfd, off);
         if (!r && (ep | ES_PROT_W | ES_PROT_R) != ep)
             r = es_vm_protect(m, va, plen, ep);
         if (r) {
