@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "es_shim.h"
+#include "host.h"
 #include "machine.h"
 #include "mem.h"
 
@@ -47,7 +48,12 @@ struct Case {
 struct M {
     es_machine *m;
     explicit M(int mode) : m(est_new(mode)) {}
-    ~M() { es_machine_free(m); }
+    ~M()
+    {
+        if (m && m->host) // es_machine_free leaves host services to their owner
+            es_host_free(m);
+        es_machine_free(m);
+    }
     M(const M &) = delete;
     M &operator=(const M &) = delete;
     es_machine *operator->() { return m; }
