@@ -54,7 +54,7 @@ TEST_F(Vm, UnmappedAccessIsNotPresentFault)
 {
     uint64_t v;
     EXPECT_EQ(rd(A, &v), -1);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(m->fault.addr, A);
     EXPECT_EQ(m->fault.error, (uint32_t)ES_PFEC_U); // read, user, not present
 }
@@ -66,7 +66,7 @@ TEST_F(Vm, ProtNoneFaultsAndKeepsContents)
     ASSERT_EQ(es_vm_protect(m, A + 0x1000, 0x1000, 0), 0);
     uint64_t v;
     EXPECT_EQ(rd(A + 0x1008, &v), -1);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(m->fault.addr, A + 0x1008);
     // neighbours unaffected (the VMA was split in three)
     EXPECT_EQ(wr(A + 0x0ff8, 1), 0);
@@ -98,7 +98,7 @@ TEST_F(Vm, WriteToReadOnlyMappingFaults)
 {
     ASSERT_EQ(es_vm_map(m, A, 0x1000, ES_PROT_R), 0);
     EXPECT_EQ(wr(A, 5), -1);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_TRUE(m->fault.write);
 }
 
@@ -110,7 +110,7 @@ TEST_F(Vm, ExecuteNeedsProtExec)
     ASSERT_EQ(es_copy_to_guest(m, A, &nop, 1), 0);
     uint8_t b = 0;
     EXPECT_EQ(es_fetch_bytes(m, A, &b, 1), 0u);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_TRUE(m->fault.error & ES_PFEC_I);
     EXPECT_TRUE(m->fault.error & ES_PFEC_P);
     ASSERT_EQ(es_vm_protect(m, A, 0x1000, ES_PROT_R | ES_PROT_X), 0);
@@ -210,7 +210,7 @@ TEST_F(Vm, MemoryCapTurnsTouchIntoFault)
     }
     ASSERT_GE(failed_at, 50);
     ASSERT_LT(failed_at, 64);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_NE(strstr(m->message, "out of guest memory"), nullptr) << m->message;
     // freeing memory makes room again
     ASSERT_EQ(es_vm_unmap(m, A, 0x10000), 0);
@@ -225,6 +225,27 @@ TEST_F(Vm, AdjacentEqualMappingsMerge)
     EXPECT_TRUE(es_vm_range_ok(m, A, 64 * 4096, ES_PROT_R | ES_PROT_W));
     ASSERT_EQ(es_vm_protect(m, A, 64 * 4096, ES_PROT_R), 0);
     EXPECT_FALSE(es_vm_range_ok(m, A, 4096, ES_PROT_W));
+}
+
+TEST_F(Vm, UnmapWholeSparseAddressSpace)
+{
+    // a few touched pages far apart, then munmap of the entire user range:
+    // the page-table walk skips absent tables instead of visiting 2^35 pages
+    const uint64_t at[] = {0x10000, 0x400000, 0x7f0000000000ull, 0x7ffffffe0000ull};
+    uint64_t before = m->frames_used;
+    for (uint64_t a : at) {
+        ASSERT_EQ(es_vm_map(m, a, 0x2000, ES_PROT_R | ES_PROT_W), 0);
+        ASSERT_EQ(wr(a + 0x1000, a), 0);
+    }
+    uint64_t touched = m->frames_used;
+    EXPECT_GE(touched, before + 4);
+    ASSERT_EQ(es_vm_unmap(m, 0x10000, 0x7ffffffff000ull - 0x10000), 0);
+    EXPECT_EQ(m->frames_used, touched - 4); // the data pages; page tables stay
+    for (uint64_t a : at) {
+        uint64_t v;
+        EXPECT_EQ(es_vm_prot_at(m, a), -1);
+        EXPECT_EQ(rd(a + 0x1000, &v), -1);
+    }
 }
 
 TEST_F(Vm, BadArguments)
