@@ -768,9 +768,8 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
 
     // ---- operand fix-ups that make the interesting paths likely
     uint64_t *g = c.st.gpr;
-    unsigned regg = reg; // the GPR of ModRM.reg for word forms
-    if ((t.f & T_BITOFF) && mem)
-        g[regg] = (uint64_t)((int64_t)r.below(2048) - 1024);
+    if ((t.f & T_BITOFF) && mem) // BT* m, r: +-128 bytes around the operand
+        g[reg] = (uint64_t)((int64_t)r.below(2048) - 1024);
     if ((t.f & T_DIV) && r.chance(70)) {
         bool idiv = t.ext == 7;
         if (osz == 1) {
@@ -911,10 +910,10 @@ const char *const kGprName[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi
 int vector_signal(int v)
 {
     switch (v) {
-    case ES_DE: case ES_MF: case ES_XM: return SIGFPE;
-    case ES_UD: return SIGILL;
-    case ES_BP: case ES_DB: return SIGTRAP;
-    case ES_AC: case ES_SS: return SIGBUS;
+    case ES_VEC_DE: case ES_VEC_MF: case ES_VEC_XM: return SIGFPE;
+    case ES_VEC_UD: return SIGILL;
+    case ES_VEC_BP: case ES_VEC_DB: return SIGTRAP;
+    case ES_AC: case ES_VEC_SS: return SIGBUS;
     default: return SIGSEGV;
     }
 }
@@ -1342,7 +1341,7 @@ TEST(DiffHarness, NativeRunnerAndCompareCanFail)
     s.stack[DIFF_STACK_SIZE - 1] ^= 1;
     EXPECT_FALSE(compare(c, ES_MODE_64, n, s).ok);
     s = n;
-    s.fault = ES_DE + 1;
+    s.fault = ES_VEC_DE + 1;
     EXPECT_FALSE(compare(c, ES_MODE_64, n, s).ok);
     // a flag the SDM leaves undefined (AF after AND) is noted, not failed
     const uint8_t andi[] = {0x21, 0xd8}; // and eax, ebx
