@@ -3,6 +3,7 @@
 // registers read back from guest memory.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "machine.h"
 #include "mem.h"
 #include "vm.h"
+
+#include <unistd.h>
 
 namespace {
 
@@ -166,7 +169,7 @@ TEST_F(Loader, ExecMapsSegmentsWithTheirProtection)
     es_set_mode(m, 3, ES_MODE_64);
     uint64_t v = 0;
     EXPECT_EQ(es_write(m, 0x401000, &v, 8), -1);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
 }
 
 TEST_F(Loader, StaticPieLoadsAtDynBase)
@@ -447,6 +450,42 @@ TEST_F(Loader, DemoImageLoads)
     // the first instruction: b8 01 00 00 00   mov eax, 1
     EXPECT_EQ(peek(0x400078, 1), 0xb8u);
     EXPECT_EQ(es_demo_elf(buf, 16), 0u);
+}
+
+TEST_F(Loader, DemoRunsToCompletion)
+{
+    // the whole path: load, initial stack, run, host write/exit_group;
+    // guest stdout goes to a temporary file
+    FILE *out = tmpfile();
+    ASSERT_NE(out, nullptr);
+    es_host_config cfg{};
+    cfg.root = ".";
+    cfg.deterministic = true;
+    cfg.stdin_fd = 0;
+    cfg.stdout_fd = fileno(out);
+    cfg.stderr_fd = 2;
+    ASSERT_EQ(es_host_init(m, &cfg), 0) << m->message;
+    uint8_t buf[1024];
+    size_t n = es_demo_elf(buf, sizeof buf);
+    ASSERT_EQ(es_load_elf_mem(m, buf, n, &img), 0) << m->message;
+    char a0[] = "demo";
+    char *argv[] = {a0, nullptr};
+    char *envp[] = {nullptr};
+    ASSERT_EQ(es_start_process(m, &img, 1, argv, envp), 0) << m->message;
+    EXPECT_EQ(es_host_brk(m), 0x401000u); // the page after the image
+    m->max_insns = 50000000;
+    EXPECT_EQ(es_run(m), ES_STOP_EXIT) << m->message;
+    EXPECT_EQ(m->exit_status, 0);
+    EXPECT_EQ(m->icount, 5000145u); // 5 per loop iteration, 1e6 iterations
+    std::string got;
+    rewind(out);
+    char c[256];
+    size_t k;
+    while ((k = fread(c, 1, sizeof c, out)) > 0)
+        got.append(c, k);
+    fclose(out);
+    EXPECT_EQ(got, es_demo_expected);
+    es_host_free(m);
 }
 
 } // namespace
