@@ -117,7 +117,7 @@ void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_sta
     }
     if (rc == ES_FAULT) {
         out->fault = m->fault.vector + 1;
-        out->unimpl = m->fault.vector == ES_VEC_UD && m->unimpl_op != 0 &&
+        out->unimpl = m->fault.vector == 6 /* #UD */ && m->unimpl_op != 0 &&
                       m->unimpl_op != ES_OP_INVALID;
     } else if (rc != ES_OK) {
         out->fault = 257;
