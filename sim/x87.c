@@ -274,16 +274,16 @@ static inline void set_cc(es_machine *m, uint16_t clear, uint16_t set)
 static inline int fpu_nm(es_machine *m)
 {
     if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
-        return es_raise(m, ES_NM, 0);
+        return es_raise(m, ES_VEC_NM, 0);
     return 0;
 }
 
 static inline int fpu_wait(es_machine *m)
 {
     if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
-        return es_raise(m, ES_NM, 0);
+        return es_raise(m, ES_VEC_NM, 0);
     if (m->fpu.fsw & ES_FSW_ES)
-        return es_raise(m, ES_MF, 0);
+        return es_raise(m, ES_VEC_MF, 0);
     return 0;
 }
 
@@ -451,16 +451,13 @@ static int op_fld(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     long double r;
     if (!is_mem(d)) {
-        /* FLD st(i): the source is read before the push */
+        /* FLD st(i): the source is read before the push, so an empty
+         * source is reported as underflow even when the stack is also
+         * full (host) */
         unsigned i = d->modrm & 7;
         note(m, d, NULL);
-        if (push_full(m)) {
-            if (stack_fault(m, 1))
-                fpu_push(m, &k_indefinite.v);
-            return ES_OK;
-        }
-        if (st_empty(m, i)) {
-            if (stack_fault(m, 0))
+        if (st_empty(m, i) || push_full(m)) {
+            if (stack_fault(m, !st_empty(m, i)))
                 fpu_push(m, &k_indefinite.v);
             return ES_OK;
         }
@@ -774,11 +771,11 @@ static int op_compare(es_machine *m, const es_insn *d)
      * suppressed then. */
     sw = h.sw;
     go = merge_status(m, sw, 0);
-    if (to_eflags)
-        cc_to_eflags(m, sw);
-    else
-        set_cc(m, CC_CMP, sw & CC_CMP);
-    set_cc(m, ES_FSW_C1, 0);
+    if (to_eflags) {
+        cc_to_eflags(m, sw); /* FSW's C0-C3 unchanged (host) */
+    } else {
+        set_cc(m, CC_CMP | ES_FSW_C1, sw & CC_CMP);
+    }
     if (!go)
         return ES_OK;
     goto pop;
@@ -903,8 +900,7 @@ static int op_fcmov(es_machine *m, const es_insn *d)
         long double v = ST(m, i);
         st_set(m, 0, &v);
     }
-    set_cc(m, ES_FSW_C1, 0);
-    return ES_OK;
+    return ES_OK; /* C0-C3 unchanged (host) */
 }
 
 static int op_ffree(es_machine *m, const es_insn *d)
@@ -912,6 +908,7 @@ static int op_ffree(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     m->fpu.ftw |= (uint16_t)(3u << (2 * PHYS(m, d->modrm & 7)));
+    set_cc(m, ES_FSW_C1, 0); /* host: C1 cleared, C0/C2/C3 kept */
     if (d->op == ES_OP_FFREEP)
         fpu_pop(m);
     return ES_OK;
@@ -945,9 +942,9 @@ static int op_legacy_nop(es_machine *m, const es_insn *d)
 static int op_fwait(es_machine *m, const es_insn *d)
 {
     if ((m->cr0 & (ES_CR0_MP | ES_CR0_TS)) == (ES_CR0_MP | ES_CR0_TS))
-        return es_raise(m, ES_NM, 0);
+        return es_raise(m, ES_VEC_NM, 0);
     if (m->fpu.fsw & ES_FSW_ES)
-        return es_raise(m, ES_MF, 0);
+        return es_raise(m, ES_VEC_MF, 0);
     return ES_OK;
 }
 
@@ -961,6 +958,9 @@ static int op_unary(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     if (st_empty(m, 0)) {
+        /* FSIN/FCOS clear C2 ("in range") on a stack fault too (host) */
+        if (d->op == ES_OP_FSIN || d->op == ES_OP_FCOS)
+            set_cc(m, ES_FSW_C2, 0);
         if (stack_fault(m, 0))
             st_set_indef(m, 0);
         return ES_OK;
@@ -985,7 +985,10 @@ static int op_binary01(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
+    int prem = d->op != ES_OP_FSCALE;
     if (st_empty(m, 0) || st_empty(m, 1)) {
+        if (prem) /* C2 ("incomplete") cleared on a stack fault (host) */
+            set_cc(m, ES_FSW_C2, 0);
         if (stack_fault(m, 0))
             st_set_indef(m, 0);
         return ES_OK;
@@ -998,6 +1001,13 @@ static int op_binary01(es_machine *m, const es_insn *d)
     case ES_OP_FPREM: HX_BIN(h, "fprem", &ST(m, 0), &ST(m, 1), &r); cc = ES_FSW_CC; break;
     default: HX_BIN(h, "fprem1", &ST(m, 0), &ST(m, 1), &r); cc = ES_FSW_CC; break;
     }
+    /* a NaN result (NaN operand or invalid) leaves C0 and C3 as they were
+     * and clears C1 and C2 (host); the host unit's own C0/C3 are not the
+     * guest's, so only C1/C2 are taken from it then */
+    es_f80 rf;
+    memcpy(&rf, &r, sizeof r);
+    if (prem && (rf.p.se & 0x7fff) == 0x7fff && (rf.p.mant << 1) != 0)
+        cc = ES_FSW_C1 | ES_FSW_C2;
     if (merge_status(m, h.sw, cc))
         st_set(m, 0, &r);
     return ES_OK;
@@ -1038,6 +1048,8 @@ static int op_two_results(es_machine *m, const es_insn *d)
     note(m, d, NULL);
     int empty = st_empty(m, 0), full = push_full(m);
     if (empty || full) {
+        if (d->op != ES_OP_FXTRACT) /* C2 cleared on a stack fault (host) */
+            set_cc(m, ES_FSW_C2, 0);
         if (!stack_fault(m, full && !empty))
             return ES_OK;
         st_set_indef(m, 0);
