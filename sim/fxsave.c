@@ -10,10 +10,10 @@
  * changes the header.
  *
  * Pointer registers: AMD processors (m->vendor == 1, like the Zen 4 host)
- * write FOP, FIP and FDP (and the selectors) as zero unless FSW.ES is set,
- * and FXRSTOR/XRSTOR then leave them alone (AMD APM Vol. 4, FXSAVE; the
- * behaviour behind Linux's X86_BUG_FXSAVE_LEAK); measured on the host.
- * Intel processors always save and restore them.
+ * write FOP, FIP and FDP (and the selectors) as zero unless FSW.ES is set
+ * (AMD APM Vol. 4, FXSAVE); FXRSTOR/XRSTOR load them from the image in
+ * any case, so a save/restore pair clears them (both measured on the
+ * host, which reports RstrFpErrPtrs).  Intel processors always save them.
  */
 #include "sse.h" /* ES_MXCSR_WRITABLE: the MXCSR_MASK (0xFFFF; the host reports
                     * 0x2FFFF, adding AMD's misaligned-SSE bit entrysim lacks) */
@@ -97,8 +97,6 @@ static void get_x87(es_machine *m, const uint8_t *b, int rex_w)
     m->fpu.fcw = (uint16_t)((fcw & 0x1f3f) | 0x40);
     es_x87_set_fsw(m, fsw);
     es_x87_set_tags(m, b[4]);
-    if (m->vendor == 1 && !(fsw & ES_FSW_ES))
-        return;
     uint16_t fop;
     memcpy(&fop, b + 6, 2);
     m->fpu.fop = fop & 0x7ff;
@@ -152,9 +150,9 @@ static uint64_t xinuse(const es_machine *m)
 static int fx_check(es_machine *m, uint64_t lin)
 {
     if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
-        return es_raise(m, ES_NM, 0);
+        return es_raise(m, ES_VEC_NM, 0);
     if (lin & 15)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return 0;
 }
 
@@ -202,7 +200,7 @@ static int op_fxrstor(es_machine *m, const es_insn *d)
     uint32_t mxcsr;
     memcpy(&mxcsr, b + 24, 4);
     if (mxcsr & ~ES_MXCSR_WRITABLE)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     get_x87(m, b, d->op == ES_OP_FXRSTOR64);
     m->mxcsr = mxcsr;
     if (fx_xmm(m))
@@ -219,9 +217,9 @@ static int op_fxrstor(es_machine *m, const es_insn *d)
 static int xs_check(es_machine *m, uint64_t lin)
 {
     if (m->cr0 & ES_CR0_TS)
-        return es_raise(m, ES_NM, 0);
+        return es_raise(m, ES_VEC_NM, 0);
     if (lin & 63)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return 0;
 }
 
@@ -246,7 +244,7 @@ static int op_xsave(es_machine *m, const es_insn *d)
     /* XSAVES is XSAVEC for CPL 0 with the supervisor components of
      * IA32_XSS added; entrysim has none (XSS = 0) */
     if (sup && m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint64_t rf = rfbm(m), inuse = xinuse(m);
     enum { N = 512 + 16 };
     uint8_t b[N];
@@ -285,7 +283,7 @@ static int op_xrstor(es_machine *m, const es_insn *d)
     int rex_w = d->op == ES_OP_XRSTOR64 || d->op == ES_OP_XRSTORS64;
     int sup = d->op == ES_OP_XRSTORS || d->op == ES_OP_XRSTORS64;
     if (sup && m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint8_t b[576];
     TRY(es_read(m, lin, b, sizeof b));
     uint64_t xstate_bv, xcomp_bv, rf = rfbm(m);
@@ -295,15 +293,15 @@ static int op_xrstor(es_machine *m, const es_insn *d)
      * accepts only the compacted form */
     int compact = (xcomp_bv & XCOMP_COMPACT) != 0;
     if (sup && !compact)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     int reserved_set = 0;
     for (unsigned i = compact ? 528 : 520; i < (compact ? 576u : 536u); i++)
         reserved_set |= b[i];
     if (compact) {
         if ((xcomp_bv & ~XCOMP_COMPACT & ~m->xcr0) || (xstate_bv & ~xcomp_bv) || reserved_set)
-            return es_raise(m, ES_GP, 0);
+            return es_raise(m, ES_VEC_GP, 0);
     } else if ((xstate_bv & ~m->xcr0) || reserved_set) {
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     }
     /* MXCSR: the standard form loads it whenever SSE is requested; the
      * compacted form only when XSTATE_BV says SSE state is present, else
@@ -315,7 +313,7 @@ static int op_xrstor(es_machine *m, const es_insn *d)
         else
             mxcsr = 0x1f80;
         if (mxcsr & ~ES_MXCSR_WRITABLE)
-            return es_raise(m, ES_GP, 0);
+            return es_raise(m, ES_VEC_GP, 0);
     }
     if (rf & XFEATURE_X87) {
         if (xstate_bv & XFEATURE_X87)
