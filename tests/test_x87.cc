@@ -1307,6 +1307,19 @@ TEST(X87Host, RandomSequences)
             code.insert(code.end(), b.begin(), b.end());
             ends.push_back(code.size());
         }
+        if (r(3) == 0) {
+            // a last instruction with some exceptions unmasked: db e2 fnclex /
+            // mov word [rbx+0x7c], cw / d9 6b 7c fldcw / op; only the appended
+            // FNSAVE (non-waiting) follows, so the host never delivers it
+            uint16_t cw = (uint16_t)(0x40 | (r(16) << 8) | r(64));
+            Bytes t = {0xdb, 0xe2, 0x66, 0xc7, 0x43, 0x7c, (uint8_t)cw, (uint8_t)(cw >> 8),
+                       0xd9, 0x6b, 0x7c};
+            code.insert(code.end(), t.begin(), t.end());
+            ends.push_back(code.size());
+            Bytes b = gen();
+            code.insert(code.end(), b.begin(), b.end());
+            ends.push_back(code.size());
+        }
         auto hex = [](const Bytes &c, size_t from, size_t to) {
             std::string h;
             for (size_t i = from; i < to; i++) {
