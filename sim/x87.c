@@ -55,10 +55,11 @@
  * An unmasked flag never stays set on the host: with bit 2 it is cleared,
  * and loading such an FCW onto a dirty status word is avoided by bit 0. */
 #define HX_PRE                                                                                     \
-    "testb $1, %[f]\n\tjz 8f\n\tfnclex\n8:\n\t"                                                  \
+    "testb $1, %[f]\n\tjz 8f\n\tfnclex\n8:\n\t"                                                    \
     "testb $2, %[f]\n\tjz 7f\n\tfldcw %[cw]\n7:\n\t"
 #define HX_POST "\n\ttestb $2, %[f]\n\tjz 6f\n\tfldcw %[sv]\n6:"
 #define HX_CLEAR "testb $4, %[f]\n\tjz 5f\n\tfnclex\n5:\n\t"
+#define HX_IN(h) [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f)
 #define HX_CLOB "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)", "cc"
 
 typedef struct hx {
@@ -101,69 +102,70 @@ static inline hx hx_exact(const es_machine *m)
 /* r = a OP b with a in st(0), b in st(1); the register form never has
  * the AT&T operand-order trap because the destination is st(0). */
 #define HX_BIN(h, insn, a, b, r)                                                                   \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR ""   \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR      \
                             "fstpt %[R]\n\tfstp %%st(0)" HX_POST                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
+                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
                      : HX_CLOB)
 
 /* r = f(a, b) where the instruction pops: a in st(0), b in st(1). */
 #define HX_BINPOP(h, insn, a, b, r)                                                                \
     __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
                             "fstpt %[R]" HX_POST                                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
+                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
                      : HX_CLOB)
 
 /* r = a OP memory operand. */
 #define HX_MEM(h, insn, a, mp, r)                                                                  \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\t" HX_CLEAR ""             \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\t" HX_CLEAR              \
                             "fstpt %[R]" HX_POST                                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [M] "m"(*(mp))                               \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
+                     : HX_IN(h), [A] "m"(*(a)), [M] "m"(*(mp))                                     \
                      : HX_CLOB)
 
 /* r = OP(a) in place on st(0). */
 #define HX_UN(h, insn, a, r)                                                                       \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR "fstpt %[R]" HX_POST \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR                   \
+                            "fstpt %[R]" HX_POST                                                   \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
+                     : HX_IN(h), [A] "m"(*(a))                                                     \
                      : HX_CLOB)
 
 /* Pushes a value from memory (FLD m32/m64, FBLD) or a constant. */
 #define HX_LD(h, insn, mp, r)                                                                      \
     __asm__ volatile(HX_PRE insn " %[M]\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                     \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [M] "m"(*(mp))                                              \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
+                     : HX_IN(h), [M] "m"(*(mp))                                                    \
                      : HX_CLOB)
 #define HX_CONST(h, insn, r)                                                                       \
     __asm__ volatile(HX_PRE insn "\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                          \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f)                                                              \
+                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
+                     : HX_IN(h)                                                                    \
                      : HX_CLOB)
 
 /* Stores st(0) = a to memory with a popping store instruction. */
 #define HX_ST(h, insn, a, mp)                                                                      \
     __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]" HX_POST                   \
-                     : [sw] "=m"(h.sw), [M] "=m"(*(mp))                           \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw), [M] "=m"(*(mp))                                            \
+                     : HX_IN(h), [A] "m"(*(a))                                                     \
                      : HX_CLOB)
 
 /* Only the status: comparisons, FTST, FXAM. */
 #define HX_CMP2(h, insn, a, b)                                                                     \
     __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]" HX_POST           \
-                     : [sw] "=m"(h.sw)                                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [B] "m"(*(b))                                \
+                     : [sw] "=m"(h.sw)                                                             \
+                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
                      : HX_CLOB)
 #define HX_CMPM(h, insn, a, mp)                                                                    \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST  \
-                     : [sw] "=m"(h.sw)                                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a)), [M] "m"(*(mp))                               \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST   \
+                     : [sw] "=m"(h.sw)                                                             \
+                     : HX_IN(h), [A] "m"(*(a)), [M] "m"(*(mp))                                     \
                      : HX_CLOB)
 #define HX_CMP1(h, insn, a)                                                                        \
     __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST        \
-                     : [sw] "=m"(h.sw)                                            \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw)                                                             \
+                     : HX_IN(h), [A] "m"(*(a))                                                     \
                      : HX_CLOB)
 
 /* Two results: r0 replaces st(0), r1 is pushed.  FPTAN and FSINCOS push
@@ -171,16 +173,16 @@ static inline hx hx_exact(const es_machine *m)
  * block tests C2 to keep the host stack balanced; FXTRACT always pushes
  * (its C2 is undefined, so it must not be tested). */
 #define HX_TWO(h, insn, a, r0, r1)                                                                 \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %%ax\n\tmovw %%ax, %[sw]\n\t"        \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %%ax\n\tmovw %%ax, %[sw]\n\t"         \
                             "testb $4, %%ah\n\tjnz 1f\n\tfstpt %[R1]\n1:\n\tfstpt %[R0]" HX_POST   \
-                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))                         \
+                     : HX_IN(h), [A] "m"(*(a))                                                     \
                      : "ax", HX_CLOB)
 #define HX_XTRACT(h, a, r0, r1)                                                                    \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\tfxtract\n\tfnstsw %[sw]\n\t"                            \
+    __asm__ volatile(HX_PRE "fldt %[A]\n\tfxtract\n\tfnstsw %[sw]\n\t"                             \
                             "fstpt %[R1]\n\tfstpt %[R0]" HX_POST                                   \
-                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))        \
-                     : [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f), [A] "m"(*(a))                                               \
+                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))                         \
+                     : HX_IN(h), [A] "m"(*(a))                                                     \
                      : HX_CLOB)
 
 /* ---------------------------------------------------------------------
