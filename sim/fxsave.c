@@ -123,8 +123,12 @@ static void init_x87(es_machine *m)
 }
 
 /* XINUSE (SDM Vol. 1, 13.6): a component not in its initial
- * configuration.  MXCSR counts for SSE because a compacted XRSTOR
- * re-initialises it when XSTATE_BV[1] is 0. */
+ * configuration, judged from the contents.  MXCSR counts for SSE because a
+ * compacted XRSTOR re-initialises it when XSTATE_BV[1] is 0.  The host
+ * tracks modifications instead (FLDZ/FSTP leaves its XINUSE[0] set, FNOP
+ * does not set it although FOP changes), so XSTATE_BV can differ from the
+ * host's; both are allowed (XINUSE may be 1 for a component in its initial
+ * configuration, and XRSTOR restores the same state either way). */
 static uint64_t xinuse(const es_machine *m)
 {
     uint64_t r = 0;
