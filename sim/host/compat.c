@@ -95,6 +95,25 @@ int es_hs_conv_stat(const struct stat *st, int kind, uint8_t *o)
         es_st32(o + 52, (uint32_t)st->st_ctim.tv_nsec);
         return 64;
     }
+    case 3: { /* i386 struct __old_kernel_stat, 32 bytes (cp_old_stat) */
+        if ((uint16_t)st->st_ino != st->st_ino || st->st_nlink > 0xffff ||
+            st->st_size > 0x7fffffff)
+            return -EOVERFLOW;
+        memset(o, 0, 32);
+        /* old_encode_dev: 8-bit major and minor (larger ones are mangled) */
+        es_st16(o + 0, (uint16_t)((major(st->st_dev) & 0xff) << 8 | (minor(st->st_dev) & 0xff)));
+        es_st16(o + 2, (uint16_t)st->st_ino);
+        es_st16(o + 4, (uint16_t)st->st_mode);
+        es_st16(o + 6, (uint16_t)st->st_nlink);
+        es_st16(o + 8, low16id(st->st_uid));
+        es_st16(o + 10, low16id(st->st_gid));
+        es_st16(o + 12, (uint16_t)((major(st->st_rdev) & 0xff) << 8 | (minor(st->st_rdev) & 0xff)));
+        es_st32(o + 16, (uint32_t)st->st_size);
+        es_st32(o + 20, (uint32_t)st->st_atim.tv_sec);
+        es_st32(o + 24, (uint32_t)st->st_mtim.tv_sec);
+        es_st32(o + 28, (uint32_t)st->st_ctim.tv_sec);
+        return 32;
+    }
     default:
         return -EINVAL;
     }

@@ -495,8 +495,9 @@ static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf,
     return ret < 0 ? ret : (int64_t)done;
 }
 
+/* readv/writev, and preadv/pwritev when pos >= 0. */
 static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uvec, uint64_t cnt,
-                      bool wr)
+                      bool wr, int64_t pos)
 {
     es_hfd *f = es_hs_fd(m->host, fd);
     if (!f)
@@ -517,8 +518,9 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
     for (uint64_t i = 0; i < cnt; i++) {
         if (!iov[i].len)
             continue;
-        int64_t n = wr ? do_write(m, c, f->host, iov[i].base, iov[i].len, -1)
-                       : do_read(m, c, f->host, iov[i].base, iov[i].len, -1);
+        int64_t p = pos < 0 ? -1 : pos + done;
+        int64_t n = wr ? do_write(m, c, f->host, iov[i].base, iov[i].len, p)
+                       : do_read(m, c, f->host, iov[i].base, iov[i].len, p);
         if (n < 0)
             return done ? done : n;
         done += n;
@@ -619,6 +621,8 @@ static int64_t do_fcntl(struct es_host *h, int64_t fd, unsigned cmd, uint64_t ar
 
 static int stat_kind(const es_scall *c, int sc)
 {
+    if (sc == ES_SC_oldstat || sc == ES_SC_oldlstat || sc == ES_SC_oldfstat)
+        return 3;
     if (sc == ES_SC_stat64 || sc == ES_SC_lstat64 || sc == ES_SC_fstat64 || sc == ES_SC_fstatat64)
         return 1;
     return c->abi == ES_ABI_I386 ? 2 : 0;
@@ -1088,8 +1092,24 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         return sc == ES_SC_pread64 ? do_read(m, c, f->host, a[1], a[2], pos)
                                    : do_write(m, c, f->host, a[1], a[2], pos);
     }
-    case ES_SC_readv: return do_rwv(m, c, (int)a[0], a[1], a[2], false);
-    case ES_SC_writev: return do_rwv(m, c, (int)a[0], a[1], a[2], true);
+    case ES_SC_readv: return do_rwv(m, c, (int)a[0], a[1], a[2], false, -1);
+    case ES_SC_writev: return do_rwv(m, c, (int)a[0], a[1], a[2], true, -1);
+    case ES_SC_preadv:
+    case ES_SC_pwritev:
+    case ES_SC_preadv2:
+    case ES_SC_pwritev2: {
+        bool two = sc == ES_SC_preadv2 || sc == ES_SC_pwritev2;
+        /* the position: one register on x86-64 (pos_h is shifted out), the
+         * x32 rows take a loff_t, i386 two halves */
+        int64_t pos = c->abi == ES_ABI_I386 ? (int64_t)(a[3] | a[4] << 32) : (int64_t)a[3];
+        uint64_t flags = c->compat && c->abi != ES_ABI_I386 ? a[4] : a[5];
+        if (two && (flags & ~0x1full)) /* RWF_HIPRI DSYNC SYNC NOWAIT APPEND */
+            return -EOPNOTSUPP;
+        if (pos < 0 && !(two && pos == -1))
+            return -EINVAL;
+        bool wr = sc == ES_SC_pwritev || sc == ES_SC_pwritev2;
+        return do_rwv(m, c, (int)a[0], a[1], a[2], wr, pos);
+    }
     case ES_SC_open: return do_open(m, c, G_AT_FDCWD, a[0], (int)a[1], (uint32_t)a[2]);
     case ES_SC_openat: return do_open(m, c, (int)a[0], a[1], (int)a[2], (uint32_t)a[3]);
     case ES_SC_creat:
@@ -1163,13 +1183,16 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     }
     case ES_SC_fstat:
     case ES_SC_fstat64:
+    case ES_SC_oldfstat:
         if (!(f = es_hs_fd(h, (int)a[0])))
             return -EBADF;
         return put_stat(m, c, f->host, stat_kind(c, sc), a[1]);
     case ES_SC_stat:
-    case ES_SC_stat64: return do_statat(m, c, sc, G_AT_FDCWD, a[0], a[1], 0);
+    case ES_SC_stat64:
+    case ES_SC_oldstat: return do_statat(m, c, sc, G_AT_FDCWD, a[0], a[1], 0);
     case ES_SC_lstat:
-    case ES_SC_lstat64: return do_statat(m, c, sc, G_AT_FDCWD, a[0], a[1], G_AT_SYMLINK_NOFOLLOW);
+    case ES_SC_lstat64:
+    case ES_SC_oldlstat: return do_statat(m, c, sc, G_AT_FDCWD, a[0], a[1], G_AT_SYMLINK_NOFOLLOW);
     case ES_SC_newfstatat:
     case ES_SC_fstatat64: return do_statat(m, c, sc, (int)a[0], a[1], a[2], (int)a[3]);
     case ES_SC_statx: return do_statx(m, c, (int)a[0], a[1], (unsigned)a[2], (unsigned)a[3], a[4]);

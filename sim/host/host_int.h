@@ -137,7 +137,7 @@ int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a
 
 /* Host struct stat -> the guest's layout; returns bytes written to out or
  * -EOVERFLOW.  kind: 0 = x86-64 struct stat (144), 1 = i386 stat64 (96),
- * 2 = i386 struct stat (compat_stat, 64). */
+ * 2 = i386 struct stat (compat_stat, 64), 3 = i386 __old_kernel_stat (32). */
 struct stat;
 int es_hs_conv_stat(const struct stat *st, int kind, uint8_t *out);
 /* struct timespec / timeval in the caller's layout (16 or 8 bytes). */

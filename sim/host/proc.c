@@ -621,6 +621,19 @@ static int64_t do_uname(es_machine *m, const es_scall *c, uint64_t u)
     return es_hs_put(m, c, u, b, sizeof b);
 }
 
+/* i386 olduname (#109): struct old_utsname, five 65-byte fields;
+ * oldolduname (#59): struct oldold_utsname, five 9-byte fields. */
+static int64_t do_old_uname(es_machine *m, const es_scall *c, uint64_t u, size_t len)
+{
+    static const char *const f[5] = {"Linux", "entrysim", "4.17.0-entrysim",
+                                     "#1 SMP PREEMPT Sun Jun 3 21:00:00 UTC 2018", "i686"};
+    char b[5 * 65];
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < 5; i++)
+        strncpy(b + i * len, f[i], len - 1);
+    return es_hs_put(m, c, u, b, 5 * len);
+}
+
 static int64_t do_sysinfo(es_machine *m, const es_scall *c, uint64_t u)
 {
     int64_t up;
@@ -765,6 +778,8 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
     case ES_SC_setpgid: return 0;
     case ES_SC_setsid: return -EPERM; /* already a session leader */
     case ES_SC_uname: return do_uname(m, c, a[0]);
+    case ES_SC_olduname: return do_old_uname(m, c, a[0], 65);
+    case ES_SC_oldolduname: return do_old_uname(m, c, a[0], 9);
     case ES_SC_personality: return 0; /* PER_LINUX */
     case ES_SC_arch_prctl: return do_arch_prctl(m, c, (int)a[0], a[1]);
     case ES_SC_set_thread_area:
@@ -890,6 +905,14 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
             return -ESRCH;
         return self_signal(m, (int)a[2]);
     case ES_SC_alarm: return 0;
+    case ES_SC_pause:
+    case ES_SC_rt_sigsuspend:
+    case ES_SC_sigsuspend:
+        /* only a signal ends these, and nothing can send one */
+        snprintf(m->message, sizeof m->message,
+                 "the guest waits for a signal that cannot come (single process)");
+        m->stop = ES_STOP_ERROR;
+        return -EINTR;
     /* scheduling: one CPU, SCHED_OTHER, nice 0 */
     case ES_SC_getpriority:
         if ((int)a[0] < 0 || (int)a[0] > 2)
