@@ -7,6 +7,22 @@
  * proc.c are keyed by name (enum es_sc).  As in 4.17, x86-64 and x32 share
  * one table: the x32 bit is masked off for every 64-bit caller, and the bit
  * itself is what makes a call "x32" (in_x32_syscall()).
+ *
+ * Files of sim/host/: host.c (this: tables, registers, guest memory),
+ * fs.c (fd table, confined paths, open/read/write/stat/getdents...),
+ * fsmeta.c (statfs, sendfile, times, modes, links, select), mm.c (brk,
+ * mmap...), proc.c (exit, ids, time, signals, TLS, futex, limits),
+ * compat.c (struct layouts per ABI).
+ *
+ * What a single simulated process cannot have, and what it gets instead:
+ * fork/vfork/clone/execve and sockets are absent (-ENOSYS; socket() gives
+ * -EAFNOSUPPORT); wait*() gives -ECHILD; signals are recorded but handlers
+ * never run (a self-sent signal whose default action kills does kill);
+ * a wait that only another thread or a signal could end (futex without
+ * timeout, pause, sigsuspend) stops the run with ES_STOP_ERROR instead of
+ * hanging; file mappings are private copies (see mm.c).  Calls that 4.17
+ * did not have (rseq, clock_gettime64, openat2...) are -ENOSYS because they
+ * are not in the tables.
  */
 #include <stdio.h>
 #include <stdlib.h>
