@@ -56,7 +56,7 @@ static int op_cmpxchg16b(es_machine *m, const es_insn *d)
 {
     uint64_t a = es_lin(m, d, &d->o[0]);
     if (a & 15)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint64_t v[2];
     TRY(es_read(m, a, v, 16));
     if (v[0] == m->gpr[ES_RAX] && v[1] == m->gpr[ES_RDX]) {

@@ -20,7 +20,7 @@
 #define BCD_GUARD(m, d)                                                                            \
     do {                                                                                           \
         if ((d)->mode == ES_MODE_64)                                                               \
-            return es_raise((m), ES_UD, 0);                                                        \
+            return es_raise((m), ES_VEC_UD, 0);                                                        \
     } while (0)
 
 static inline unsigned al_of(const es_machine *m) { return (unsigned)(m->gpr[ES_RAX] & 0xff); }
@@ -105,7 +105,7 @@ static int op_aam(es_machine *m, const es_insn *d)
     BCD_GUARD(m, d);
     unsigned base = (unsigned)d->o[0].imm & 0xff, al = al_of(m);
     if (base == 0)
-        return es_raise(m, ES_DE, 0);
+        return es_raise(m, ES_VEC_DE, 0);
     unsigned q = al / base, r = al % base;
     es_gpr_set(m, ES_RAX, 2, (q << 8) | r);
     es_set_flags(m, es_flags_logic(r, 1), ES_ARITH_FLAGS);

@@ -21,7 +21,7 @@ static inline int near_target(es_machine *m, const es_insn *d, uint64_t *t)
 {
     if (d->mode == ES_MODE_64) {
         if (__builtin_expect(!canonical(*t), 0))
-            return es_raise(m, ES_GP, 0);
+            return es_raise(m, ES_VEC_GP, 0);
     } else {
         *t &= es_mask(d->osize);
     }
@@ -33,7 +33,7 @@ static inline int near_target(es_machine *m, const es_insn *d, uint64_t *t)
 static int far_target(es_machine *m, int mode, uint64_t off)
 {
     if (mode == ES_MODE_64 ? !canonical(off) : off > 0xffffffffull)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return 0;
 }
 
@@ -139,7 +139,7 @@ static int far_ret(es_machine *m, const es_insn *d)
     uint16_t sel = (uint16_t)s;
     int mode;
     if ((sel & ~3u) != 0 && (sel & 3) != m->cpl)
-        return es_raise(m, ES_GP, sel & 0xfffc);
+        return es_raise(m, ES_VEC_GP, sel & 0xfffc);
     TRY(es_check_far_cs(m, sel, &mode));
     TRY(far_target(m, mode, t));
     uint64_t imm = d->nops ? ((uint64_t)d->o[0].imm & 0xffff) : 0;

@@ -48,7 +48,7 @@ const es_handler *es_dispatch_table(void)
 int es_unimplemented(es_machine *m, const es_insn *d)
 {
     m->unimpl_op = d->op;
-    return es_raise(m, ES_UD, 0);
+    return es_raise(m, ES_VEC_UD, 0);
 }
 
 /* ---- faults ---- */
@@ -57,8 +57,8 @@ int es_raise(es_machine *m, int vector, uint32_t error)
 {
     m->fault.vector = (uint8_t)vector;
     m->fault.error = error;
-    m->fault.has_error = vector == ES_DF || (vector >= ES_TS && vector <= ES_PF) ||
-                         vector == ES_AC;
+    m->fault.has_error = vector == ES_VEC_DF || (vector >= ES_VEC_TS && vector <= ES_VEC_PF) ||
+                         vector == ES_VEC_AC;
     m->fault.rip = m->rip;
     m->fault.addr = 0;
     m->fault.write = 0;
@@ -91,10 +91,10 @@ const char *es_vector_name(int v)
 static int vector_signal(int v)
 {
     switch (v) {
-    case ES_DE: case ES_MF: case ES_XM: return 8; /* SIGFPE */
-    case ES_UD: return 4;                         /* SIGILL */
-    case ES_BP: case ES_DB: return 5;             /* SIGTRAP */
-    case ES_AC: case ES_SS: return 7;             /* SIGBUS (SS: Linux sends SIGBUS) */
+    case ES_VEC_DE: case ES_VEC_MF: case ES_VEC_XM: return 8; /* SIGFPE */
+    case ES_VEC_UD: return 4;                         /* SIGILL */
+    case ES_VEC_BP: case ES_VEC_DB: return 5;             /* SIGTRAP */
+    case ES_VEC_AC: case ES_VEC_SS: return 7;             /* SIGBUS (SS: Linux sends SIGBUS) */
     default: return 11;                           /* SIGSEGV */
     }
 }
@@ -105,14 +105,14 @@ static void fault_stop(es_machine *m)
 {
     int v = m->fault.vector;
     m->signal = vector_signal(v);
-    if (v == ES_PF) {
+    if (v == ES_VEC_PF) {
         uint32_t e = m->fault.error;
         snprintf(m->message, sizeof m->message, "guest fault #PF at rip=0x%llx: %s 0x%llx (%s)",
                  (unsigned long long)m->fault.rip,
                  (e & ES_PFEC_I) ? "execute at" : (e & ES_PFEC_W) ? "write to" : "read from",
                  (unsigned long long)m->fault.addr,
                  (e & ES_PFEC_P) ? "protection violation" : "not present");
-    } else if (v == ES_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID) {
+    } else if (v == ES_VEC_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID) {
         snprintf(m->message, sizeof m->message,
                  "guest fault #UD at rip=0x%llx: %s is not implemented by entrysim",
                  (unsigned long long)m->fault.rip, es_op_name(m->unimpl_op));
@@ -123,7 +123,7 @@ static void fault_stop(es_machine *m)
         snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx",
                  es_vector_name(v), (unsigned long long)m->fault.rip);
     }
-    if (v == ES_PF)
+    if (v == ES_VEC_PF)
         m->cr2 = m->fault.addr;
     m->stop = ES_STOP_FAULT;
 }
@@ -244,13 +244,13 @@ static es_dentry *fetch(es_machine *m)
     int st = es_decode(buf, got, m->mode, m->rip, &out->insn);
     if (st == ES_DECODE_NEED_MORE) {
         if (m->fault.vector == 0xff) /* bytes ran out at the end of memory */
-            es_raise(m, ES_UD, 0);
+            es_raise(m, ES_VEC_UD, 0);
         return NULL; /* the #PF of the next page stands */
     }
     if (st != ES_DECODE_OK) {
         out->key = 0;
         m->unimpl_op = 0;
-        es_raise(m, ES_UD, 0);
+        es_raise(m, ES_VEC_UD, 0);
         return NULL;
     }
     m->decodes++;

@@ -31,9 +31,9 @@ typedef int (*es_handler)(es_machine *m, const es_insn *d);
 
 /* Exception vectors (SDM Vol. 3A, 6.3.1). */
 enum es_vector {
-    ES_DE = 0, ES_DB = 1, ES_BP = 3, ES_OF = 4, ES_BR = 5, ES_UD = 6, ES_NM = 7, ES_DF = 8,
-    ES_TS = 10, ES_NP = 11, ES_SS = 12, ES_GP = 13, ES_PF = 14, ES_MF = 16, ES_AC = 17,
-    ES_MC = 18, ES_XM = 19,
+    ES_VEC_DE = 0, ES_VEC_DB = 1, ES_VEC_NMI = 2, ES_VEC_BP = 3, ES_VEC_OF = 4, ES_VEC_BR = 5,
+    ES_VEC_UD = 6, ES_VEC_NM = 7, ES_VEC_DF = 8, ES_VEC_TS = 10, ES_VEC_NP = 11, ES_VEC_SS = 12,
+    ES_VEC_GP = 13, ES_VEC_PF = 14, ES_VEC_MF = 16, ES_VEC_AC = 17, ES_VEC_MC = 18, ES_VEC_XM = 19,
 };
 
 /* #PF error-code bits (SDM Vol. 3A, 4.7). */

@@ -112,9 +112,7 @@ static void print_stats(es_machine *m, double secs)
  * the memory cap (vm.c could not get a frame). */
 static bool fault_is_oom(es_machine *m)
 {
-    /* ES_PF as es_raise records it (note: machine.h's RFLAGS macro ES_PF
-     * shadows the vector enumerator, so both sides read 4 today) */
-    if (m->fault.vector != ES_PF || (m->fault.error & ES_PFEC_P))
+    if (m->fault.vector != ES_VEC_PF || (m->fault.error & ES_PFEC_P))
         return false;
     int prot = es_vm_prot_at(m, m->fault.addr);
     if (prot <= 0)

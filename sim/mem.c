@@ -194,21 +194,21 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
 {
     int user = m->cpl == 3;
     if (m->mode == ES_MODE_64 && !canonical(va)) {
-        es_raise(m, ES_GP, 0);
+        es_raise(m, ES_VEC_GP, 0);
         return -1;
     }
     uint32_t pfec = walk(m, va, access, user, pa, perm);
     if (pfec && user && es_vm_fault(m, va, access) == 0)
         pfec = walk(m, va, access, user, pa, perm);
     if (pfec) {
-        es_raise(m, ES_PF, pfec & ~WALK_FAIL);
+        es_raise(m, ES_VEC_PF, pfec & ~WALK_FAIL);
         m->fault.addr = va;
         m->fault.write = access == ES_ACC_W;
         return -1;
     }
     uint8_t *host = es_phys(m, *pa & ~(PAGE - 1));
     if (!host) {
-        es_raise(m, ES_MC, 0);
+        es_raise(m, ES_VEC_MC, 0);
         return -1;
     }
     es_frame *f = &m->frames[*pa >> 12];

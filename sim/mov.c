@@ -26,12 +26,12 @@ static int mov_from_seg(es_machine *m, const es_insn *d)
 static int mov_cr_dr(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     const es_operand *c = d->o[0].kind == ES_OPK_GPR ? &d->o[1] : &d->o[0];
     uint64_t *r = NULL;
     if (c->kind == ES_OPK_DR) {
         if (c->reg > 7)
-            return es_raise(m, ES_UD, 0);
+            return es_raise(m, ES_VEC_UD, 0);
         r = &m->dr[c->reg];
     } else {
         switch (c->reg) {
@@ -40,7 +40,7 @@ static int mov_cr_dr(es_machine *m, const es_insn *d)
         case 3: r = &m->cr3; break;
         case 4: r = &m->cr4; break;
         case 8: r = &m->cr8; break;
-        default: return es_raise(m, ES_UD, 0);
+        default: return es_raise(m, ES_VEC_UD, 0);
         }
     }
     if (d->o[0].kind == ES_OPK_GPR) {
@@ -202,7 +202,7 @@ static int op_std(es_machine *m, const es_insn *d) { m->rflags |= ES_DF; return 
 static int op_cli(es_machine *m, const es_insn *d)
 {
     if (!iopl_ok(m))
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     m->rflags &= ~(uint64_t)ES_IF;
     return ES_OK;
 }
@@ -210,7 +210,7 @@ static int op_cli(es_machine *m, const es_insn *d)
 static int op_sti(es_machine *m, const es_insn *d)
 {
     if (!iopl_ok(m))
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     m->rflags |= ES_IF;
     return ES_OK;
 }

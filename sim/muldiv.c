@@ -114,11 +114,11 @@ static int op_div(es_machine *m, const es_insn *d)
     unsigned sz = d->o[0].size;
     TRY(es_rd(m, d, 0, &s));
     if (s == 0)
-        return es_raise(m, ES_DE, 0);
+        return es_raise(m, ES_VEC_DE, 0);
     if (sz == 8) {
         uint64_t hi = m->gpr[ES_RDX], lo = m->gpr[ES_RAX];
         if (hi >= s) /* quotient would need more than 64 bits */
-            return es_raise(m, ES_DE, 0);
+            return es_raise(m, ES_VEC_DE, 0);
         unsigned __int128 n = ((unsigned __int128)hi << 64) | lo;
         m->gpr[ES_RAX] = (uint64_t)(n / s);
         m->gpr[ES_RDX] = (uint64_t)(n % s);
@@ -128,7 +128,7 @@ static int op_div(es_machine *m, const es_insn *d)
                              : (es_gpr_get(m, ES_RDX, sz) << bits) | es_gpr_get(m, ES_RAX, sz);
         uint64_t q = n / s, r = n % s;
         if (q > es_mask(sz))
-            return es_raise(m, ES_DE, 0);
+            return es_raise(m, ES_VEC_DE, 0);
         if (sz == 1) {
             es_gpr_set(m, ES_RAX, 2, (r << 8) | q);
         } else {
@@ -146,16 +146,16 @@ static int op_idiv(es_machine *m, const es_insn *d)
     unsigned sz = d->o[0].size;
     TRY(es_rd(m, d, 0, &s));
     if ((s & es_mask(sz)) == 0)
-        return es_raise(m, ES_DE, 0);
+        return es_raise(m, ES_VEC_DE, 0);
     if (sz == 8) {
         __int128 n = (__int128)(((unsigned __int128)m->gpr[ES_RDX] << 64) | m->gpr[ES_RAX]);
         int64_t v = (int64_t)s;
         /* -2^127 / -1 does not fit even in __int128: it is #DE anyway */
         if (v == -1 && n == (__int128)((unsigned __int128)1 << 127))
-            return es_raise(m, ES_DE, 0);
+            return es_raise(m, ES_VEC_DE, 0);
         __int128 q = n / v, r = n % v;
         if (q > INT64_MAX || q < INT64_MIN)
-            return es_raise(m, ES_DE, 0);
+            return es_raise(m, ES_VEC_DE, 0);
         m->gpr[ES_RAX] = (uint64_t)q;
         m->gpr[ES_RDX] = (uint64_t)r;
     } else {
@@ -167,10 +167,10 @@ static int op_idiv(es_machine *m, const es_insn *d)
                                       sz * 2);
         int64_t v = es_sext(s, sz);
         if (v == -1 && n == INT64_MIN)
-            return es_raise(m, ES_DE, 0);
+            return es_raise(m, ES_VEC_DE, 0);
         int64_t q = n / v, r = n % v;
         if (q != es_sext((uint64_t)q, sz))
-            return es_raise(m, ES_DE, 0);
+            return es_raise(m, ES_VEC_DE, 0);
         if (sz == 1) {
             es_gpr_set(m, ES_RAX, 2, (((uint64_t)r & 0xff) << 8) | ((uint64_t)q & 0xff));
         } else {

@@ -106,7 +106,7 @@ static inline int es_rd(es_machine *m, const es_insn *d, int i, uint64_t *v)
     case ES_OPK_IMM:
     case ES_OPK_REL: *v = (uint64_t)o->imm; return 0;
     case ES_OPK_MEM: return es_load(m, es_lin(m, d, o), o->size, v);
-    default: return es_raise(m, ES_UD, 0) ? -1 : -1;
+    default: return es_raise(m, ES_VEC_UD, 0) ? -1 : -1;
     }
 }
 
@@ -120,7 +120,7 @@ static inline int es_wr(es_machine *m, const es_insn *d, int i, uint64_t v)
         m->gpr[o->reg] = (m->gpr[o->reg] & ~0xff00ull) | ((v & 0xff) << 8);
         return 0;
     case ES_OPK_MEM: return es_store(m, es_lin(m, d, o), o->size, v);
-    default: es_raise(m, ES_UD, 0); return -1;
+    default: es_raise(m, ES_VEC_UD, 0); return -1;
     }
 }
 

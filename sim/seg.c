@@ -63,7 +63,7 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
          * null selector... the segment register is marked invalid").  For
          * SS it faults, except at CPL 0-2 in 64-bit mode with RPL = CPL. */
         if (seg == ES_SEG_SS && !(m->mode == ES_MODE_64 && cpl != 3 && rpl == cpl))
-            return fail(m, ES_GP, 0);
+            return fail(m, ES_VEC_GP, 0);
         /* Nulling FS/GS clears the base: Intel does, and so do Zen 3 and
          * later (CPUID 8000_0021h EAX[6] NullSelectorClearsBase). */
         r.sel = sel;
@@ -71,26 +71,26 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
         return 0;
     }
     if (es_desc_read(m, sel, &desc))
-        return fail(m, ES_GP, sel & 0xfffc);
+        return fail(m, ES_VEC_GP, sel & 0xfffc);
     unsigned acc = desc_access(desc), dpl = desc_dpl(desc);
     if (!(acc & ES_DESC_S))
-        return fail(m, ES_GP, sel & 0xfffc);
+        return fail(m, ES_VEC_GP, sel & 0xfffc);
     if (seg == ES_SEG_SS) {
         /* writable data, RPL = CPL = DPL (SDM MOV, "IF SS is loaded") */
         if (rpl != cpl || (acc & ES_DESC_CODE) || !(acc & ES_DESC_RW) || dpl != cpl)
-            return fail(m, ES_GP, sel & 0xfffc);
+            return fail(m, ES_VEC_GP, sel & 0xfffc);
         if (!(acc & ES_DESC_P))
-            return fail(m, ES_SS, sel & 0xfffc);
+            return fail(m, ES_VEC_SS, sel & 0xfffc);
     } else {
         /* data or readable code; for data and non-conforming code both RPL
          * and CPL must be <= DPL */
         if ((acc & ES_DESC_CODE) && !(acc & ES_DESC_RW))
-            return fail(m, ES_GP, sel & 0xfffc);
+            return fail(m, ES_VEC_GP, sel & 0xfffc);
         int conforming = (acc & (ES_DESC_CODE | ES_DESC_C)) == (ES_DESC_CODE | ES_DESC_C);
         if (!conforming && (rpl > dpl || cpl > dpl))
-            return fail(m, ES_GP, sel & 0xfffc);
+            return fail(m, ES_VEC_GP, sel & 0xfffc);
         if (!(acc & ES_DESC_P))
-            return fail(m, ES_NP, sel & 0xfffc);
+            return fail(m, ES_VEC_NP, sel & 0xfffc);
     }
     mark_accessed(m, sel);
     es_desc_unpack(m->gdt[sel >> 3], sel, &r);
@@ -108,32 +108,32 @@ int es_check_far_cs(es_machine *m, uint16_t sel, int *mode)
     unsigned rpl = sel & 3, cpl = m->cpl;
 
     if ((sel & ~3u) == 0)
-        return fail(m, ES_GP, 0);
+        return fail(m, ES_VEC_GP, 0);
     if (es_desc_read(m, sel, &desc))
-        return fail(m, ES_GP, sel & 0xfffc);
+        return fail(m, ES_VEC_GP, sel & 0xfffc);
     unsigned acc = desc_access(desc), dpl = desc_dpl(desc);
     /* system descriptors (call gates, TSS) are not modelled: #GP as for a
      * descriptor that is not a code segment */
     if ((acc & (ES_DESC_S | ES_DESC_CODE)) != (ES_DESC_S | ES_DESC_CODE))
-        return fail(m, ES_GP, sel & 0xfffc);
+        return fail(m, ES_VEC_GP, sel & 0xfffc);
     if (acc & ES_DESC_C) {
         if (dpl > cpl)
-            return fail(m, ES_GP, sel & 0xfffc);
+            return fail(m, ES_VEC_GP, sel & 0xfffc);
     } else if (rpl > cpl || dpl != cpl) {
-        return fail(m, ES_GP, sel & 0xfffc);
+        return fail(m, ES_VEC_GP, sel & 0xfffc);
     }
     if (!(acc & ES_DESC_P))
-        return fail(m, ES_NP, sel & 0xfffc);
+        return fail(m, ES_VEC_NP, sel & 0xfffc);
     unsigned fl = (unsigned)(desc >> 52) & 0xf; /* AVL, L, D, G */
     if (fl & 2) {
         if (fl & 4) /* L and D both set is reserved (SDM 3.4.5) */
-            return fail(m, ES_GP, sel & 0xfffc);
+            return fail(m, ES_VEC_GP, sel & 0xfffc);
         *mode = ES_MODE_64;
     } else if (fl & 4) {
         *mode = ES_MODE_32;
     } else {
         /* 16-bit code segments are not modelled */
-        return fail(m, ES_GP, sel & 0xfffc);
+        return fail(m, ES_VEC_GP, sel & 0xfffc);
     }
     return 0;
 }

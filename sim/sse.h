@@ -15,6 +15,10 @@
 
 #include "ops.h"
 
+#if !defined(__x86_64__)
+#error "the SSE floating-point paths compute on the host's own SSE unit (x86-64 hosts only)"
+#endif
+
 /* MXCSR fields (SDM Vol. 1, 10.2.3). */
 #define ES_MXCSR_IE 0x0001u
 #define ES_MXCSR_DE 0x0002u
@@ -51,7 +55,7 @@ static inline int sse_read_mem(es_machine *m, const es_insn *d, const es_operand
 {
     uint64_t va = es_lin(m, d, o);
     if (align && (va & 15))
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     const uint8_t *p = es_host_ptr(m, va, n, 0);
     if (__builtin_expect(p != NULL, 1)) {
         memcpy(v, p, n);
@@ -65,7 +69,7 @@ static inline int sse_write_mem(es_machine *m, const es_insn *d, const es_operan
 {
     uint64_t va = es_lin(m, d, o);
     if (align && (va & 15))
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint8_t *p = es_host_ptr(m, va, n, 1);
     if (__builtin_expect(p != NULL, 1)) {
         memcpy(p, v, n);
@@ -212,7 +216,7 @@ static inline int sse_fp_commit(es_machine *m, uint32_t f)
     if (__builtin_expect(unmasked != 0, 0)) {
         uint32_t pre = f & (ES_MXCSR_IE | ES_MXCSR_DE | ES_MXCSR_ZE);
         m->mxcsr |= (pre & unmasked) ? pre : f;
-        return es_raise(m, (m->cr4 & ES_CR4_OSXMMEXCPT) ? ES_XM : ES_UD, 0);
+        return es_raise(m, (m->cr4 & ES_CR4_OSXMMEXCPT) ? ES_VEC_XM : ES_VEC_UD, 0);
     }
     m->mxcsr |= f;
     return 0;

@@ -400,7 +400,7 @@ static inline int insert(es_machine *m, const es_insn *d, unsigned esize)
     es_xmm *x = sse_dst(m, d);
     if (!x)
         return ES_FAULT;
-    uint64_t v;
+    uint64_t v = 0;
     if (d->o[1].kind == ES_OPK_GPR)
         v = m->gpr[d->o[1].reg];
     else if (d->o[1].kind == ES_OPK_MEM)
@@ -447,7 +447,7 @@ static int op_insertps(es_machine *m, const es_insn *d)
     if (!x)
         return ES_FAULT;
     unsigned imm = sse_imm8(d, 2);
-    uint32_t v;
+    uint32_t v = 0;
     if (d->o[1].kind == ES_OPK_XMM)
         v = m->xmm[d->o[1].reg].d[imm >> 6];
     else

@@ -221,7 +221,7 @@ static int op_ldmxcsr(es_machine *m, const es_insn *d)
     uint64_t v;
     TRY(es_rd(m, d, 0, &v));
     if (v & ~(uint64_t)ES_MXCSR_WRITABLE)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     m->mxcsr = (uint32_t)v;
     return ES_OK;
 }

@@ -289,7 +289,7 @@ static int op_scas(es_machine *m, const es_insn *d)
 static int io_allowed(es_machine *m)
 {
     if (m->cpl > ((m->rflags & ES_IOPL) >> 12))
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return 0;
 }
 

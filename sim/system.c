@@ -9,9 +9,6 @@
 #include "host.h"
 #include "ops.h"
 
-/* The #OF vector.  machine.h's enum names it ES_OF, but the RFLAGS.OF
- * macro of the same name (0x800) replaces it wherever both are visible. */
-#define VEC_OF 4
 
 /* ---- no-ops ---- */
 
@@ -32,14 +29,14 @@ static int op_clflush(es_machine *m, const es_insn *d)
 static int op_ud(es_machine *m, const es_insn *d)
 {
     m->unimpl_op = 0; /* a real #UD, not a gap in the model */
-    return es_raise(m, ES_UD, 0);
+    return es_raise(m, ES_VEC_UD, 0);
 }
 
 /* Instructions that need CPL 0 and are not modelled further. */
 static int op_priv(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return es_unimplemented(m, d);
 }
 
@@ -187,7 +184,7 @@ static uint64_t tsc_now(const es_machine *m)
 static int op_rdtsc(es_machine *m, const es_insn *d)
 {
     if ((m->cr4 & 4) && m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint64_t t = tsc_now(m);
     m->gpr[ES_RAX] = (uint32_t)t;
     m->gpr[ES_RDX] = t >> 32;
@@ -200,7 +197,7 @@ static int op_rdtsc(es_machine *m, const es_insn *d)
 static int op_xgetbv(es_machine *m, const es_insn *d)
 {
     if ((uint32_t)m->gpr[ES_RCX] != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     m->gpr[ES_RAX] = (uint32_t)m->xcr0;
     m->gpr[ES_RDX] = m->xcr0 >> 32;
     return ES_OK;
@@ -209,11 +206,11 @@ static int op_xgetbv(es_machine *m, const es_insn *d)
 static int op_xsetbv(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint64_t v = (m->gpr[ES_RAX] & 0xffffffffull) | (m->gpr[ES_RDX] << 32);
     /* x87 must stay enabled and only x87 | SSE exist */
     if ((uint32_t)m->gpr[ES_RCX] != 0 || !(v & 1) || (v & ~3ull))
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     m->xcr0 = v;
     return ES_OK;
 }
@@ -222,14 +219,14 @@ static int op_xsetbv(es_machine *m, const es_insn *d)
 
 static int op_int3(es_machine *m, const es_insn *d)
 {
-    return es_raise(m, ES_BP, 0);
+    return es_raise(m, ES_VEC_BP, 0);
 }
 
 /* INTO (32-bit mode only; the decoder rejects it in 64-bit mode). */
 static int op_into(es_machine *m, const es_insn *d)
 {
     if (m->rflags & ES_OF)
-        return es_raise(m, VEC_OF, 0);
+        return es_raise(m, ES_VEC_OF, 0);
     return ES_OK;
 }
 
@@ -253,10 +250,10 @@ static int op_int(es_machine *m, const es_insn *d)
         return rc;
     }
     if (v == 3)
-        return es_raise(m, ES_BP, 0);
+        return es_raise(m, ES_VEC_BP, 0);
     if (v == 4)
-        return es_raise(m, VEC_OF, 0);
-    return es_raise(m, ES_GP, (v << 3) | 2);
+        return es_raise(m, ES_VEC_OF, 0);
+    return es_raise(m, ES_VEC_GP, (v << 3) | 2);
 }
 
 /* SYSCALL.  64-bit mode: the CPU puts the return RIP in RCX and RFLAGS in
@@ -272,7 +269,7 @@ static int op_int(es_machine *m, const es_insn *d)
 static int op_syscall(es_machine *m, const es_insn *d)
 {
     if (!(m->efer & 1)) /* EFER.SCE */
-        return es_raise(m, ES_UD, 0);
+        return es_raise(m, ES_VEC_UD, 0);
     if (m->mode == ES_MODE_64) {
         m->gpr[ES_RCX] = m->nrip;
         m->gpr[ES_R11] = m->rflags;
@@ -280,7 +277,7 @@ static int op_syscall(es_machine *m, const es_insn *d)
         return es_host_syscall(m, abi);
     }
     if (m->vendor != 1)
-        return es_raise(m, ES_UD, 0);
+        return es_raise(m, ES_VEC_UD, 0);
     uint64_t sp = m->gpr[ES_RSP] & 0xffffffffull, arg6;
     uint64_t arg2 = (uint32_t)m->gpr[ES_RBP];
     if (es_load(m, es_seg_lin(m, ES_SEG_SS, sp), 4, &arg6)) {
@@ -304,7 +301,7 @@ static int op_syscall(es_machine *m, const es_insn *d)
 static int op_sysenter(es_machine *m, const es_insn *d)
 {
     if (m->vendor == 1)
-        return es_raise(m, ES_UD, 0);
+        return es_raise(m, ES_VEC_UD, 0);
     uint64_t ubp = m->gpr[ES_RBP] & 0xffffffffull, arg6;
     if (es_load(m, es_seg_lin(m, ES_SEG_SS, ubp), 4, &arg6)) {
         m->gpr[ES_RAX] = (uint32_t)-14;
@@ -324,7 +321,7 @@ static int op_sysenter(es_machine *m, const es_insn *d)
 static int op_hlt(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return es_stop(m, ES_STOP_HLT);
 }
 
@@ -356,7 +353,7 @@ static uint64_t *msr_slot(es_machine *m, uint32_t n)
 static int op_rdmsr(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint32_t n = (uint32_t)m->gpr[ES_RCX];
     uint64_t v;
     if (n == 0x10) {
@@ -364,7 +361,7 @@ static int op_rdmsr(es_machine *m, const es_insn *d)
     } else {
         uint64_t *p = msr_slot(m, n);
         if (!p)
-            return es_raise(m, ES_GP, 0);
+            return es_raise(m, ES_VEC_GP, 0);
         v = *p;
     }
     m->gpr[ES_RAX] = (uint32_t)v;
@@ -375,17 +372,17 @@ static int op_rdmsr(es_machine *m, const es_insn *d)
 static int op_wrmsr(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint32_t n = (uint32_t)m->gpr[ES_RCX];
     uint64_t v = (m->gpr[ES_RAX] & 0xffffffffull) | (m->gpr[ES_RDX] << 32);
     uint64_t *p = msr_slot(m, n);
     if (!p)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     /* base and target-address MSRs must be canonical (SDM WRMSR) */
     if ((n == 0xc0000100 || n == 0xc0000101 || n == 0xc0000102 || n == 0xc0000082 ||
          n == 0xc0000083) &&
         (uint64_t)((int64_t)(v << 16) >> 16) != v)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     *p = v;
     return ES_OK;
 }
@@ -394,7 +391,7 @@ static int op_wrmsr(es_machine *m, const es_insn *d)
 static int op_swapgs(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint64_t t = m->seg[ES_SEG_GS].base;
     m->seg[ES_SEG_GS].base = m->msr.kernel_gs_base;
     m->msr.kernel_gs_base = t;
@@ -404,7 +401,7 @@ static int op_swapgs(es_machine *m, const es_insn *d)
 static int op_invlpg(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     es_tlb_flush_page(m, es_lin(m, d, &d->o[0]));
     return ES_OK;
 }
@@ -412,7 +409,7 @@ static int op_invlpg(es_machine *m, const es_insn *d)
 static int op_clts(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     m->cr0 &= ~8ull; /* CR0.TS */
     return ES_OK;
 }
@@ -420,7 +417,7 @@ static int op_clts(es_machine *m, const es_insn *d)
 static int op_wbinvd(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     return ES_OK;
 }
 
@@ -428,7 +425,7 @@ static int op_wbinvd(es_machine *m, const es_insn *d)
 static int op_lgdt_lidt(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
-        return es_raise(m, ES_GP, 0);
+        return es_raise(m, ES_VEC_GP, 0);
     uint64_t a = es_lin(m, d, &d->o[0]), lim, base;
     TRY(es_load(m, a, 2, &lim));
     TRY(es_load(m, a + 2, m->mode == ES_MODE_64 ? 8 : 4, &base));
@@ -446,7 +443,7 @@ static int op_lgdt_lidt(es_machine *m, const es_insn *d)
  * counter); no counters are modelled, so #GP(0) either way. */
 static int op_rdpmc(es_machine *m, const es_insn *d)
 {
-    return es_raise(m, ES_GP, 0);
+    return es_raise(m, ES_VEC_GP, 0);
 }
 
 void es_family_system(es_handler *t)

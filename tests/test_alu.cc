@@ -145,13 +145,13 @@ static const EstCase kAlu[] = {
 
     // ---- faults ----
     // f0 01 d8    lock add eax, ebx: LOCK needs a memory destination
-    {"lock add eax, ebx", "f0 01 d8", M64, {{ES_RAX, 1}, {ES_RBX, 2}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock add eax, ebx", "f0 01 d8", M64, {{ES_RAX, 1}, {ES_RBX, 2}}, 0, {}, {}, 0, {}, ES_VEC_UD},
     // f0 39 03    lock cmp [rbx], eax: CMP does not write, LOCK is invalid
-    {"lock cmp [rbx], eax", "f0 39 03", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock cmp [rbx], eax", "f0 39 03", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_VEC_UD},
     // f0 85 03    lock test [rbx], eax
-    {"lock test [rbx], eax", "f0 85 03", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock test [rbx], eax", "f0 85 03", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_VEC_UD},
     // f0 f6 d0    lock not al
-    {"lock not al", "f0 f6 d0", M64, {{ES_RAX, 1}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock not al", "f0 f6 d0", M64, {{ES_RAX, 1}}, 0, {}, {}, 0, {}, ES_VEC_UD},
 
     // ---- compatibility mode ----
     // 01 d8    add eax, ebx
@@ -183,6 +183,6 @@ static const EstCase kAlu[] = {
     {"neg dword [ebx] (32)", "f7 1b", M32, {{ES_RBX, D}}, 0, {{0x100, 4, 0x80000000}}, {},
      F_C | F_O | F_S | F_P, {{0x100, 4, 0x80000000}}, -1, "f7 1b"},
     // f0 01 d8    lock add eax, ebx (32): #UD as well
-    {"lock add eax, ebx (32)", "f0 01 d8", M32, {}, 0, {}, {}, 0, {}, ES_UD, "f0 01 d8"},
+    {"lock add eax, ebx (32)", "f0 01 d8", M32, {}, 0, {}, {}, 0, {}, ES_VEC_UD, "f0 01 d8"},
 };
 EST_CASE_SUITE(Alu, kAlu)

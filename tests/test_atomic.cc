@@ -34,7 +34,7 @@ TEST(Atomic, Cmpxchg)
          ES_ZF | ES_PF, {{D, 0xff80, 2}}, {{D, 0xff7f, 2}}},
         // the write cycle happens even when the compare fails
         {"cmpxchg [rbx], ecx on a read-only page (not equal): #PF write", M64, {0x0f, 0xb1, 0x0b},
-         {{ES_RAX, 0x12345}, {ES_RBX, C}}, {{ES_RAX, 0x12345}}, 0x202, 0, 0, {}, {}, ES_PF,
+         {{ES_RAX, 0x12345}, {ES_RBX, C}}, {{ES_RAX, 0x12345}}, 0x202, 0, 0, {}, {}, ES_VEC_PF,
          ES_PFEC_P | ES_PFEC_W | ES_PFEC_U, C},
     });
 }
@@ -65,7 +65,7 @@ TEST(Atomic, Cmpxchg8b16b)
          {{ES_RAX, 1}, {ES_RDX, 2}}, 0x242, ES_ZF, 0, {{D + 0x10, 1, 8}, {D + 0x18, 2, 8}},
          {{D + 0x10, 1, 8}, {D + 0x18, 2, 8}}},
         {"cmpxchg16b [rsi] misaligned: #GP(0)", M64, {0x48, 0x0f, 0xc7, 0x0e},
-         {{ES_RSI, D + 8}, {ES_RAX, 1}}, {{ES_RAX, 1}}, 0x202, 0, 0, {}, {}, ES_GP, 0, C},
+         {{ES_RSI, D + 8}, {ES_RAX, 1}}, {{ES_RAX, 1}}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0, C},
     });
 }
 
@@ -84,7 +84,7 @@ TEST(Atomic, Xadd)
          {{ES_RAX, 0x01}}, 0x202, ARITH, ES_OF | ES_SF | ES_AF, {{D, 0x01, 1}},
          {{D, 0x80, 1}}},
         {"xadd [rbx], ecx on a read-only page: #PF, ecx unchanged", M64, {0x0f, 0xc1, 0x0b},
-         {{ES_RBX, C}, {ES_RCX, 1}}, {{ES_RCX, 1}}, 0x202, 0, 0, {}, {}, ES_PF,
+         {{ES_RBX, C}, {ES_RCX, 1}}, {{ES_RCX, 1}}, 0x202, 0, 0, {}, {}, ES_VEC_PF,
          ES_PFEC_P | ES_PFEC_W | ES_PFEC_U},
     });
 }
@@ -94,9 +94,9 @@ TEST(Atomic, LockRules)
     run_cases({
         // LOCK with a register destination does not decode: #UD
         {"lock cmpxchg ecx, edx", M64, {0xf0, 0x0f, 0xb1, 0xd1}, {}, {}, 0x202, 0, 0, {}, {},
-         ES_UD, 0, C},
+         ES_VEC_UD, 0, C},
         {"lock mov [rbx], eax", M64, {0xf0, 0x89, 0x03}, {{ES_RBX, D}}, {}, 0x202, 0, 0, {}, {},
-         ES_UD, 0},
+         ES_VEC_UD, 0},
         // xchg with memory is locked with or without the prefix
         {"lock xchg [rbx], ecx", M64, {0xf0, 0x87, 0x0b}, {{ES_RBX, D}, {ES_RCX, 1}},
          {{ES_RCX, 2}}, 0x202, 0, 0, {{D, 2, 4}}, {{D, 1, 4}}},

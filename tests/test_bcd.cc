@@ -43,7 +43,7 @@ static const EstCase kBcd[] = {
     // d4 10    aam 16
     {"aam 16", "d4 10", M32, {{ES_RAX, 0x00ff}}, 0, {}, {{ES_RAX, 0x0f0f}}, F_P, {}},
     // d4 00    aam 0: #DE
-    {"aam 0", "d4 00", M32, {{ES_RAX, 0x1234}}, 0, {}, {}, 0, {}, ES_DE},
+    {"aam 0", "d4 00", M32, {{ES_RAX, 0x1234}}, 0, {}, {}, 0, {}, ES_VEC_DE},
     // d5 0a    aad  (7, 9 -> 79)
     {"aad", "d5 0a", M32, {{ES_RAX, 0x55550709}}, F_Z, {}, {{ES_RAX, 0x5555004f}}, 0, {}},
     // d5 00    aad 0
@@ -53,8 +53,8 @@ static const EstCase kBcd[] = {
 
     // invalid in 64-bit mode (these two ran on the host: SIGILL)
     // 37    (aaa)
-    {"aaa in 64-bit mode", "37", M64, {{ES_RAX, 0x0b}}, 0, {}, {}, 0, {}, ES_UD},
+    {"aaa in 64-bit mode", "37", M64, {{ES_RAX, 0x0b}}, 0, {}, {}, 0, {}, ES_VEC_UD},
     // d4 0a    (aam)
-    {"aam in 64-bit mode", "d4 0a", M64, {{ES_RAX, 0x4f}}, 0, {}, {}, 0, {}, ES_UD},
+    {"aam in 64-bit mode", "d4 0a", M64, {{ES_RAX, 0x4f}}, 0, {}, {}, 0, {}, ES_VEC_UD},
 };
 EST_CASE_SUITE(Bcd, kBcd)

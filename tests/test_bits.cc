@@ -47,7 +47,7 @@ static const EstCase kBits[] = {
     {"lock btr qword [rbx], 63", "f0 48 0f ba 33 3f", M64, {{ES_RBX, D}}, 0,
      {{0x100, 8, 0xffffffffffffffff}}, {}, F_C, {{0x100, 8, 0x7fffffffffffffff}}},
     // f0 0f a3 03    lock bt [rbx], eax: BT does not write, LOCK is invalid
-    {"lock bt [rbx], eax", "f0 0f a3 03", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock bt [rbx], eax", "f0 0f a3 03", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_VEC_UD},
 
     // 0f bc c3    bsf eax, ebx  (Zen: flags of a logic result on the index)
     {"bsf eax, ebx", "0f bc c3", M64, {{ES_RAX, 0xffffffffffffffff}, {ES_RBX, 0x80}}, ALL, {},

@@ -29,7 +29,7 @@ TEST(Branch, JmpJcc)
         {"jmp [rbx]", M64, {0xff, 0x23, 0xf4}, {{ES_RBX, D}}, {}, 0x202, 0, 0, {{D, C + 3, 8}}},
         {"jmp eax (32-bit mode)", M32, {0xff, 0xe0, 0xf4}, {{ES_RAX, C + 3}}, {}},
         {"jmp rax, non-canonical: #GP(0) at the jmp", M64, {0xff, 0xe0}, {{ES_RAX, NONCANON}},
-         {}, 0x202, 0, 0, {}, {}, ES_GP, 0, C},
+         {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0, C},
     });
 }
 
@@ -46,11 +46,11 @@ TEST(Branch, CallRet)
         {"call [rbx] (32-bit mode)", M32, {0xff, 0x13, 0xf4, 0x5b}, {{ES_RBX, D}},
          {{ES_RBX, C + 2}, {ES_RSP, S}}, 0x202, 0, 0, {{D, C + 3, 4}}},
         {"ret to a non-canonical address: #GP(0), rsp unchanged", M64, {0xc3}, {},
-         {{ES_RSP, S}}, 0x202, 0, 0, {{S, NONCANON, 8}}, {}, ES_GP, 0, C},
+         {{ES_RSP, S}}, 0x202, 0, 0, {{S, NONCANON, 8}}, {}, ES_VEC_GP, 0, C},
         {"call rax, non-canonical: nothing pushed", M64, {0xff, 0xd0}, {{ES_RAX, NONCANON}},
-         {{ES_RSP, S}}, 0x202, 0, 0, {}, {}, ES_GP, 0},
+         {{ES_RSP, S}}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
         {"call with rsp unmapped: #PF, rsp unchanged", M64, {0xe8, 0, 0, 0, 0},
-         {{ES_RSP, 0x10008}}, {{ES_RSP, 0x10008}}, 0x202, 0, 0, {}, {}, ES_PF,
+         {{ES_RSP, 0x10008}}, {{ES_RSP, 0x10008}}, 0x202, 0, 0, {}, {}, ES_VEC_PF,
          ES_PFEC_W | ES_PFEC_U},
     });
     // 16-bit ret in 32-bit mode pops two bytes and truncates EIP
@@ -78,13 +78,13 @@ TEST(Branch, LoopJrcxz)
         {"loope: ZF=1 branches", M64, {0xe1, 0x01, 0xf4}, {{ES_RCX, 3}}, {{ES_RCX, 2}}, 0x242},
         // falling through reaches the hlt: #GP there
         {"loope: ZF=0 falls through", M64, {0xe1, 0x01, 0xf4}, {{ES_RCX, 3}}, {{ES_RCX, 2}},
-         0x202, 0, 0, {}, {}, ES_GP, 0, C + 2},
+         0x202, 0, 0, {}, {}, ES_VEC_GP, 0, C + 2},
         {"loopne: ZF=0 branches", M64, {0xe0, 0x01, 0xf4}, {{ES_RCX, 3}}, {{ES_RCX, 2}}},
         {"jrcxz taken", M64, {0xe3, 0x01, 0xf4}, {{ES_RCX, 0}}, {}},
         {"jecxz taken on ecx = 0 (67 e3)", M64, {0x67, 0xe3, 0x01, 0xf4},
          {{ES_RCX, 0x100000000ull}}, {}},
         {"jrcxz not taken", M64, {0xe3, 0x01, 0xf4}, {{ES_RCX, 0x100000000ull}}, {}, 0x202, 0,
-         0, {}, {}, ES_GP, 0, C + 2},
+         0, {}, {}, ES_VEC_GP, 0, C + 2},
         {"jcxz taken on cx = 0 (32-bit mode)", M32, {0x67, 0xe3, 0x01, 0xf4},
          {{ES_RCX, 0x10000}}, {}},
     });
@@ -145,15 +145,15 @@ TEST(Branch, FarTransferChecks)
 {
     run_cases({
         {"jmp far 0x10:x (kernel CS, DPL 0)", M32, {0xea, 0, 0, 0x40, 0, 0x10, 0}, {}, {}, 0x202,
-         0, 0, {}, {}, ES_GP, 0x10, C},
+         0, 0, {}, {}, ES_VEC_GP, 0x10, C},
         {"jmp far 0x2b:x (data segment)", M32, {0xea, 0, 0, 0x40, 0, 0x2b, 0}, {}, {}, 0x202, 0,
-         0, {}, {}, ES_GP, 0x28},
+         0, {}, {}, ES_VEC_GP, 0x28},
         {"jmp far 0:x (null)", M32, {0xea, 0, 0, 0x40, 0, 0, 0}, {}, {}, 0x202, 0, 0, {}, {},
-         ES_GP, 0},
+         ES_VEC_GP, 0},
         {"jmp far [rbx] m16:64 to a non-canonical offset", M64, {0x48, 0xff, 0x2b},
-         {{ES_RBX, D}}, {}, 0x202, 0, 0, {{D, NONCANON, 8}, {D + 8, 0x33, 2}}, {}, ES_GP, 0},
+         {{ES_RBX, D}}, {}, 0x202, 0, 0, {{D, NONCANON, 8}, {D + 8, 0x33, 2}}, {}, ES_VEC_GP, 0},
         {"retf to RPL 0", M64, {0xcb}, {}, {{ES_RSP, S}}, 0x202, 0, 0,
-         {{S, C, 4}, {S + 4, 0x10, 4}}, {}, ES_GP, 0x10},
+         {{S, C, 4}, {S + 4, 0x10, 4}}, {}, ES_VEC_GP, 0x10},
         // 48 cb: 8-byte offset and CS slots; ca 10 00 adds 16
         {"rex.w retf to 0x33", M64, {0x48, 0xcb, 0xf4}, {}, {{ES_RSP, S + 16}}, 0x202, 0, 0,
          {{S, C + 3, 8}, {S + 8, 0x33, 8}}},

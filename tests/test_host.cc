@@ -457,7 +457,7 @@ TEST_P(HostTest, BrkGrowsAndShrinks)
     EXPECT_EQ(es_write(m, start + 0x4000, &v, 8), 0); // user write into the new break
     EXPECT_EQ(c64(ES_NR64_brk, start + 0x100), (int64_t)(start + 0x100));
     EXPECT_NE(es_read(m, start + 0x4000, &v, 8), 0); // shrunk away
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     // it stops at an existing mapping (with a guard page)
     ASSERT_EQ(es_vm_map(m, 0x10010000, 0x1000, ES_PROT_R), 0);
     EXPECT_EQ(c64(ES_NR64_brk, 0x10010000), (int64_t)(start + 0x100));
@@ -477,7 +477,7 @@ TEST_P(HostTest, MmapAnonymousAndMunmap)
     EXPECT_NE(es_write(m, a, &v, 8), 0);
     EXPECT_EQ(c64(ES_NR64_munmap, a, 10000), 0);
     EXPECT_NE(es_read(m, a + 0x2000, &v, 8), 0);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(c64(ES_NR64_munmap, a + 1, 10), -EINVAL);
     EXPECT_EQ(c64(ES_NR64_mmap, 0, 0, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0), -EINVAL);
     // MAP_FIXED_NOREPLACE refuses an occupied range; MAP_FIXED replaces it
@@ -774,6 +774,45 @@ TEST_P(HostTest, PrctlAndChildren)
     EXPECT_EQ(c64(ES_NR64_kill, 0, 34 /* SIGRTMIN+2: terminates by default */), 0);
     EXPECT_EQ(m->stop, ES_STOP_FAULT);
     EXPECT_EQ(m->exit_status, 128 + 34);
+}
+
+TEST_P(HostTest, PreadvOldStatAndWaits)
+{
+    int64_t fd = open_ro("/hello.txt");
+    ASSERT_GE(fd, 3);
+    // x86-64 preadv(fd, iov, 1, pos_l = 6, pos_h = 0)
+    uint64_t iov[2] = {BUF + 0x100, 5};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, iov, 16), 0);
+    EXPECT_EQ(c64(ES_NR64_preadv, fd, BUF, 1, 6, 0), 5);
+    EXPECT_EQ(std::string((const char *)peek(BUF + 0x100, 5).data(), 5), "world");
+    EXPECT_EQ(c64(ES_NR64_lseek, fd, 0, SEEK_CUR), 0);
+    // x32 preadv (534): compat iovec, one loff_t
+    uint32_t iov32[2] = {(uint32_t)BUF + 0x200, 4};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, iov32, 8), 0);
+    EXPECT_EQ(c64(X32 | ES_NRX32_preadv, fd, BUF, 1, 1), 4);
+    EXPECT_EQ(std::string((const char *)peek(BUF + 0x200, 4).data(), 4), "ello");
+    // i386 preadv: the position in two registers
+    EXPECT_EQ(c32(ES_NR32_preadv, fd, BUF, 1, 2, 0), 4);
+    EXPECT_EQ(std::string((const char *)peek(BUF + 0x200, 4).data(), 4), "llo ");
+    EXPECT_EQ(c64(ES_NR64_preadv, fd, BUF, 1, (uint64_t)-5, 0), -EINVAL);
+    // i386 __old_kernel_stat: 16-bit inode numbers, or EOVERFLOW
+    struct stat st;
+    ASSERT_EQ(stat((root + "/hello.txt").c_str(), &st), 0);
+    int64_t r = c32(ES_NR32_oldstat, str("/hello.txt"), BUF);
+    if (st.st_ino <= 0xffff) {
+        EXPECT_EQ(r, 0);
+        EXPECT_EQ(u32(BUF + 16), 12u);
+    } else {
+        EXPECT_EQ(r, -EOVERFLOW);
+    }
+    EXPECT_EQ(c32(ES_NR32_olduname, BUF), 0);
+    EXPECT_STREQ((const char *)peek(BUF + 4 * 65, 5).data(), "i686");
+    // waiting for a signal cannot end: the run stops with a reason
+    EXPECT_EQ(m->stop, ES_STOP_NONE);
+    m->gpr[ES_RAX] = ES_NR64_pause;
+    EXPECT_EQ(es_host_syscall(m, ES_ABI_X64), ES_STOP);
+    EXPECT_EQ(m->stop, ES_STOP_ERROR);
+    EXPECT_NE(strstr(m->message, "signal"), nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),

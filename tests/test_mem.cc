@@ -38,7 +38,7 @@ TEST_F(Mem, NotPresentPageFaultHasErrorCodeAndAddress)
 {
     uint64_t v;
     EXPECT_NE(es_load(m, 0x12345678, 4, &v), 0);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(m->fault.addr, 0x12345678u);
     EXPECT_EQ(m->fault.error, (uint32_t)ES_PFEC_U); // user read, not present
     EXPECT_NE(es_store(m, 0x12345678, 4, 1), 0);
@@ -48,7 +48,7 @@ TEST_F(Mem, NotPresentPageFaultHasErrorCodeAndAddress)
 TEST_F(Mem, WriteToReadOnlyCodePageIsProtectionFault)
 {
     EXPECT_NE(es_store(m, EST_CODE, 1, 0x90), 0);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(m->fault.error, (uint32_t)(ES_PFEC_P | ES_PFEC_W | ES_PFEC_U));
 }
 
@@ -68,7 +68,7 @@ TEST_F(Mem, NonCanonicalIsGeneralProtection)
 {
     uint64_t v;
     EXPECT_NE(es_load(m, 0x0000800000000000ull, 8, &v), 0);
-    EXPECT_EQ(m->fault.vector, ES_GP);
+    EXPECT_EQ(m->fault.vector, ES_VEC_GP);
 }
 
 TEST_F(Mem, SupervisorPageRefusedAtCpl3AllowedAtCpl0)
@@ -100,7 +100,7 @@ TEST_F(Mem, NxPageCannotBeFetched)
 {
     uint8_t b[4];
     EXPECT_EQ(es_fetch_bytes(m, EST_DATA, b, 4), 0u);
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(m->fault.error, (uint32_t)(ES_PFEC_P | ES_PFEC_U | ES_PFEC_I));
 }
 

@@ -36,7 +36,7 @@ TEST(Mov, GprImmMemory)
         {"mov eax, [moffs32 0x600000] (32-bit mode)", M32, {0xa1, 0, 0, 0x60, 0},
          {}, {{ES_RAX, 0x55667788}}, 0x202, 0, 0, {{D, 0x1122334455667788ull, 8}}},
         {"mov rax, [rbx] faults on an unmapped page, rax unchanged", M64, {0x48, 0x8b, 0x03},
-         {{ES_RAX, 7}, {ES_RBX, 0x10000}}, {{ES_RAX, 7}}, 0x202, 0, 0, {}, {}, ES_PF, ES_PFEC_U,
+         {{ES_RAX, 7}, {ES_RBX, 0x10000}}, {{ES_RAX, 7}}, 0x202, 0, 0, {}, {}, ES_VEC_PF, ES_PFEC_U,
          EST_CODE},
     });
 }
@@ -74,7 +74,7 @@ TEST(Mov, Xchg)
         {"xchg [rbx], rcx", M64, {0x48, 0x87, 0x0b}, {{ES_RBX, D}, {ES_RCX, 5}},
          {{ES_RCX, 9}}, 0x202, 0, 0, {{D, 9, 8}}, {{D, 5, 8}}},
         {"xchg [rbx], ecx on a read-only page: #PF, ecx unchanged", M64, {0x87, 0x0b},
-         {{ES_RBX, EST_CODE}, {ES_RCX, 5}}, {{ES_RCX, 5}}, 0x202, 0, 0, {}, {}, ES_PF,
+         {{ES_RBX, EST_CODE}, {ES_RCX, 5}}, {{ES_RCX, 5}}, 0x202, 0, 0, {}, {}, ES_VEC_PF,
          ES_PFEC_P | ES_PFEC_W | ES_PFEC_U},
     });
 }
@@ -91,7 +91,7 @@ TEST(Mov, CmovSetcc)
         {"cmovl ax, cx, SF!=OF", M64, {0x66, 0x0f, 0x4c, 0xc1}, {{ES_RAX, ~0ull}, {ES_RCX, 3}},
          {{ES_RAX, 0xffffffffffff0003ull}}, 0x282},
         {"cmovbe eax, [rbx], false: the load still faults", M64, {0x0f, 0x46, 0x03},
-         {{ES_RBX, 0x10000}, {ES_RAX, 1}}, {{ES_RAX, 1}}, 0x202, 0, 0, {}, {}, ES_PF, ES_PFEC_U},
+         {{ES_RBX, 0x10000}, {ES_RAX, 1}}, {{ES_RAX, 1}}, 0x202, 0, 0, {}, {}, ES_VEC_PF, ES_PFEC_U},
         {"setl al, SF!=OF", M64, {0x0f, 0x9c, 0xc0}, {{ES_RAX, 0xff00}}, {{ES_RAX, 0xff01}}, 0x282},
         {"setnle al, ZF=1", M64, {0x0f, 0x9f, 0xc0}, {{ES_RAX, 0xffff}}, {{ES_RAX, 0xff00}}, 0x242},
         {"setp byte [rbx]", M64, {0x0f, 0x9a, 0x03}, {{ES_RBX, D}}, {}, 0x206, 0, 0,
@@ -147,9 +147,9 @@ TEST(Mov, FlagInstructions)
         {"cmc; cmc; cmc", M64, {0xf5, 0xf5, 0xf5}, {}, {}, 0x202, A, ES_CF},
         {"std", M64, {0xfd}, {}, {}, 0x202, A, ES_DF},
         {"cld", M64, {0xfc}, {}, {}, 0x602, A, 0},
-        {"cli at CPL 3, IOPL 0", M64, {0xfa}, {}, {}, 0x202, ES_IF, ES_IF, {}, {}, ES_GP, 0,
+        {"cli at CPL 3, IOPL 0", M64, {0xfa}, {}, {}, 0x202, ES_IF, ES_IF, {}, {}, ES_VEC_GP, 0,
          EST_CODE},
-        {"sti at CPL 3, IOPL 0", M32, {0xfb}, {}, {}, 0x002, ES_IF, 0, {}, {}, ES_GP, 0},
+        {"sti at CPL 3, IOPL 0", M32, {0xfb}, {}, {}, 0x002, ES_IF, 0, {}, {}, ES_VEC_GP, 0},
         {"cli at CPL 3, IOPL 3", M64, {0xfa}, {}, {}, 0x3202, ES_IF, 0},
     });
 }
@@ -171,18 +171,18 @@ TEST(Mov, SegmentRegisterMoves)
         {"mov ds, ax (USER32_CS 0x23: readable code)", M64, {0x8e, 0xd8}, {{ES_RAX, 0x23}}, {}},
         {"mov ds, ax (null)", M64, {0x8e, 0xd8}, {{ES_RAX, 0}}, {}},
         {"mov ds, ax (KERNEL_DS 0x18: DPL 0)", M64, {0x8e, 0xd8}, {{ES_RAX, 0x18}}, {}, 0x202, 0,
-         0, {}, {}, ES_GP, 0x18},
+         0, {}, {}, ES_VEC_GP, 0x18},
         {"mov es, ax (KERNEL_CS 0x13: RPL 3 but DPL 0)", M64, {0x8e, 0xc0}, {{ES_RAX, 0x13}},
-         {}, 0x202, 0, 0, {}, {}, ES_GP, 0x10},
+         {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0x10},
         {"mov ds, ax (past the table)", M64, {0x8e, 0xd8}, {{ES_RAX, 0x83}}, {}, 0x202, 0, 0,
-         {}, {}, ES_GP, 0x80},
+         {}, {}, ES_VEC_GP, 0x80},
         {"mov ds, ax (LDT selector)", M64, {0x8e, 0xd8}, {{ES_RAX, 0x2f}}, {}, 0x202, 0, 0, {},
-         {}, ES_GP, 0x2c},
-        {"mov ss, ax (null)", M64, {0x8e, 0xd0}, {{ES_RAX, 0}}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
+         {}, ES_VEC_GP, 0x2c},
+        {"mov ss, ax (null)", M64, {0x8e, 0xd0}, {{ES_RAX, 0}}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
         {"mov ss, ax (RPL 0 != CPL)", M32, {0x8e, 0xd0}, {{ES_RAX, 0x28}}, {}, 0x202, 0, 0, {},
-         {}, ES_GP, 0x28},
+         {}, ES_VEC_GP, 0x28},
         {"mov ss, ax (code segment)", M32, {0x8e, 0xd0}, {{ES_RAX, 0x23}}, {}, 0x202, 0, 0, {},
-         {}, ES_GP, 0x20},
+         {}, ES_VEC_GP, 0x20},
         {"mov ss, ax (0x2b)", M32, {0x8e, 0xd0}, {{ES_RAX, 0x2b}}, {}},
         {"mov eax, ds (zero-extends, as on Zen 4)", M64, {0x8c, 0xd8}, {{ES_RAX, ~0ull}},
          {{ES_RAX, 0x2b}}},
@@ -190,9 +190,9 @@ TEST(Mov, SegmentRegisterMoves)
          {{ES_RAX, 0xffffffffffff002bull}}},
         {"mov [rbx], ds (16-bit store)", M64, {0x8c, 0x1b}, {{ES_RBX, D}}, {}, 0x202, 0, 0,
          {{D, ~0ull, 8}}, {{D, 0xffffffffffff002bull, 8}}},
-        {"mov rax, cr0 at CPL 3", M64, {0x0f, 0x20, 0xc0}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
-        {"mov cr3, rax at CPL 3", M64, {0x0f, 0x22, 0xd8}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
-        {"mov rax, dr7 at CPL 3", M64, {0x0f, 0x21, 0xf8}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
+        {"mov rax, cr0 at CPL 3", M64, {0x0f, 0x20, 0xc0}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
+        {"mov cr3, rax at CPL 3", M64, {0x0f, 0x22, 0xd8}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
+        {"mov rax, dr7 at CPL 3", M64, {0x0f, 0x21, 0xf8}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
     });
 }
 
@@ -245,7 +245,7 @@ TEST(Mov, NotPresentDescriptor)
     m->gdt[13] = 0x00cf73000000ffffull; // USER_DS-like, P = 0
     m->gpr[ES_RAX] = 0x6b;
     ASSERT_EQ(m.run({0x8e, 0xd8}), ES_STOP_FAULT);
-    EXPECT_EQ(m->fault.vector, ES_NP);
+    EXPECT_EQ(m->fault.vector, ES_VEC_NP);
     EXPECT_EQ(m->fault.error, 0x68u);
     EXPECT_EQ(m->seg[ES_SEG_DS].sel, 0x2b); // unchanged
 }
@@ -262,6 +262,6 @@ TEST(Mov, LoadFarPointer)
          0x202, 0, 0, {{D, 0x0000002b00001000ull, 8}}},
         {"lds eax, [ebx] with a kernel selector: #GP, eax unchanged", M32, {0xc5, 0x03},
          {{ES_RBX, D}, {ES_RAX, 7}}, {{ES_RAX, 7}}, 0x202, 0, 0,
-         {{D, 0x0000001800001000ull, 8}}, {}, ES_GP, 0x18},
+         {{D, 0x0000001800001000ull, 8}}, {}, ES_VEC_GP, 0x18},
     });
 }

@@ -83,25 +83,25 @@ static const EstCase kMulDiv[] = {
 
     // ---- #DE ----
     // 48 f7 f3    div rbx  (zero divisor)
-    {"div rbx (0)", "48 f7 f3", M64, {{ES_RAX, 1}, {ES_RDX, 2}}, F_C, {}, {}, 0, {}, ES_DE},
+    {"div rbx (0)", "48 f7 f3", M64, {{ES_RAX, 1}, {ES_RDX, 2}}, F_C, {}, {}, 0, {}, ES_VEC_DE},
     // f7 f3    div ebx  (quotient >= 2^32)
-    {"div ebx (overflow)", "f7 f3", M64, {{ES_RDX, 2}, {ES_RBX, 2}}, 0, {}, {}, 0, {}, ES_DE},
+    {"div ebx (overflow)", "f7 f3", M64, {{ES_RDX, 2}, {ES_RBX, 2}}, 0, {}, {}, 0, {}, ES_VEC_DE},
     // f6 f3    div bl  (quotient 0x100)
-    {"div bl (overflow)", "f6 f3", M64, {{ES_RAX, 0x1000}, {ES_RBX, 0x10}}, 0, {}, {}, 0, {}, ES_DE},
+    {"div bl (overflow)", "f6 f3", M64, {{ES_RAX, 0x1000}, {ES_RBX, 0x10}}, 0, {}, {}, 0, {}, ES_VEC_DE},
     // 48 f7 fb    idiv rbx  (INT64_MIN / -1)
     {"idiv rbx (INT64_MIN/-1)", "48 f7 fb", M64,
      {{ES_RDX, 0xffffffffffffffff}, {ES_RAX, 0x8000000000000000}, {ES_RBX, 0xffffffffffffffff}}, 0,
-     {}, {}, 0, {}, ES_DE},
+     {}, {}, 0, {}, ES_VEC_DE},
     // f7 f9    idiv ecx  (INT32_MIN / -1)
     {"idiv ecx (INT32_MIN/-1)", "f7 f9", M64, {{ES_RDX, 0xffffffff}, {ES_RAX, 0x80000000}, {ES_RCX, 0xffffffff}},
-     0, {}, {}, 0, {}, ES_DE},
+     0, {}, {}, 0, {}, ES_VEC_DE},
     // f6 f9    idiv cl  (-128 / -1)
-    {"idiv cl (-128/-1)", "f6 f9", M64, {{ES_RAX, 0xff80}, {ES_RCX, 0xff}}, 0, {}, {}, 0, {}, ES_DE},
+    {"idiv cl (-128/-1)", "f6 f9", M64, {{ES_RAX, 0xff80}, {ES_RCX, 0xff}}, 0, {}, {}, 0, {}, ES_VEC_DE},
     // 48 f7 fb    idiv rbx  (2^63 / 1 does not fit)
     {"idiv rbx (2^63/1)", "48 f7 fb", M64, {{ES_RAX, 0x8000000000000000}, {ES_RBX, 1}}, 0, {}, {},
-     0, {}, ES_DE},
+     0, {}, ES_VEC_DE},
     // 66 f7 33    div word [rbx]  (zero in memory)
-    {"div word [rbx] (0)", "66 f7 33", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_DE},
+    {"div word [rbx] (0)", "66 f7 33", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_VEC_DE},
 
     // c4 e2 f3 f6 c3    mulx rax, rcx, rbx  (rax = high, rcx = low of rdx * rbx; no flags)
     {"mulx rax, rcx, rbx", "c4 e2 f3 f6 c3", M64, {{ES_RDX, 0xffffffffffffffff}, {ES_RBX, 0x10}},
@@ -114,7 +114,7 @@ static const EstCase kMulDiv[] = {
      {{0x100, 4, 0x10}}, {{ES_RAX, 0xf}, {ES_RCX, 0xfffffff0}}, 0, {}},
 
     // f0 f7 23    lock mul dword [rbx]
-    {"lock mul dword [rbx]", "f0 f7 23", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock mul dword [rbx]", "f0 f7 23", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_VEC_UD},
 
     // ---- compatibility mode (same bytes on the host) ----
     // f7 e3    mul ebx
@@ -124,7 +124,7 @@ static const EstCase kMulDiv[] = {
     {"div ecx (32)", "f7 f1", M32, {{ES_RAX, 100}, {ES_RCX, 7}}, 0, {},
      {{ES_RAX, 14}, {ES_RDX, 2}}, F_A, {}, -1, "f7 f1"},
     // f7 f1    div ecx  (zero)
-    {"div ecx (32, 0)", "f7 f1", M32, {{ES_RAX, 100}}, 0, {}, {}, 0, {}, ES_DE, "f7 f1"},
+    {"div ecx (32, 0)", "f7 f1", M32, {{ES_RAX, 100}}, 0, {}, {}, 0, {}, ES_VEC_DE, "f7 f1"},
     // 0f af 03    imul eax, [ebx]
     {"imul eax, [ebx] (32)", "0f af 03", M32, {{ES_RAX, 0x10000}, {ES_RBX, D}}, 0,
      {{0x100, 4, 0x10000}}, {{ES_RAX, 0}}, F_C | F_O, {}, -1, "0f af 03"},

@@ -158,7 +158,7 @@ static const EstCase kShift[] = {
      {{0x100, 4, 0x12345678}}, {{ES_RAX, 0x81234567}}, 0, {}},
 
     // f0 d1 23    lock shl dword [rbx], 1: shifts are not lockable
-    {"lock shl dword [rbx], 1", "f0 d1 23", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_UD},
+    {"lock shl dword [rbx], 1", "f0 d1 23", M64, {{ES_RBX, D}}, 0, {}, {}, 0, {}, ES_VEC_UD},
 
     // ---- compatibility mode (same bytes on the host in 64-bit mode) ----
     // d3 e0    shl eax, cl

@@ -45,7 +45,7 @@ void expect_ud(int mode, std::vector<uint8_t> bytes, const char *what)
     t.set_xmm(0, 1, 2);
     t.m->gpr[ES_RDI] = EST_DATA;
     EXPECT_EQ(t.run(), ES_STOP_FAULT);
-    EXPECT_EQ(t.m->fault.vector, ES_UD);
+    EXPECT_EQ(t.m->fault.vector, ES_VEC_UD);
     EXPECT_EQ(t.m->rip, EST_CODE);
     EXPECT_EQ(t.m->xmm[0].q[0], 2u);
 }
@@ -81,7 +81,7 @@ TEST(Sse, LoadPageFaultIsPrecise)
     t.set_xmm(0, 0x1111, 0x2222);
     t.m->gpr[ES_RDI] = EST_DATA + 0x10000 - 8;
     EXPECT_EQ(t.run(), ES_STOP_FAULT);
-    EXPECT_EQ(t.m->fault.vector, ES_PF);
+    EXPECT_EQ(t.m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(t.m->cr2, EST_DATA + 0x10000);
     EXPECT_EQ(t.m->xmm[0].q[0], 0x2222u);
     EXPECT_EQ(t.m->xmm[0].q[1], 0x1111u);
@@ -94,7 +94,7 @@ TEST(Sse, StorePageFaultIsPrecise)
     t.set_xmm(0, ~0ull, ~0ull);
     t.m->gpr[ES_RDI] = EST_DATA + 0x10000 - 8;
     EXPECT_EQ(t.run(), ES_STOP_FAULT);
-    EXPECT_EQ(t.m->fault.vector, ES_PF);
+    EXPECT_EQ(t.m->fault.vector, ES_VEC_PF);
     uint64_t v = 1;
     ASSERT_EQ(es_read(t.m, EST_DATA + 0x10000 - 8, &v, 8), 0);
     EXPECT_EQ(v, 0u); // nothing of the store landed
@@ -106,7 +106,7 @@ TEST(Sse, AlignmentCheckedBeforePaging)
     Machine t(ES_MODE_64, {0x0f, 0x28, 0x07});
     t.m->gpr[ES_RDI] = 0x10000008;
     EXPECT_EQ(t.run(), ES_STOP_FAULT);
-    EXPECT_EQ(t.m->fault.vector, ES_GP);
+    EXPECT_EQ(t.m->fault.vector, ES_VEC_GP);
     EXPECT_EQ(t.m->fault.error, 0u);
 }
 
@@ -118,7 +118,7 @@ TEST(Sse, UnmaskedExceptionWithoutOsxmmexcptIsUd)
     t.m->mxcsr = 0x1d80;
     t.m->cr4 &= ~0x400ull;
     EXPECT_EQ(t.run(), ES_STOP_FAULT);
-    EXPECT_EQ(t.m->fault.vector, ES_UD);
+    EXPECT_EQ(t.m->fault.vector, ES_VEC_UD);
     EXPECT_EQ(t.m->mxcsr, 0x1d85u); // ZE, and IE of the 0/0 lanes (host: 0x1d85)
     EXPECT_EQ(t.m->xmm[0].f[0], 1.0f);
 }
@@ -201,7 +201,7 @@ TEST(Sse, Crc32cCheckValue)
     ASSERT_EQ(es_write(t.m, EST_DATA, "123456789", 9), 0);
     t.m->gpr[ES_RDI] = EST_DATA;
     t.m->gpr[ES_RCX] = 0xffffffff;
-    if (t.run() != 0 && t.m->fault.vector == ES_UD && t.m->unimpl_op == ES_OP_INC)
+    if (t.run() != 0 && t.m->fault.vector == ES_VEC_UD && t.m->unimpl_op == ES_OP_INC)
         GTEST_SKIP() << "INC not implemented yet";
     EXPECT_EQ(~(uint32_t)t.m->gpr[ES_RCX], 0xe3069283u);
 }

@@ -33,10 +33,10 @@ TEST(Stack, PushPop64)
         {"pop qword [rsp] addresses with the incremented rsp", M64, {0x8f, 0x04, 0x24}, {},
          {{ES_RSP, S + 8}}, 0x202, 0, 0, {{S, 0x77, 8}, {S + 8, 0, 8}}, {{S + 8, 0x77, 8}}},
         {"pop qword [rbx] to a read-only page: #PF, rsp unchanged", M64, {0x8f, 0x03},
-         {{ES_RBX, EST_CODE}}, {{ES_RSP, S}}, 0x202, 0, 0, {}, {}, ES_PF,
+         {{ES_RBX, EST_CODE}}, {{ES_RSP, S}}, 0x202, 0, 0, {}, {}, ES_VEC_PF,
          ES_PFEC_P | ES_PFEC_W | ES_PFEC_U},
         {"push rax with rsp on an unmapped page: #PF, rsp unchanged", M64, {0x50},
-         {{ES_RSP, 0x10008}}, {{ES_RSP, 0x10008}}, 0x202, 0, 0, {}, {}, ES_PF,
+         {{ES_RSP, 0x10008}}, {{ES_RSP, 0x10008}}, 0x202, 0, 0, {}, {}, ES_VEC_PF,
          ES_PFEC_W | ES_PFEC_U},
     });
 }
@@ -74,7 +74,7 @@ TEST(Stack, SegmentRegisters)
         {"push es; pop ds (32-bit mode)", M32, {0x06, 0x1f}, {}, {{ES_RSP, S}}, 0x202, 0, 0, {},
          {{S - 4, 0x2b, 2}}},
         {"pop ds with a kernel selector: #GP, esp unchanged", M32, {0x1f}, {}, {{ES_RSP, S}},
-         0x202, 0, 0, {{S, 0x18, 4}}, {}, ES_GP, 0x18},
+         0x202, 0, 0, {{S, 0x18, 4}}, {}, ES_VEC_GP, 0x18},
         {"pop ss (0x2b)", M32, {0x17}, {}, {{ES_RSP, S + 4}}, 0x202, 0, 0, {{S, 0x2b, 4}}},
         {"pop gs (null)", M64, {0x0f, 0xa9}, {}, {{ES_RSP, S + 8}}, 0x202, 0, 0, {{S, 0, 8}}},
     });
@@ -130,7 +130,7 @@ TEST(Stack, EnterLeave)
          {{ES_RBP, S - 4}, {ES_RSP, S - 8}}, 0x202, 0, 0, {}, {{S - 4, B, 4}}},
         {"enter 8, 3 with a bad enclosing frame: #PF, registers unchanged", M64,
          {0xc8, 0x08, 0x00, 0x03}, {{ES_RBP, 0x10010}}, {{ES_RBP, 0x10010}, {ES_RSP, S}}, 0x202,
-         0, 0, {}, {}, ES_PF, ES_PFEC_U},
+         0, 0, {}, {}, ES_VEC_PF, ES_PFEC_U},
         {"leave", M64, {0xc9}, {{ES_RBP, S + 0x20}}, {{ES_RBP, 0x4242}, {ES_RSP, S + 0x28}},
          0x202, 0, 0, {{S + 0x20, 0x4242, 8}}},
         {"enter 0x20, 0; leave", M64, {0xc8, 0x20, 0, 0, 0xc9}, {{ES_RBP, B}},

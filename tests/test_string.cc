@@ -153,7 +153,7 @@ TEST(String, FaultMidRepIsRestartable)
     m->gpr[ES_RDI] = end - 0x10;
     m->gpr[ES_RCX] = 0x20;
     ASSERT_EQ(m.run({0xf3, 0xaa}), ES_STOP_FAULT); // rep stosb
-    EXPECT_EQ(m->fault.vector, ES_PF);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
     EXPECT_EQ(m->fault.addr, end);
     EXPECT_EQ(m->rip, C);
     EXPECT_EQ(m->gpr[ES_RCX], 0x10u);
@@ -172,7 +172,7 @@ TEST(String, FaultMidRepIsRestartable)
     n->gpr[ES_RDI] = D;
     n->gpr[ES_RCX] = 4;
     ASSERT_EQ(n.run({0xf3, 0x48, 0xa5}), ES_STOP_FAULT);
-    EXPECT_EQ(n->fault.vector, ES_PF);
+    EXPECT_EQ(n->fault.vector, ES_VEC_PF);
     EXPECT_EQ(n->gpr[ES_RCX], 3u);
     EXPECT_EQ(n->gpr[ES_RSI], end);
     EXPECT_EQ(n->gpr[ES_RDI], D + 8);
@@ -190,9 +190,9 @@ TEST(String, FaultMidRepIsRestartable)
 TEST(String, PortIoIsPrivileged)
 {
     run_cases({
-        {"insb", M64, {0x6c}, {{ES_RDI, D}}, {{ES_RDI, D}}, 0x202, 0, 0, {}, {}, ES_GP, 0, C},
-        {"outsd", M32, {0x6f}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
-        {"in al, 0x60", M64, {0xe4, 0x60}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
-        {"out dx, eax", M32, {0xef}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0},
+        {"insb", M64, {0x6c}, {{ES_RDI, D}}, {{ES_RDI, D}}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0, C},
+        {"outsd", M32, {0x6f}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
+        {"in al, 0x60", M64, {0xe4, 0x60}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
+        {"out dx, eax", M32, {0xef}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
     });
 }

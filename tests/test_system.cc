@@ -30,7 +30,7 @@ TEST(System, NopForms)
          {{ES_RAX, 0x10000}}, {}},
         {"clflush [rax]", M64, {0x0f, 0xae, 0x38}, {{ES_RAX, D}}, {}},
         {"clflush [rax] on an unmapped page: #PF", M64, {0x0f, 0xae, 0x38}, {{ES_RAX, 0x10000}},
-         {}, 0x202, 0, 0, {}, {}, ES_PF, ES_PFEC_U, C},
+         {}, 0x202, 0, 0, {}, {}, ES_VEC_PF, ES_PFEC_U, C},
         {"nop (32-bit mode)", M32, {0x90, 0x0f, 0x1f, 0x00}, {{ES_RAX, 0x10000}}, {}},
     });
 }
@@ -38,16 +38,15 @@ TEST(System, NopForms)
 TEST(System, TrapsAndFaults)
 {
     run_cases({
-        {"ud2", M64, {0x0f, 0x0b}, {}, {}, 0x202, 0, 0, {}, {}, ES_UD, 0, C},
-        {"ud1 eax, [rax]", M64, {0x0f, 0xb9, 0x00}, {}, {}, 0x202, 0, 0, {}, {}, ES_UD, 0},
-        {"hlt at CPL 3", M64, {0xf4}, {}, {}, 0x202, 0, 0, {}, {}, ES_GP, 0, C},
-        {"int3", M64, {0xcc}, {}, {}, 0x202, 0, 0, {}, {}, ES_BP, 0},
-        {"int 3", M32, {0xcd, 0x03}, {}, {}, 0x202, 0, 0, {}, {}, ES_BP, 0},
+        {"ud2", M64, {0x0f, 0x0b}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_UD, 0, C},
+        {"ud1 eax, [rax]", M64, {0x0f, 0xb9, 0x00}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_UD, 0},
+        {"hlt at CPL 3", M64, {0xf4}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0, C},
+        {"int3", M64, {0xcc}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_BP, 0},
+        {"int 3", M32, {0xcd, 0x03}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_BP, 0},
         {"int 0x21: DPL-0 gate, #GP(0x21 << 3 | 2)", M64, {0xcd, 0x21}, {}, {}, 0x202, 0, 0, {},
-         {}, ES_GP, 0x10a},
-        // vector 4 (#OF): machine.h's ES_OF macro (the flag) hides the enum
-        {"into with OF = 1", M32, {0xce}, {}, {}, 0xa02, 0, 0, {}, {}, 4, 0},
-        {"int 4", M64, {0xcd, 0x04}, {}, {}, 0x202, 0, 0, {}, {}, 4, 0},
+         {}, ES_VEC_GP, 0x10a},
+        {"into with OF = 1", M32, {0xce}, {}, {}, 0xa02, 0, 0, {}, {}, ES_VEC_OF, 0},
+        {"int 4", M64, {0xcd, 0x04}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_OF, 0},
         {"into with OF = 0", M32, {0xce}, {}, {}},
     });
     M m(M64);
@@ -72,7 +71,7 @@ TEST(System, PrivilegedAtCpl3)
         M m(M64);
         m->gpr[ES_RAX] = D;
         ASSERT_EQ(m.run(i.second), ES_STOP_FAULT);
-        EXPECT_EQ(m->fault.vector, ES_GP);
+        EXPECT_EQ(m->fault.vector, ES_VEC_GP);
         EXPECT_EQ(m->fault.error, 0u);
         EXPECT_EQ(m->rip, C);
     }
@@ -98,12 +97,12 @@ TEST(System, Cpl0Msrs)
     // unknown MSR and a non-canonical base: #GP(0)
     m->gpr[ES_RCX] = 0x12345;
     ASSERT_EQ(m.run({0x0f, 0x32}), ES_STOP_FAULT);
-    EXPECT_EQ(m->fault.vector, ES_GP);
+    EXPECT_EQ(m->fault.vector, ES_VEC_GP);
     m->gpr[ES_RCX] = 0xc0000101;
     m->gpr[ES_RDX] = 0x8000;
     m->rip = C;
     ASSERT_EQ(m.run({0x0f, 0x30}), ES_STOP_FAULT);
-    EXPECT_EQ(m->fault.vector, ES_GP);
+    EXPECT_EQ(m->fault.vector, ES_VEC_GP);
 }
 
 static void cpuid(es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
@@ -192,7 +191,7 @@ TEST(System, Rdtsc)
     M t(M64);
     t->cr4 |= 4;
     ASSERT_EQ(t.run({0x0f, 0x31}), ES_STOP_FAULT);
-    EXPECT_EQ(t->fault.vector, ES_GP);
+    EXPECT_EQ(t->fault.vector, ES_VEC_GP);
 }
 
 TEST(System, Xgetbv)
@@ -201,7 +200,7 @@ TEST(System, Xgetbv)
         {"xgetbv, ecx = 0", M64, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}, {ES_RDX, ~0ull}},
          {{ES_RAX, 3}, {ES_RDX, 0}}},
         {"xgetbv, ecx = 1: #GP(0)", M64, {0x0f, 0x01, 0xd0}, {{ES_RCX, 1}}, {}, 0x202, 0, 0, {},
-         {}, ES_GP, 0},
+         {}, ES_VEC_GP, 0},
         {"xgetbv (32-bit mode)", M32, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}}, {{ES_RAX, 3}}},
     });
 }
@@ -304,7 +303,7 @@ TEST(System, CompatSyscallAndSysenter)
     M i(M32);
     i->vendor = 0;
     ASSERT_EQ(i.run({0x0f, 0x05}), ES_STOP_FAULT);
-    EXPECT_EQ(i->fault.vector, ES_UD);
+    EXPECT_EQ(i->fault.vector, ES_VEC_UD);
 
     // SYSENTER: Intel only; EBP = user stack with arg6 at [EBP]
     M s(M32);
@@ -325,7 +324,7 @@ TEST(System, CompatSyscallAndSysenter)
     M u(M32);
     u->vendor = 1;
     ASSERT_EQ(u.run({0x0f, 0x34}), ES_STOP_FAULT);
-    EXPECT_EQ(u->fault.vector, ES_UD);
+    EXPECT_EQ(u->fault.vector, ES_VEC_UD);
 }
 
 TEST(System, SyscallExitStops)

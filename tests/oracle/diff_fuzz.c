@@ -66,10 +66,9 @@ static int parse_hex(const char *s, uint8_t *b, int max)
 static int signal_fits(int sig, int vector)
 {
     switch (sig) {
-    case SIGFPE: return vector == ES_DE;
-    case SIGILL: return vector == ES_UD;
-    case SIGSEGV: case SIGBUS: return vector == ES_GP || vector == 14 /* #PF */ ||
-                                      vector == 4 /* #PF while machine.h's ES_PF names the flag */;
+    case SIGFPE: return vector == ES_VEC_DE;
+    case SIGILL: return vector == ES_VEC_UD;
+    case SIGSEGV: case SIGBUS: return vector == ES_VEC_GP || vector == ES_VEC_PF;
     default: return 0;
     }
 }

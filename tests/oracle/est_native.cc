@@ -40,9 +40,9 @@ int est_native_register(const char *suite, const EstCase *cases, size_t n)
 static bool fault_matches(int vector, int sig)
 {
     switch (vector) {
-    case ES_DE: return sig == SIGFPE;
-    case ES_UD: return sig == SIGILL;
-    case ES_GP: case 14 /* #PF */: return sig == SIGSEGV || sig == SIGBUS;
+    case ES_VEC_DE: return sig == SIGFPE;
+    case ES_VEC_UD: return sig == SIGILL;
+    case ES_VEC_GP: case 14 /* #PF */: return sig == SIGSEGV || sig == SIGBUS;
     default: return false;
     }
 }
