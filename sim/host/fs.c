@@ -87,8 +87,50 @@ static void fd_close(struct es_host *h, int fd)
     es_hfd *f = &h->fds[fd];
     if (f->owned)
         close(f->host);
-    f->host = -1;
-    f->owned = f->cloexec = false;
+    free(f->doff);
+    *f = (es_hfd){.host = -1};
+}
+
+/* The cookie that follows position `pos` for host offset `hoff` (see
+ * es_hfd.doff); -1 when out of memory. */
+static int64_t dir_cookie(es_hfd *f, uint32_t pos, uint64_t hoff)
+{
+    if (!f->ndoff) {
+        f->cdoff = 64;
+        f->doff = malloc(f->cdoff * sizeof *f->doff);
+        if (!f->doff)
+            return -1;
+        f->doff[0] = 0;
+        f->ndoff = 1;
+    }
+    if (pos + 1 < f->ndoff && f->doff[pos + 1] == hoff)
+        return pos + 1; /* read again after a seek back */
+    if (f->ndoff == f->cdoff) {
+        if (f->cdoff >= 0x40000000u)
+            return -1;
+        uint64_t *n = realloc(f->doff, 2 * f->cdoff * sizeof *n);
+        if (!n)
+            return -1;
+        f->doff = n;
+        f->cdoff *= 2;
+    }
+    f->doff[f->ndoff] = hoff;
+    return f->ndoff++;
+}
+
+/* lseek on a directory a 32-bit caller reads: cookies, not host offsets. */
+static int64_t dir_seek(es_hfd *f, int64_t off, int whence)
+{
+    if (whence == SEEK_CUR && off == 0)
+        return f->dpos; /* telldir */
+    if (whence != SEEK_SET)
+        return -EINVAL;
+    if (off < 0 || (off > 0 && (uint64_t)off >= f->ndoff))
+        return -EINVAL;
+    if (lseek(f->host, off ? (off_t)f->doff[off] : 0, SEEK_SET) < 0)
+        return -errno;
+    f->dpos = (uint32_t)off;
+    return off;
 }
 
 /* ---- confined path resolution ---- */
@@ -705,8 +747,20 @@ static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_
     size_t o = 0;
     int64_t resume = -1; /* d_off of the last entry that fit */
     bool cut = false;
+    bool cookies = c->ptr32; /* 32-bit callers get small d_off cookies */
+    uint32_t pos = f->dpos, lastpos = f->dpos;
     for (long i = 0; i < n;) {
-        uint64_t ino = es_ld64(in + i), off = es_ld64(in + i + 8);
+        uint64_t ino = es_ld64(in + i), hoff = es_ld64(in + i + 8), off = hoff;
+        if (cookies) {
+            int64_t k = dir_cookie(f, pos, hoff);
+            if (k < 0) {
+                ret = o ? (int64_t)o : -ENOMEM;
+                if (o)
+                    lseek(f->host, resume, SEEK_SET);
+                goto copy;
+            }
+            off = (uint64_t)k;
+        }
         uint16_t reclen = (uint16_t)(in[i + 16] | in[i + 17] << 8);
         uint8_t type = in[i + 18];
         const char *name = (const char *)in + i + 19;
@@ -716,6 +770,7 @@ static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_
             rl = reclen;
             if (o + rl > count) { cut = true; break; }
             memcpy(out + o, in + i, rl);
+            es_st64(out + o + 8, off);
         } else if (c->compat) {
             /* struct compat_linux_dirent: u32 ino, u32 off, u16 reclen, name, pad, type */
             rl = (10 + nl + 2 + 3) & ~(size_t)3;
@@ -744,9 +799,12 @@ static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_
             out[o + rl - 1] = type;
         }
         o += rl;
-        resume = (int64_t)off;
+        resume = (int64_t)hoff;
+        lastpos = pos = (uint32_t)off;
         i += reclen;
     }
+    if (cookies)
+        f->dpos = lastpos;
     if (cut) {
         if (!o) {
             ret = -EINVAL; /* buffer too small for one entry */
@@ -1125,6 +1183,8 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         int64_t off = c->abi == ES_ABI_I386 ? (int64_t)(int32_t)a[1] : (int64_t)a[1];
         if ((unsigned)a[2] > 4)
             return -EINVAL;
+        if (f->ndoff)
+            return dir_seek(f, off, (int)a[2]);
         off_t r = lseek(f->host, off, (int)a[2]);
         return r < 0 ? -errno : r;
     }
@@ -1133,9 +1193,10 @@ int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
             return -EBADF;
         if ((unsigned)a[4] > 4)
             return -EINVAL;
-        off_t r = lseek(f->host, (off_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4]);
+        int64_t r = f->ndoff ? dir_seek(f, (int64_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4])
+                             : lseek(f->host, (off_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4]);
         if (r < 0)
-            return -errno;
+            return f->ndoff ? r : -errno;
         uint8_t v[8];
         es_st64(v, (uint64_t)r);
         return es_hs_put(m, c, a[3], v, 8);

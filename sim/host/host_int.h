@@ -35,6 +35,12 @@ typedef struct es_hfd {
     int host;     /* host fd, -1 = slot free */
     bool owned;   /* we opened it (closing the guest fd closes it) */
     bool cloexec; /* FD_CLOEXEC as the guest set it */
+    /* Directory positions for 32-bit callers: Linux gives compat tasks
+     * 32-bit d_off values (ext4's is_32bit_api()), the host gives us 64-bit
+     * hashes, so such callers see small cookies: doff[k] is the host offset
+     * of cookie k (doff[0] = 0, the start), dpos the current cookie. */
+    uint64_t *doff;
+    uint32_t ndoff, cdoff, dpos;
 } es_hfd;
 
 typedef struct es_ksigaction {
