@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -813,6 +814,70 @@ TEST_P(HostTest, PreadvOldStatAndWaits)
     EXPECT_EQ(es_host_syscall(m, ES_ABI_X64), ES_STOP);
     EXPECT_EQ(m->stop, ES_STOP_ERROR);
     EXPECT_NE(strstr(m->message, "signal"), nullptr);
+}
+
+// 32-bit callers see small directory cookies (Linux gives compat tasks
+// 32-bit hashes); seeking back to one re-reads from there.
+TEST_P(HostTest, DirectoryCookiesFor32BitCallers)
+{
+    int64_t d = c32(ES_NR32_open, str("/"), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(d, 3);
+    int64_t n = c32(ES_NR32_getdents64, d, BUF, 4096);
+    ASSERT_GT(n, 0);
+    auto v = peek(BUF, (size_t)n);
+    std::vector<std::string> names;
+    std::vector<uint64_t> offs;
+    for (int64_t o = 0; o < n;) {
+        uint64_t off;
+        uint16_t rl;
+        memcpy(&off, &v[o + 8], 8);
+        memcpy(&rl, &v[o + 16], 2);
+        names.push_back((const char *)&v[o + 19]);
+        offs.push_back(off);
+        o += rl;
+    }
+    ASSERT_GE(names.size(), 4u);
+    for (size_t i = 0; i < offs.size(); i++)
+        EXPECT_EQ(offs[i], i + 1); // cookies 1, 2, 3...
+    EXPECT_EQ(c32(ES_NR32_lseek, d, 0, SEEK_CUR), (int64_t)offs.size());
+    EXPECT_EQ(c32(ES_NR32_lseek, d, 2, SEEK_SET), 2);
+    n = c32(ES_NR32_getdents64, d, BUF, 4096);
+    ASSERT_GT(n, 0);
+    EXPECT_STREQ((const char *)peek(BUF + 19, 64).data(), names[2].c_str());
+    EXPECT_EQ(u64(BUF + 8), 3u);
+    // old getdents (struct compat_linux_dirent) from the start
+    EXPECT_EQ(c32(ES_NR32__llseek, d, 0, 0, BUF + 0x800, SEEK_SET), 0);
+    n = c32(ES_NR32_getdents, d, BUF, 4096);
+    ASSERT_GT(n, 0);
+    EXPECT_EQ(u32(BUF + 4), 1u);
+    EXPECT_STREQ((const char *)peek(BUF + 10, 64).data(), names[0].c_str());
+    EXPECT_EQ(c32(ES_NR32_lseek, d, 100000, SEEK_SET), -EINVAL);
+    // 64-bit callers get the host's offsets untouched
+    int64_t d64 = c64(ES_NR64_open, str("/"), O_RDONLY | O_DIRECTORY);
+    n = c64(ES_NR64_getdents64, d64, BUF, 4096);
+    ASSERT_GT(n, 0);
+    std::vector<uint64_t> g64;
+    for (int64_t o = 0; o < n;) {
+        uint16_t rl;
+        memcpy(&rl, &peek(BUF + o + 16, 2)[0], 2);
+        g64.push_back(u64(BUF + o + 8));
+        o += rl;
+    }
+    int hd = open(root.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(hd, 0);
+    std::vector<uint8_t> hb(4096);
+    long hn = syscall(SYS_getdents64, hd, hb.data(), 4096);
+    close(hd);
+    std::vector<uint64_t> h64;
+    for (long o = 0; o < hn;) {
+        uint16_t rl;
+        uint64_t off;
+        memcpy(&off, &hb[o + 8], 8);
+        memcpy(&rl, &hb[o + 16], 2);
+        h64.push_back(off);
+        o += rl;
+    }
+    EXPECT_EQ(g64, h64);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),
