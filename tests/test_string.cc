@@ -196,3 +196,101 @@ TEST(String, PortIoIsPrivileged)
         {"out dx, eax", M32, {0xef}, {}, {}, 0x202, 0, 0, {}, {}, ES_VEC_GP, 0},
     });
 }
+
+// The page-run fast paths of REP MOVS/STOS/SCASB against an element-by-
+// element reference model: random element sizes, counts, overlapping
+// source and destination, both directions, runs crossing pages.
+namespace {
+
+struct Lcg {
+    uint64_t s;
+    uint64_t next()
+    {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        return s >> 33;
+    }
+};
+
+const unsigned kWin = 0x8000; // the part of the data region the cases use
+
+void ref_rep(std::vector<uint8_t> &mem, int kind, unsigned size, int df, uint64_t &si,
+             uint64_t &di, uint64_t &cx, uint64_t ax, bool &zf)
+{
+    int64_t step = df ? -(int64_t)size : (int64_t)size;
+    while (cx) {
+        if (kind == 0) { // movs
+            uint8_t tmp[8];
+            memcpy(tmp, &mem[si - D], size);
+            memcpy(&mem[di - D], tmp, size);
+            si += step;
+        } else if (kind == 1) { // stos
+            memcpy(&mem[di - D], &ax, size);
+        } else { // repne scasb
+            zf = mem[di - D] == (uint8_t)ax;
+        }
+        di += step;
+        cx--;
+        if (kind == 2 && zf)
+            break;
+    }
+}
+
+} // namespace
+
+TEST(String, RandomRepAgainstReference)
+{
+    Lcg r{12345};
+    for (int iter = 0; iter < 300; iter++) {
+        int kind = (int)(r.next() % 3);
+        unsigned size = kind == 2 ? 1 : 1u << (r.next() % 4);
+        int df = (int)(r.next() % 4 == 0);
+        uint64_t cx = r.next() % (6000 / size); // runs of up to 6000 bytes
+        uint64_t span = cx * size;
+        uint64_t lo = span + 8, hi = kWin - span - 8;
+        uint64_t si = D + lo + r.next() % (hi - lo);
+        uint64_t di = r.next() % 2 ? si + (r.next() % 16) - 8 : D + lo + r.next() % (hi - lo);
+        uint64_t ax = ((uint64_t)r.next() << 32) | r.next();
+        SCOPED_TRACE(testing::Message() << "iter " << iter << " kind " << kind << " size "
+                                        << size << " df " << df << " count " << cx);
+        for (int observed = 0; observed < 2; observed++) {
+            M m(M64);
+            std::vector<uint8_t> mem(kWin);
+            for (auto &b : mem)
+                b = (uint8_t)(r.next() % 8 + 'a'); // small alphabet: scasb finds hits
+            ASSERT_EQ(es_write(m.m, D, mem.data(), kWin), 0);
+            if (observed) { // an observer forces every access down the slow path
+                es_observer o = {};
+                o.mem = [](void *, es_machine *, uint64_t, unsigned, int) {};
+                es_observe(m.m, &o);
+            }
+            m->gpr[ES_RSI] = si, m->gpr[ES_RDI] = di, m->gpr[ES_RCX] = cx;
+            m->gpr[ES_RAX] = ax;
+            m->rflags = 0x202 | (df ? ES_DF : 0);
+            static const uint8_t movs[4][3] = {{0xf3, 0xa4}, {0xf3, 0x66, 0xa5}, {0xf3, 0xa5},
+                                               {0xf3, 0x48, 0xa5}};
+            static const uint8_t stos[4][3] = {{0xf3, 0xaa}, {0xf3, 0x66, 0xab}, {0xf3, 0xab},
+                                               {0xf3, 0x48, 0xab}};
+            unsigned lg = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+            std::vector<uint8_t> code;
+            if (kind == 0)
+                code.assign(movs[lg], movs[lg] + (lg == 0 || lg == 2 ? 2 : 3));
+            else if (kind == 1)
+                code.assign(stos[lg], stos[lg] + (lg == 0 || lg == 2 ? 2 : 3));
+            else
+                code = {0xf2, 0xae};
+            ASSERT_EQ(m.run(code), 0) << m->message;
+            uint64_t rsi = si, rdi = di, rcx = cx;
+            bool zf = false;
+            ref_rep(mem, kind, size, df, rsi, rdi, rcx, ax, zf);
+            EXPECT_EQ(read(m, D, kWin), mem);
+            EXPECT_EQ(m->gpr[ES_RCX], rcx);
+            EXPECT_EQ(m->gpr[ES_RDI], rdi);
+            if (kind == 0) {
+                EXPECT_EQ(m->gpr[ES_RSI], rsi);
+            }
+            if (kind == 2 && cx) {
+                EXPECT_EQ((m->rflags & ES_ZF) != 0, zf);
+            }
+        }
+    }
+}
