@@ -46,6 +46,11 @@ static int es_prot(uint64_t p)
 
 static bool range_free(es_machine *m, uint64_t va, uint64_t len)
 {
+    /* find_free takes a free hint as it is: one VMA lookup */
+    if (va >= ES_VM_MMAP_MIN && es_vm_find_free(m, len, va) == va)
+        return true;
+    if (len > (64ull << 20))
+        return false; /* the hint was refused: something is in the way (or past the top) */
     for (uint64_t a = va; a < va + len; a += PAGE)
         if (es_vm_prot_at(m, a) >= 0)
             return false;
