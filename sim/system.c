@@ -114,7 +114,10 @@ static void cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4
             r[1] = XSAVE_SIZE;
             r[2] = XSAVE_SIZE;
         } else if (sub == 1) {
-            r[0] = 0; /* no XSAVEOPT/XSAVEC/XGETBV1/XSAVES */
+            /* XSAVEOPT and XSAVEC (fxsave.c); not XGETBV with ECX = 1, and
+             * not XSAVES, which needs the IA32_XSS MSR the model lacks */
+            r[0] = BIT(0) | BIT(1);
+            r[1] = XSAVE_SIZE; /* compacted size of XCR0 | XSS components */
         } else if (sub == 2) {
             /* no AVX component */
         }

@@ -154,6 +154,9 @@ TEST(System, Cpuid)
     EXPECT_EQ(r[0], 3u);
     EXPECT_EQ(r[1], 576u);
     EXPECT_EQ(r[2], 576u);
+    cpuid(m.m, 0xd, 1, r);
+    EXPECT_EQ(r[0], 3u); // XSAVEOPT, XSAVEC; no XGETBV1, no XSAVES
+    EXPECT_EQ(r[1], 576u);
     cpuid(m.m, 0x80000000, 0, r);
     EXPECT_GE(r[0], 0x80000004u);
     cpuid(m.m, 0x80000001, 0, r);
