@@ -358,6 +358,23 @@ TEST_P(HostTest, GetdentsAndReadlink)
     EXPECT_EQ(c64(ES_NR64_readlink, str("/proc/self/exe"), BUF, 100), 9);
     EXPECT_EQ(std::string((const char *)peek(BUF, 9).data(), 9), "/bin/prog");
     EXPECT_EQ(c64(ES_NR64_readlink, str("/hello.txt"), BUF, 100), -EINVAL);
+    // /proc/self/fd/N names the guest's fd N by its guest path
+    int64_t fd = open_ro("/sub/inner.txt");
+    ASSERT_GE(fd, 3);
+    std::string p = "/proc/self/fd/" + std::to_string(fd);
+    EXPECT_EQ(c64(ES_NR64_readlink, str(p.c_str()), BUF, 100), 14);
+    EXPECT_EQ(std::string((const char *)peek(BUF, 14).data(), 14), "/sub/inner.txt");
+    EXPECT_EQ(c64(ES_NR64_readlink, str("/proc/self/fd/1"), BUF, 100) > 5, true); // pipe:[...]
+    EXPECT_EQ(std::string((const char *)peek(BUF, 5).data(), 5), "pipe:");
+    EXPECT_EQ(c64(ES_NR64_readlink, str("/proc/self/fd/77"), BUF, 100), -ENOENT);
+    EXPECT_EQ(c64(ES_NR64_chdir, str("/sub")), 0);
+    EXPECT_EQ(c64(ES_NR64_readlink, str("/proc/self/cwd"), BUF, 100), 4);
+    // symlink loops end with ELOOP
+    ASSERT_EQ(symlink("loop2", (root + "/loop1").c_str()), 0);
+    ASSERT_EQ(symlink("loop1", (root + "/loop2").c_str()), 0);
+    EXPECT_EQ(open_ro("/loop1"), -ELOOP);
+    EXPECT_EQ(open_ro("/loop1/x"), -ELOOP);
+    EXPECT_EQ(c64(ES_NR64_lstat, str("/loop1"), BUF), 0);
 }
 
 // ---- stat layouts ----

@@ -833,11 +833,36 @@ static int64_t do_readlink(es_machine *m, const es_scall *c, int64_t dirfd, uint
     if (r)
         return r;
     ssize_t n;
+    int pfd = -1;
     if (is_proc_self_exe(gp)) {
         if (!h->exe[0])
             return -ENOENT;
         n = (ssize_t)strlen(h->exe);
         memcpy(tgt, h->exe, (size_t)n);
+    } else if (!strcmp(gp, "/proc/self/cwd")) {
+        n = (ssize_t)strlen(h->cwd);
+        memcpy(tgt, h->cwd, (size_t)n);
+    } else if (sscanf(gp, "/proc/self/fd/%d", &pfd) == 1 && pfd >= 0) {
+        /* the guest's fd, named by its guest path (the host's fd numbers
+         * are not the guest's) */
+        char num[32];
+        snprintf(num, sizeof num, "/proc/self/fd/%d", pfd);
+        if (strcmp(gp, num))
+            return -ENOENT;
+        es_hfd *f = es_hs_fd(h, pfd);
+        if (!f)
+            return -ENOENT;
+        if (gpath_of(h, f->host, tgt, sizeof tgt)) {
+            /* pipes, ttys and files outside the root: the host's text
+             * ("pipe:[123]") when it is not a path, else nothing */
+            char link[64];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", f->host);
+            n = readlink(link, tgt, sizeof tgt - 1);
+            if (n < 0 || tgt[0] == '/')
+                return -ENOENT;
+            tgt[n] = 0;
+        }
+        n = (ssize_t)strlen(tgt);
     } else {
         int dfd;
         char name[256];
