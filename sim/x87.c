@@ -243,18 +243,28 @@ static int stack_fault(es_machine *m, int overflow)
     return (m->fpu.fcw & ES_FSW_IE) != 0;
 }
 
-/* Merges the host status of an operation: exception flags always; the
- * condition bits in `cc` from the host unless an unmasked invalid,
- * denormal or zero-divide exception stopped the instruction.  Returns 1
- * when results may be written. */
+/* Merges the host status of an operation: the exception flags, and the
+ * condition bits in `cc` from the host.  When an unmasked exception in
+ * `block` (normally the pre-computation ones: invalid, denormal,
+ * zero-divide) stops the instruction, the operation never happened: its
+ * post-computation flags (overflow, underflow, precision) are dropped --
+ * the host unit may have computed it with every exception masked -- and
+ * of the condition bits C1 and C2 are cleared, the others kept (host).
+ * Returns 1 when results may be written. */
 static int merge_status_blk(es_machine *m, uint16_t hsw, uint16_t cc, unsigned block)
 {
     unsigned exc = hsw & ES_FSW_EXC;
     unsigned unmasked = exc & ~m->fpu.fcw & ES_FSW_EXC;
-    uint16_t fsw = (uint16_t)(m->fpu.fsw | exc);
     int go = !(unmasked & block);
-    if (go)
+    uint16_t fsw = m->fpu.fsw;
+    if (go) {
         fsw = (uint16_t)((fsw & ~cc) | (hsw & cc));
+    } else {
+        exc &= block;
+        unmasked &= block;
+        fsw &= (uint16_t)~(cc & (ES_FSW_C1 | ES_FSW_C2));
+    }
+    fsw |= (uint16_t)exc;
     if (unmasked)
         fsw |= ES_FSW_ES | ES_FSW_B;
     m->fpu.fsw = fsw;
@@ -684,9 +694,10 @@ static int op_store(es_machine *m, const es_insn *d)
         sw = store_conv(m, d, size, underflow ? &k_indefinite.v : &ST(m, 0), out);
         if (!underflow && (sw & ~m->fpu.fcw & ES_FSW_EXC & ~ES_FSW_PE)) {
             /* unmasked IE/DE/OE/UE: memory is left unchanged, no pop, and
-             * (host) no PE since nothing was rounded into memory */
+             * (host) no PE and C1 = 0 since nothing was rounded into memory */
             note(m, d, mo);
             merge_status(m, sw & (uint16_t)~ES_FSW_PE, 0);
+            set_cc(m, ES_FSW_C1, 0);
             return ES_OK;
         }
     }
