@@ -897,6 +897,26 @@ TEST_P(HostTest, DirectoryCookiesFor32BitCallers)
     EXPECT_EQ(g64, h64);
 }
 
+// A broken pipe signals the guest, never the simulator's process.
+TEST_P(HostTest, BrokenPipeIsTheGuestsSigpipe)
+{
+    EXPECT_EQ(c64(ES_NR64_pipe2, BUF, 0), 0);
+    uint32_t rfd = u32(BUF), wfd = u32(BUF + 4);
+    EXPECT_EQ(c64(ES_NR64_close, rfd), 0);
+    uint64_t sa[4] = {1 /* SIG_IGN */, 0, 0, 0};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, sa, 32), 0);
+    EXPECT_EQ(c64(ES_NR64_rt_sigaction, 13, BUF, 0, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_write, wfd, str("x"), 1), -EPIPE);
+    EXPECT_EQ(m->stop, ES_STOP_NONE);
+    sa[0] = 0; // SIG_DFL: the guest dies of it
+    ASSERT_EQ(es_copy_to_guest(m, BUF, sa, 32), 0);
+    EXPECT_EQ(c64(ES_NR64_rt_sigaction, 13, BUF, 0, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_write, wfd, str("x"), 1), -EPIPE);
+    EXPECT_EQ(m->stop, ES_STOP_FAULT);
+    EXPECT_EQ(m->signal, 13);
+    EXPECT_EQ(m->exit_status, 141);
+}
+
 INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool> &i) {
                              return std::string(i.param ? "Openat2" : "Walk");

@@ -15,6 +15,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,6 +506,43 @@ static int64_t do_read(es_machine *m, const es_scall *c, int hfd, uint64_t buf, 
     return ret < 0 ? ret : (int64_t)done;
 }
 
+/* SIGPIPE is blocked in this thread only, and one raised by the write is
+ * taken back, so the process-wide disposition stays the embedder's. */
+void es_hs_pipe_hold(void *old)
+{
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, (sigset_t *)old);
+}
+
+void es_hs_pipe_release(es_machine *m, const void *old, bool broken)
+{
+    int e = errno;
+    if (broken) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, (const sigset_t *)old, NULL);
+    if (broken)
+        es_hs_signal_self(m, SIGPIPE);
+    errno = e;
+}
+
+ssize_t es_hs_host_write(es_machine *m, int hfd, const void *buf, size_t n, int64_t pos)
+{
+    if (pos >= 0)
+        return pwrite(hfd, buf, n, (off_t)pos);
+    sigset_t old;
+    es_hs_pipe_hold(&old);
+    ssize_t w = write(hfd, buf, n);
+    es_hs_pipe_release(m, &old, w < 0 && errno == EPIPE);
+    return w;
+}
+
 static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
                         int64_t pos)
 {
@@ -524,7 +563,7 @@ static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf,
             ret = done ? 0 : -EFAULT;
             break;
         }
-        ssize_t w = pos < 0 ? write(hfd, tmp, got) : pwrite(hfd, tmp, got, pos + (off_t)done);
+        ssize_t w = es_hs_host_write(m, hfd, tmp, got, pos < 0 ? -1 : pos + (int64_t)done);
         if (w < 0) {
             ret = done ? 0 : -errno;
             break;

@@ -9,6 +9,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +267,10 @@ int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a
             if (off < 0)
                 return -EINVAL;
         }
+        sigset_t old;
+        es_hs_pipe_hold(&old);
         ssize_t r = sendfile(o->host, in->host, a[2] ? &off : NULL, (size_t)count);
+        es_hs_pipe_release(m, &old, r < 0 && errno == EPIPE);
         if (r < 0)
             return -errno;
         if (a[2]) {

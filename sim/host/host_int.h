@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../host.h"
 #include "../machine.h"
@@ -115,6 +116,18 @@ static inline uint64_t es_ld64(const uint8_t *p) { return es_ld32(p) | (uint64_t
 
 /* Stops the guest as a fatal signal's default action would. */
 void es_hs_kill_self(es_machine *m, int sig);
+/* The guest sends itself sig (kill(getpid(), sig)): the default action
+ * when it kills, else nothing (handlers are not run).  0 or -EINVAL. */
+int64_t es_hs_signal_self(es_machine *m, int sig);
+/* write()/pwrite() on a host fd with the host's SIGPIPE held back: a
+ * broken pipe signals the guest (es_hs_signal_self), never the simulator.
+ * Returns the host result with errno set as write does. */
+ssize_t es_hs_host_write(es_machine *m, int hfd, const void *buf, size_t n, int64_t pos);
+/* The same around any other host call that may write to a pipe: hold
+ * stores the old mask in *old (a sigset_t), release restores it and, when
+ * `broken` (the call failed with EPIPE), signals the guest. */
+void es_hs_pipe_hold(void *old);
+void es_hs_pipe_release(es_machine *m, const void *old, bool broken);
 
 /* ---- per-file dispatchers: return ES_HS_NEXT when sc is not theirs ---- */
 int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a);

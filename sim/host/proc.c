@@ -141,8 +141,7 @@ static bool default_ignored(int sig)
     return sig == 17 || sig == 18 || sig == 23 || sig == 28 || (sig >= 19 && sig <= 22);
 }
 
-/* The guest sends itself sig. */
-static int64_t self_signal(es_machine *m, int sig)
+int64_t es_hs_signal_self(es_machine *m, int sig)
 {
     struct es_host *h = m->host;
     if (sig < 0 || sig > 64)
@@ -882,7 +881,7 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         /* pid -1 means everyone but the caller: nobody here */
         if ((int)a[0] != h->pid && (int)a[0] != 0 && (int)a[0] != -h->pid)
             return (int)a[1] < 0 || (int)a[1] > 64 ? -EINVAL : -ESRCH;
-        return self_signal(m, (int)a[1]);
+        return es_hs_signal_self(m, (int)a[1]);
     case ES_SC_signal: { /* i386: sys_signal installs SA_ONESHOT | SA_NOMASK */
         int sig = (int)a[0];
         if (sig < 1 || sig > 64 || sig == G_SIGKILL || sig == G_SIGSTOP)
@@ -897,13 +896,13 @@ int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
         return -ECHILD; /* no children: fork is not modelled */
     case ES_SC_prctl: return do_prctl(m, c, (int)a[0], a[1]);
     case ES_SC_tkill:
-        return (int)a[0] == h->pid ? self_signal(m, (int)a[1]) : (int)a[0] <= 0 ? -EINVAL : -ESRCH;
+        return (int)a[0] == h->pid ? es_hs_signal_self(m, (int)a[1]) : (int)a[0] <= 0 ? -EINVAL : -ESRCH;
     case ES_SC_tgkill:
         if ((int)a[0] <= 0 || (int)a[1] <= 0)
             return -EINVAL;
         if ((int)a[0] != h->pid || (int)a[1] != h->pid)
             return -ESRCH;
-        return self_signal(m, (int)a[2]);
+        return es_hs_signal_self(m, (int)a[2]);
     case ES_SC_alarm: return 0;
     case ES_SC_pause:
     case ES_SC_rt_sigsuspend:
