@@ -163,6 +163,78 @@ static int op_ret(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
+/* IRET/IRETD/IRETQ in IA-32e mode (SDM IRET, "IA-32e-MODE" and
+ * "RETURN-TO-OUTER-PRIVILEGE-LEVEL"): pops RIP, CS, RFLAGS, and RSP, SS
+ * too when leaving 64-bit mode's frame (always in 64-bit mode) or
+ * returning to an outer ring.  Task returns (NT = 1) #GP(0); returns to an
+ * inner ring are impossible (RPL < CPL: #GP).  All loads and checks come
+ * before any state changes. */
+static int op_iret(es_machine *m, const es_insn *d)
+{
+    if (m->rflags & ES_NT)
+        return es_raise(m, ES_VEC_GP, 0);
+    unsigned size = d->osize, ss = es_stack_size(m);
+    uint64_t smask = es_mask(ss), sp = m->gpr[ES_RSP] & smask;
+    uint64_t v[5];
+    for (int i = 0; i < 3; i++)
+        TRY(es_load(m, es_seg_lin(m, ES_SEG_SS, (sp + i * size) & smask), size, &v[i]));
+    uint16_t cs = (uint16_t)v[1];
+    unsigned rpl = cs & 3;
+    if ((cs & ~3u) && rpl < m->cpl)
+        return es_raise(m, ES_VEC_GP, cs & 0xfffc);
+    int mode;
+    TRY(es_check_ret_cs(m, cs, (int)rpl, &mode));
+    TRY(far_target(m, mode, v[0] & es_mask(size)));
+    int pop_ss = m->mode == ES_MODE_64 || rpl > m->cpl;
+    es_segreg nss = m->seg[ES_SEG_SS];
+    if (pop_ss) {
+        for (int i = 3; i < 5; i++)
+            TRY(es_load(m, es_seg_lin(m, ES_SEG_SS, (sp + i * size) & smask), size, &v[i]));
+        /* a null SS is allowed when returning to 64-bit code below ring 3 */
+        if (!((v[4] & 0xfffc) == 0 && mode == ES_MODE_64 && rpl != 3 && (v[4] & 3) == rpl))
+            TRY(es_check_data_seg(m, ES_SEG_SS, (uint16_t)v[4], (int)rpl, &nss));
+        else
+            nss = (es_segreg){.sel = (uint16_t)v[4]};
+    }
+    /* RFLAGS as POPF would take them at the old CPL, plus RF; VM is
+     * ignored in IA-32e mode */
+    uint64_t mask = ES_CF | ES_PF | ES_AF | ES_ZF | ES_SF | ES_TF | ES_DF | ES_OF | ES_NT |
+                    ES_RF | ES_AC | ES_ID;
+    unsigned iopl = (unsigned)(m->rflags & ES_IOPL) >> 12;
+    if (m->cpl <= iopl)
+        mask |= ES_IF;
+    if (m->cpl == 0)
+        mask |= ES_IOPL | 0x180000; /* VIF, VIP */
+    if (size == 2)
+        mask &= 0xffff;
+    unsigned oldcpl = m->cpl;
+    m->rflags = (m->rflags & ~mask) | (v[2] & mask) | 2;
+    es_commit_cs_cpl(m, cs, (int)rpl, mode);
+    if (pop_ss) {
+        if (m->mode == ES_MODE_64)
+            nss.base = 0;
+        m->seg[ES_SEG_SS] = nss;
+        m->gpr[ES_RSP] = v[3] & es_mask(size);
+    } else {
+        es_gpr_set(m, ES_RSP, ss, sp + 3 * size);
+    }
+    if (rpl > oldcpl) {
+        /* data segments the outer ring may not use become null */
+        static const int segs[] = {ES_SEG_ES, ES_SEG_DS, ES_SEG_FS, ES_SEG_GS};
+        for (int i = 0; i < 4; i++) {
+            es_segreg *r = &m->seg[segs[i]];
+            unsigned dpl = (r->attr >> 5) & 3;
+            int conforming = (r->attr & 0x0c) == 0x0c;
+            if ((r->sel & ~3u) && !conforming && dpl < rpl) {
+                r->sel = 0;
+                r->attr = 0;
+            }
+        }
+    }
+    m->nrip = v[0] & es_mask(size);
+    return ES_OK;
+}
+
 /* LOOP/LOOPE/LOOPNE: the counter (CX, ECX or RCX by address size) is
  * decremented without touching the flags. */
 static int op_loop(es_machine *m, const es_insn *d)
@@ -204,6 +276,9 @@ void es_family_branch(es_handler *t)
     t[ES_OP_JMP] = op_jmp;
     t[ES_OP_CALL] = op_call;
     t[ES_OP_RET] = op_ret;
+    t[ES_OP_IRET] = op_iret;
+    t[ES_OP_IRETD] = op_iret;
+    t[ES_OP_IRETQ] = op_iret;
     t[ES_OP_LOOP] = op_loop;
     t[ES_OP_LOOPE] = op_loop;
     t[ES_OP_LOOPNE] = op_loop;

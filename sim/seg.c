@@ -52,9 +52,9 @@ static void mark_accessed(es_machine *m, uint16_t sel)
     m->gdt[sel >> 3] |= (uint64_t)ES_DESC_A << 40;
 }
 
-int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
+int es_check_data_seg(es_machine *m, int seg, uint16_t sel, int cpl, es_segreg *out)
 {
-    unsigned rpl = sel & 3, cpl = m->cpl;
+    unsigned rpl = sel & 3;
     es_segreg r = {0};
     uint64_t desc;
 
@@ -62,12 +62,12 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
         /* Null selector (SDM MOV: "If DS, ES, FS, or GS is loaded with a
          * null selector... the segment register is marked invalid").  For
          * SS it faults, except at CPL 0-2 in 64-bit mode with RPL = CPL. */
-        if (seg == ES_SEG_SS && !(m->mode == ES_MODE_64 && cpl != 3 && rpl == cpl))
+        if (seg == ES_SEG_SS && !(m->mode == ES_MODE_64 && cpl != 3 && rpl == (unsigned)cpl))
             return fail(m, ES_VEC_GP, 0);
         /* Nulling FS/GS clears the base: Intel does, and so do Zen 3 and
          * later (CPUID 8000_0021h EAX[6] NullSelectorClearsBase). */
         r.sel = sel;
-        m->seg[seg] = r;
+        *out = r;
         return 0;
     }
     if (es_desc_read(m, sel, &desc))
@@ -77,7 +77,8 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
         return fail(m, ES_VEC_GP, sel & 0xfffc);
     if (seg == ES_SEG_SS) {
         /* writable data, RPL = CPL = DPL (SDM MOV, "IF SS is loaded") */
-        if (rpl != cpl || (acc & ES_DESC_CODE) || !(acc & ES_DESC_RW) || dpl != cpl)
+        if (rpl != (unsigned)cpl || (acc & ES_DESC_CODE) || !(acc & ES_DESC_RW) ||
+            dpl != (unsigned)cpl)
             return fail(m, ES_VEC_GP, sel & 0xfffc);
         if (!(acc & ES_DESC_P))
             return fail(m, ES_VEC_SS, sel & 0xfffc);
@@ -87,13 +88,23 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
         if ((acc & ES_DESC_CODE) && !(acc & ES_DESC_RW))
             return fail(m, ES_VEC_GP, sel & 0xfffc);
         int conforming = (acc & (ES_DESC_CODE | ES_DESC_C)) == (ES_DESC_CODE | ES_DESC_C);
-        if (!conforming && (rpl > dpl || cpl > dpl))
+        if (!conforming && (rpl > dpl || (unsigned)cpl > dpl))
             return fail(m, ES_VEC_GP, sel & 0xfffc);
         if (!(acc & ES_DESC_P))
             return fail(m, ES_VEC_NP, sel & 0xfffc);
     }
-    mark_accessed(m, sel);
-    es_desc_unpack(m->gdt[sel >> 3], sel, &r);
+    es_desc_unpack(desc, sel, &r);
+    *out = r;
+    return 0;
+}
+
+int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
+{
+    es_segreg r;
+    if (es_check_data_seg(m, seg, sel, m->cpl, &r))
+        return -1;
+    if ((sel & ~3u) != 0)
+        mark_accessed(m, sel);
     /* 64-bit mode ignores the bases of ES/SS/DS; es_lin relies on them
      * being zero (FS/GS keep the descriptor's 32-bit base, SDM 3.4.4). */
     if (m->mode == ES_MODE_64 && seg != ES_SEG_FS && seg != ES_SEG_GS)
@@ -104,8 +115,13 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
 
 int es_check_far_cs(es_machine *m, uint16_t sel, int *mode)
 {
+    return es_check_ret_cs(m, sel, m->cpl, mode);
+}
+
+int es_check_ret_cs(es_machine *m, uint16_t sel, int cpl_, int *mode)
+{
     uint64_t desc;
-    unsigned rpl = sel & 3, cpl = m->cpl;
+    unsigned rpl = sel & 3, cpl = (unsigned)cpl_;
 
     if ((sel & ~3u) == 0)
         return fail(m, ES_VEC_GP, 0);
@@ -140,22 +156,29 @@ int es_check_far_cs(es_machine *m, uint16_t sel, int *mode)
 
 void es_commit_cs(es_machine *m, uint16_t sel, int mode)
 {
+    es_commit_cs_cpl(m, sel, m->cpl, mode);
+}
+
+void es_commit_cs_cpl(es_machine *m, uint16_t sel, int cpl, int mode)
+{
     es_segreg cs;
     mark_accessed(m, sel);
-    es_desc_unpack(m->gdt[sel >> 3], (uint16_t)((sel & ~3u) | m->cpl), &cs);
+    es_desc_unpack(m->gdt[sel >> 3], (uint16_t)((sel & ~3u) | (unsigned)cpl), &cs);
     cs.base = 0; /* ignored in 64-bit mode; Linux's 32-bit CS is flat */
     m->seg[ES_SEG_CS] = cs;
-    if (mode == m->mode)
+    if (mode == m->mode && cpl == m->cpl)
         return;
     /* The hidden bases of ES/SS/DS matter again in compatibility mode. */
     static const int data_segs[] = {ES_SEG_ES, ES_SEG_SS, ES_SEG_DS};
     for (int i = 0; i < 3; i++) {
         es_segreg *s = &m->seg[data_segs[i]];
         uint64_t desc;
+        if (mode == m->mode)
+            continue;
         if (mode == ES_MODE_64 || (s->sel & ~3u) == 0 || es_desc_read(m, s->sel, &desc))
             s->base = 0;
         else
             s->base = ((desc >> 16) & 0xffffff) | (((desc >> 56) & 0xff) << 24);
     }
-    es_set_mode(m, m->cpl, mode);
+    es_set_mode(m, cpl, mode);
 }

@@ -26,6 +26,11 @@ int es_desc_read(const es_machine *m, uint16_t sel, uint64_t *desc);
 /* Expands a raw descriptor into the hidden part of a segment register. */
 void es_desc_unpack(uint64_t desc, uint16_t sel, es_segreg *out);
 
+/* Checks `sel` for data segment register `seg` (ES, SS, DS, FS, GS) at
+ * privilege `cpl` and fills *out with the descriptor's contents; records
+ * the fault and returns -1 if the load would fault.  Nothing changes. */
+int es_check_data_seg(es_machine *m, int seg, uint16_t sel, int cpl, es_segreg *out);
+
 /* Loads data segment register `seg` (ES, SS, DS, FS, GS) with `sel` as
  * MOV Sreg / POP Sreg do, at the current CPL and mode.  Faults (#GP(sel),
  * #GP(0), #NP, #SS) are recorded and -1 returned, with nothing changed.
@@ -39,10 +44,15 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel);
  * the fault recorded; nothing is changed. */
 int es_check_far_cs(es_machine *m, uint16_t sel, int *mode);
 
+/* The same for a return (IRET) to privilege `cpl` (RPL of sel, >= CPL). */
+int es_check_ret_cs(es_machine *m, uint16_t sel, int cpl, int *mode);
+
 /* Commits CS = sel (already checked) and switches the execution mode
  * (64-bit <-> compatibility), fixing up the data-segment bases that the
  * mode makes visible or hidden. */
 void es_commit_cs(es_machine *m, uint16_t sel, int mode);
+/* Same, also changing CPL (a return to an outer privilege level). */
+void es_commit_cs_cpl(es_machine *m, uint16_t sel, int cpl, int mode);
 
 #ifdef __cplusplus
 }

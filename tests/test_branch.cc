@@ -161,3 +161,65 @@ TEST(Branch, FarTransferChecks)
          {{ES_RSP, S + 0x18}}, 0x202, 0, 0, {{S, C + 4, 4}, {S + 4, 0x23, 4}}},
     });
 }
+
+TEST(Branch, Iret)
+{
+    run_cases({
+        // frame: RIP, CS, RFLAGS, RSP, SS; IOPL and IF in the image are
+        // ignored at CPL 3, the other flags load
+        {"iretq to the same ring", M64, {0x48, 0xcf, 0xf4}, {},
+         {{ES_RSP, S + 0x100}}, 0x202, ~0ull, 0x2d7,
+         {{S, C + 3, 8}, {S + 8, 0x33, 8}, {S + 16, 0x30d7, 8}, {S + 24, S + 0x100, 8},
+          {S + 32, 0x2b, 8}}},
+        {"iretd (32-bit mode): three slots", M32, {0xcf, 0xf4}, {}, {{ES_RSP, S + 12}}, 0x202,
+         ES_ARITH_FLAGS, ES_CF, {{S, C + 2, 4}, {S + 4, 0x23, 4}, {S + 8, 0x203, 4}}},
+        {"iretq with NT set: #GP(0)", M64, {0x48, 0xcf}, {}, {{ES_RSP, S}}, 0x4202, 0, 0, {}, {},
+         ES_VEC_GP, 0, C},
+        {"iretq to ring 0 from ring 3: #GP(sel)", M64, {0x48, 0xcf}, {}, {{ES_RSP, S}}, 0x202, 0,
+         0, {{S, C, 8}, {S + 8, 0x10, 8}, {S + 16, 0x202, 8}}, {}, ES_VEC_GP, 0x10},
+        {"iretq with a kernel SS: #GP(sel)", M64, {0x48, 0xcf}, {}, {{ES_RSP, S}}, 0x202, 0, 0,
+         {{S, C, 8}, {S + 8, 0x33, 8}, {S + 16, 0x202, 8}, {S + 24, S, 8}, {S + 32, 0x18, 8}},
+         {}, ES_VEC_GP, 0x18},
+    });
+    // iretq from 64-bit code into compatibility mode
+    M m(M64);
+    m.wr(S, C + 0x10, 8);
+    m.wr(S + 8, 0x23, 8);
+    m.wr(S + 16, 0x202, 8);
+    m.wr(S + 24, S - 0x40, 8);
+    m.wr(S + 32, 0x2b, 8);
+    est_code(m.m, (const uint8_t[]){0x48, 0xcf}, 2);
+    ASSERT_EQ(es_step(m.m), ES_OK) << m->message;
+    EXPECT_EQ(m->mode, ES_MODE_32);
+    EXPECT_EQ(m->rip, C + 0x10);
+    EXPECT_EQ(m->gpr[ES_RSP], S - 0x40);
+}
+
+// The kernel's way out: iretq at CPL 0 to ring 3 loads IOPL/IF as given,
+// switches CPL and nulls data selectors the user may not hold.
+TEST(Branch, IretToRing3)
+{
+    M m(M64);
+    es_set_mode(m.m, 0, ES_MODE_64);
+    m->seg[ES_SEG_CS].sel = 0x10;
+    m->seg[ES_SEG_DS].sel = 0x18;
+    m->seg[ES_SEG_DS].attr = 0xc093; // KERNEL_DS: DPL 0
+    m->seg[ES_SEG_ES].sel = 0x2b;
+    m->seg[ES_SEG_ES].attr = 0xc0f3;
+    m->rflags = 0x2;
+    m.wr(S, C + 0x20, 8);
+    m.wr(S + 8, 0x33, 8);
+    m.wr(S + 16, 0x3246, 8);
+    m.wr(S + 24, S + 0x80, 8);
+    m.wr(S + 32, 0x2b, 8);
+    est_code(m.m, (const uint8_t[]){0x48, 0xcf}, 2);
+    ASSERT_EQ(es_step(m.m), ES_OK) << m->message;
+    EXPECT_EQ(m->cpl, 3);
+    EXPECT_EQ(m->seg[ES_SEG_CS].sel, 0x33);
+    EXPECT_EQ(m->seg[ES_SEG_SS].sel, 0x2b);
+    EXPECT_EQ(m->rflags, 0x3246u);
+    EXPECT_EQ(m->gpr[ES_RSP], S + 0x80);
+    EXPECT_EQ(m->rip, C + 0x20);
+    EXPECT_EQ(m->seg[ES_SEG_DS].sel, 0);
+    EXPECT_EQ(m->seg[ES_SEG_ES].sel, 0x2b);
+}
