@@ -8,6 +8,7 @@
 
 #include "host.h"
 #include "ops.h"
+#include "seg.h"
 
 
 /* ---- no-ops ---- */
@@ -320,6 +321,34 @@ static int op_sysenter(es_machine *m, const es_insn *d)
     return rc;
 }
 
+/* SYSRET (CPL 0, 64-bit mode; SDM SYSRET): back to ring 3 with RIP = RCX
+ * (REX.W: 64-bit CS = STAR[63:48] + 16) or EIP = ECX (compatibility CS =
+ * STAR[63:48]), SS = STAR[63:48] + 8, RFLAGS = R11 & 3C7FD7H | 2.  Intel
+ * checks RCX for canonical form (#GP(0) in ring 0); AMD does not, and the
+ * fetch at the bad address faults in ring 3. */
+static int op_sysret(es_machine *m, const es_insn *d)
+{
+    if (!(m->efer & 1) || m->mode != ES_MODE_64)
+        return es_raise(m, ES_VEC_UD, 0);
+    if (m->cpl != 0)
+        return es_raise(m, ES_VEC_GP, 0);
+    int rexw = (d->pfx & ES_PFX_REXW) != 0;
+    uint64_t rip = rexw ? m->gpr[ES_RCX] : (uint32_t)m->gpr[ES_RCX];
+    if (rexw && m->vendor != 1 && (uint64_t)((int64_t)(rip << 16) >> 16) != rip)
+        return es_raise(m, ES_VEC_GP, 0);
+    uint16_t base = (uint16_t)(m->msr.star >> 48);
+    uint16_t cs = (uint16_t)((rexw ? base + 16 : base) | 3);
+    m->rflags = (m->gpr[ES_R11] & 0x3c7fd7) | 2;
+    /* the descriptor caches get fixed flat values, whatever the GDT says */
+    m->seg[ES_SEG_SS] = (es_segreg){.sel = (uint16_t)((base + 8) | 3), .attr = 0xcf3,
+                                    .limit = 0xffffffff, .base = 0};
+    es_commit_cs_cpl(m, cs, 3, rexw ? ES_MODE_64 : ES_MODE_32);
+    m->seg[ES_SEG_CS].attr = rexw ? 0xafb : 0xcfb;
+    m->seg[ES_SEG_CS].limit = 0xffffffff;
+    m->nrip = rip;
+    return ES_OK;
+}
+
 /* HLT: privileged; at CPL 0 with no interrupt source the run ends. */
 static int op_hlt(es_machine *m, const es_insn *d)
 {
@@ -495,6 +524,6 @@ void es_family_system(es_handler *t)
     t[ES_OP_LTR] = op_priv;
     t[ES_OP_LMSW] = op_priv;
     t[ES_OP_INVPCID] = op_priv;
-    t[ES_OP_SYSRET] = op_priv;
+    t[ES_OP_SYSRET] = op_sysret;
     t[ES_OP_SYSEXIT] = op_priv;
 }

@@ -343,3 +343,35 @@ TEST(System, SyscallExitStops)
     EXPECT_EQ(m->exit_status, 7);
     EXPECT_EQ(m->rip, C + 2);
 }
+
+// SYSRET from ring 0 with Linux's STAR (USER32_CS 0x23 in bits 63:48).
+TEST(System, Sysret)
+{
+    for (int rexw = 0; rexw < 2; rexw++) {
+        SCOPED_TRACE(rexw ? "sysretq" : "sysretl");
+        M m(M64);
+        es_set_mode(m.m, 0, ES_MODE_64);
+        m->msr.star = (0x23ull << 48) | (0x10ull << 32);
+        m->gpr[ES_RCX] = C + 0x40;
+        m->gpr[ES_R11] = 0x3247 | ES_RF | ES_VM;
+        std::vector<uint8_t> code = {0x0f, 0x07};
+        if (rexw)
+            code.insert(code.begin(), 0x48);
+        est_code(m.m, code.data(), code.size());
+        ASSERT_EQ(es_step(m.m), ES_OK) << m->message;
+        EXPECT_EQ(m->cpl, 3);
+        EXPECT_EQ(m->mode, rexw ? ES_MODE_64 : ES_MODE_32);
+        EXPECT_EQ(m->seg[ES_SEG_CS].sel, rexw ? 0x33 : 0x23);
+        EXPECT_EQ(m->seg[ES_SEG_SS].sel, 0x2b);
+        EXPECT_EQ(m->rip, C + 0x40);
+        EXPECT_EQ(m->rflags, 0x3247u); // RF and VM cleared (mask 3C7FD7h)
+    }
+    // Intel: a non-canonical RCX faults in ring 0
+    M i(M64);
+    es_set_mode(i.m, 0, ES_MODE_64);
+    i->vendor = 0;
+    i->gpr[ES_RCX] = 0x0000800000000000ull;
+    ASSERT_EQ(i.run({0x48, 0x0f, 0x07}), ES_STOP_FAULT);
+    EXPECT_EQ(i->fault.vector, ES_VEC_GP);
+    EXPECT_EQ(i->cpl, 0);
+}
