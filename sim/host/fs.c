@@ -1089,6 +1089,16 @@ static int64_t do_ioctl(es_machine *m, const es_scall *c, int64_t fd, uint32_t c
         es_st32(v, (uint32_t)n);
         return es_hs_put(m, c, arg, v, 4);
     }
+    case 0x5421: { /* FIONBIO: int *arg, nonzero sets O_NONBLOCK */
+        uint8_t v[4];
+        int r = es_hs_get(m, c, v, arg, 4);
+        if (r)
+            return r;
+        int fl = fcntl(f->host, F_GETFL);
+        if (fl < 0 || fcntl(f->host, F_SETFL, es_ld32(v) ? fl | O_NONBLOCK : fl & ~O_NONBLOCK))
+            return -errno;
+        return 0;
+    }
     case 0x5451: f->cloexec = true; return 0;  /* FIOCLEX */
     case 0x5450: f->cloexec = false; return 0; /* FIONCLEX */
     default:
