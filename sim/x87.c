@@ -194,6 +194,56 @@ static inline hx hx_exact(const es_machine *m)
 
 static const es_f80 k_indefinite = {.p = {0xc000000000000000ull, 0xffff}};
 
+/* Values are built and copied as integers, not through long double: an
+ * x87 load/store pair is slow, and integer reads of an 80-bit x87 store
+ * stall on store forwarding. */
+static inline es_f80 f80(uint64_t mant, uint16_t se)
+{
+    es_f80 f = {.b = {0}};
+    f.p.mant = mant;
+    f.p.se = se;
+    return f;
+}
+
+static inline es_f80 st_get(const es_machine *m, unsigned i)
+{
+    es_f80 f;
+    memcpy(&f, &m->fpu.fpr[PHYS(m, i)], sizeof f);
+    return f;
+}
+
+/* FILD: every 16/32/64-bit integer is exact in a 64-bit significand. */
+static inline es_f80 f80_from_int(int64_t v)
+{
+    if (v == 0)
+        return f80(0, 0);
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int lz = __builtin_clzll(a);
+    return f80(a << lz, (uint16_t)(sign | (0x3fff + 63 - lz)));
+}
+
+/* FLD m32/m64 of a normal number or a zero (exact, no exception). */
+static inline es_f80 f80_from_f32(uint32_t u)
+{
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    unsigned e = (u >> 23) & 0xff;
+    if (e == 0)
+        return f80(0, sign);
+    return f80((1ull << 63) | ((uint64_t)(u & 0x7fffff) << 40),
+               (uint16_t)(sign | (e - 127 + 16383)));
+}
+
+static inline es_f80 f80_from_f64(uint64_t v)
+{
+    uint16_t sign = (uint16_t)((v >> 48) & 0x8000);
+    unsigned e = (v >> 52) & 0x7ff;
+    if (e == 0)
+        return f80(0, sign);
+    return f80((1ull << 63) | ((v & 0xfffffffffffffull) << 11),
+               (uint16_t)(sign | (e - 1023 + 16383)));
+}
+
 static inline int st_empty(const es_machine *m, unsigned i)
 {
     return ((m->fpu.ftw >> (2 * PHYS(m, i))) & 3) == 3;
@@ -410,8 +460,8 @@ static int op_arith(es_machine *m, const es_insn *d)
             sw = arith_m64(m, k, &ST(m, 0), &f, &r);
         } else {
             /* integers convert exactly: the register form gives the same */
-            long double y = esc == 2 ? (long double)(int32_t)v : (long double)(int16_t)v;
-            sw = arith_reg(m, k, &ST(m, 0), &y, &r);
+            es_f80 y = f80_from_int(esc == 2 ? (int32_t)v : (int16_t)v);
+            sw = arith_reg(m, k, &ST(m, 0), &y.v, &r);
         }
         if (merge_status(m, sw, ES_FSW_C1))
             st_set(m, 0, &r);
@@ -473,9 +523,9 @@ static int op_fld(es_machine *m, const es_insn *d)
                 fpu_push(m, &k_indefinite.v);
             return ES_OK;
         }
-        r = ST(m, i);
+        es_f80 f = st_get(m, i);
         set_cc(m, ES_FSW_C1, 0);
-        fpu_push(m, &r);
+        fpu_push(m, &f.v);
         return ES_OK;
     }
     const es_operand *mo = mem_operand(d);
@@ -507,9 +557,9 @@ static int op_fld(es_machine *m, const es_insn *d)
         memcpy(&f, &u, 4);
         unsigned e = (u >> 23) & 0xff;
         if ((e != 0 && e != 0xff) || (u << 1) == 0) {
-            r = f;
+            es_f80 x = f80_from_f32(u);
             set_cc(m, ES_FSW_C1, 0);
-            fpu_push(m, &r);
+            fpu_push(m, &x.v);
             return ES_OK;
         }
         hx h = hx_begin(m);
@@ -522,9 +572,9 @@ static int op_fld(es_machine *m, const es_insn *d)
     memcpy(&f, &v, 8);
     unsigned e = (v >> 52) & 0x7ff;
     if ((e != 0 && e != 0x7ff) || (v << 1) == 0) {
-        r = f;
+        es_f80 x = f80_from_f64(v);
         set_cc(m, ES_FSW_C1, 0);
-        fpu_push(m, &r);
+        fpu_push(m, &x.v);
         return ES_OK;
     }
     hx h = hx_begin(m);
@@ -543,12 +593,11 @@ static int op_fild(es_machine *m, const es_insn *d)
     uint64_t v;
     TRY(es_load(m, es_lin(m, d, mo), mo->size, &v));
     note(m, d, mo);
-    /* every 16/32/64-bit integer is exact in a 64-bit significand */
-    long double r = mo->size == 2   ? (long double)(int16_t)v
-                    : mo->size == 4 ? (long double)(int32_t)v
-                                    : (long double)(int64_t)v;
+    es_f80 r = f80_from_int(mo->size == 2   ? (int16_t)v
+                            : mo->size == 4 ? (int32_t)v
+                                            : (int64_t)v);
     set_cc(m, ES_FSW_C1, 0);
-    push_checked(m, &r);
+    push_checked(m, &r.v);
     return ES_OK;
 }
 
@@ -586,9 +635,9 @@ static int op_fldconst(es_machine *m, const es_insn *d)
     long double r;
     if (d->modrm == 0xe8 || d->modrm == 0xee) {
         /* exact constants: no rounding, no flags */
-        r = d->modrm == 0xe8 ? 1.0L : 0.0L;
+        es_f80 c = d->modrm == 0xe8 ? f80(1ull << 63, 0x3fff) : f80(0, 0);
         set_cc(m, ES_FSW_C1, 0);
-        fpu_push(m, &r);
+        fpu_push(m, &c.v);
         return ES_OK;
     }
     hx h = hx_begin(m);
@@ -627,8 +676,8 @@ static int fst_reg(es_machine *m, const es_insn *d, int pop)
             return ES_OK;
         st_set_indef(m, i);
     } else {
-        long double v = ST(m, 0);
-        st_set(m, i, &v);
+        es_f80 v = st_get(m, 0);
+        st_set(m, i, &v.v);
         set_cc(m, ES_FSW_C1, 0);
     }
     if (pop)
@@ -701,7 +750,13 @@ static int op_store(es_machine *m, const es_insn *d)
             return ES_OK;
         }
     }
-    TRY(es_write(m, lin, out, size));
+    if (size == 10) {
+        TRY(es_write(m, lin, out, 10));
+    } else {
+        uint64_t v;
+        memcpy(&v, out, 8);
+        TRY(es_store(m, lin, size, v));
+    }
     note(m, d, mo);
     if (underflow)
         stack_fault(m, 0);
@@ -766,8 +821,8 @@ static int op_compare(es_machine *m, const es_insn *d)
             memcpy(&f, &v, 8);
             HX_CMPM(h, "fcoml", &ST(m, 0), &f);
         } else {
-            long double y = mo->size == 4 ? (long double)(int32_t)v : (long double)(int16_t)v;
-            HX_CMP2(h, "fcompp", &ST(m, 0), &y);
+            es_f80 y = f80_from_int(mo->size == 4 ? (int32_t)v : (int16_t)v);
+            HX_CMP2(h, "fcompp", &ST(m, 0), &y.v);
         }
     } else {
         unsigned i = (d->op == ES_OP_FCOMPP || d->op == ES_OP_FUCOMPP) ? 1 : d->modrm & 7;
@@ -858,9 +913,9 @@ static int op_fxch(es_machine *m, const es_insn *d)
     } else {
         set_cc(m, ES_FSW_C1, 0);
     }
-    long double a = ST(m, 0), b = ST(m, i);
-    st_set(m, 0, &b);
-    st_set(m, i, &a);
+    es_f80 a = st_get(m, 0), b = st_get(m, i);
+    st_set(m, 0, &b.v);
+    st_set(m, i, &a.v);
     return ES_OK;
 }
 
@@ -910,8 +965,8 @@ static int op_fcmov(es_machine *m, const es_insn *d)
     default: c = !(f & ES_PF); break;
     }
     if (c) {
-        long double v = ST(m, i);
-        st_set(m, 0, &v);
+        es_f80 v = st_get(m, i);
+        st_set(m, 0, &v.v);
     }
     return ES_OK; /* C0-C3 unchanged (host) */
 }
