@@ -1354,3 +1354,21 @@ TEST(X87Host, RandomSequences)
         failures++;
     }
 }
+
+TEST(Xsave, ThirtyTwoBitModeSavesEightXmmRegisters)
+{
+    // b8 03 00 00 00 mov eax, 3 / 31 d2 xor edx, edx / 0f ae 23 xsave [ebx] /
+    // 0f ae 2b xrstor [ebx] after the registers were changed by the setup
+    Bytes d(0x300, 0xaa);
+    SimOut s;
+    sim_run(s, ES_MODE_32, {0xb8, 0x03, 0x00, 0x00, 0x00, 0x31, 0xd2, 0x0f, 0xae, 0x23}, d,
+            [](es_machine *m) {
+                m->xmm[7].q[0] = 0x7777;
+                m->xmm[8].q[0] = 0x8888; // not visible in 32-bit mode
+            });
+    ASSERT_EQ(s.rc, 0) << (int)s.m->fault.vector;
+    EXPECT_EQ(rd<uint64_t>(s, 160 + 7 * 16), 0x7777u);
+    EXPECT_EQ(rd<uint64_t>(s, 160 + 8 * 16), 0xaaaaaaaaaaaaaaaaull); // XMM8 slot untouched
+    EXPECT_EQ(rd<uint64_t>(s, 512) & 3, 2u);                         // SSE in use, x87 init
+    EXPECT_EQ(rd<uint16_t>(s, 0), 0x37f);
+}
