@@ -5,11 +5,15 @@
  * How results are computed: every operation that can round or raise an
  * exception runs on the host's own x87 unit (this file requires an x86
  * host; long double is the 80-bit format), inside one asm block that loads
- * the guest's FCW with all exceptions masked, executes the very instruction
+ * the guest's FCW (with all exceptions masked, or the guest's own masks
+ * where the host stack discipline allows), executes the very instruction
  * the guest executed on the guest's operands, reads the host FSW, and puts
- * the host FCW back.  So rounding control, precision control (24/53/64-bit
- * significands), NaN propagation, denormal handling, the C1 "rounded up"
- * bit and the exception flags are those of real hardware bit for bit.  The
+ * the host FCW back.  This is more faithful than libm plus fesetround: the
+ * rounding control, precision control (24/53/64-bit significands), NaN
+ * propagation, denormal and unsupported-format handling, the C1 "rounded
+ * up" bit and the exception flags are those of real hardware bit for bit.
+ * Exact operations (loads of normal numbers, FILD, FLD1/FLDZ, FXCH, FCHS,
+ * FABS, FCMOV, register copies) are done with integer code.  The
  * transcendental instructions (FSIN, FCOS, FSINCOS, FPTAN, FPATAN, F2XM1,
  * FYL2X, FYL2XP1) give the host CPU's answers: exact for this AMD Zen
  * host, but the last ulp may differ from Intel parts, so differential
@@ -30,6 +34,10 @@
  * the masked result instead (documented limitation; Linux runs with all
  * exceptions masked).  Unmasked overflow, underflow or invalid on a store
  * to memory leave memory and the stack unchanged.
+ *
+ * Condition codes the SDM calls undefined follow the host (AMD Zen 4),
+ * found by comparing random instruction sequences with it
+ * (tests/test_x87.cc) and by tests/diff's x87 family.
  *
  * CR0.EM or CR0.TS give #NM for every x87 instruction (FWAIT: only when
  * CR0.MP and CR0.TS are both set).
