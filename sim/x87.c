@@ -1255,8 +1255,10 @@ static int op_fnstenv(es_machine *m, const es_insn *d)
     uint8_t b[28];
     unsigned n = env_image(m, d->osize == 2, b);
     TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n));
-    /* FNSTENV then masks every exception (SDM Vol. 2, FSTENV) */
+    /* FNSTENV then masks every exception (SDM Vol. 2, FSTENV), which
+     * also clears ES and B: nothing is pending any more (host) */
     m->fpu.fcw |= ES_FSW_EXC;
+    es_x87_update_es(m);
     return ES_OK;
 }
 

@@ -1372,3 +1372,13 @@ TEST(Xsave, ThirtyTwoBitModeSavesEightXmmRegisters)
     EXPECT_EQ(rd<uint64_t>(s, 512) & 3, 2u);                         // SSE in use, x87 init
     EXPECT_EQ(rd<uint16_t>(s, 0), 0x37f);
 }
+
+TEST(X87Host, FnstenvMasksAndClearsPending)
+{
+    // 66 c7 43 40 7b 03 mov word [rbx+0x40], 0x037b / d9 6b 40 fldcw (ZE unmasked) /
+    // d9 e8 fld1 / d9 ee fldz / de f9 fdivp (ZE pending: ES, B) / d9 73 50 fnstenv
+    // [rbx+0x50] (masks everything: ES and B clear) / d9 d0 fnop (waits: no #MF)
+    same_as_host({0x66, 0xc7, 0x43, 0x40, 0x7b, 0x03, 0xd9, 0x6b, 0x40, 0xd9, 0xe8, 0xd9, 0xee,
+                  0xde, 0xf9, 0xd9, 0x73, 0x50, 0xd9, 0xd0},
+                 {}, {{0x50 + 12, 0x50 + 16}, {0x50 + 20, 0x50 + 26}});
+}
