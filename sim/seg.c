@@ -1,7 +1,8 @@
 /* seg.c - segment-register loads (see seg.h).
  *
- * Only the GDT in m->gdt[] is consulted: Linux gives user processes no LDT
- * unless modify_ldt is used, which the model does not offer.
+ * Descriptors come from m->gdt[] (Linux's layout) until LGDT gives the
+ * guest kernel its own table in guest memory.  No LDT: Linux gives user
+ * processes none unless modify_ldt is used, which the model does not offer.
  */
 #include "seg.h"
 
@@ -9,10 +10,19 @@
 
 #define NGDT ((int)(sizeof ((es_machine *)0)->gdt / sizeof(uint64_t)))
 
-int es_desc_read(const es_machine *m, uint16_t sel, uint64_t *desc)
+int es_desc_read(es_machine *m, uint16_t sel, uint64_t *desc)
 {
     unsigned idx = sel >> 3;
-    if ((sel & 4) || idx >= NGDT)
+    if (sel & 4)
+        return -1;
+    if (m->gdtr.limit) {
+        /* the guest kernel's own GDT (after LGDT): an implicit supervisor
+         * read, whatever the CPL */
+        if (idx * 8 + 7 > m->gdtr.limit)
+            return -1;
+        return es_copy_from_guest(m, desc, m->gdtr.base + idx * 8, 8) ? -1 : 0;
+    }
+    if (idx >= NGDT)
         return -1;
     *desc = m->gdt[idx];
     return 0;
@@ -49,6 +59,15 @@ static unsigned desc_dpl(uint64_t desc)
 /* Sets the accessed bit as the CPU does on a descriptor load. */
 static void mark_accessed(es_machine *m, uint16_t sel)
 {
+    if (m->gdtr.limit) {
+        uint8_t acc;
+        uint64_t a = m->gdtr.base + (sel >> 3) * 8 + 5;
+        if (es_copy_from_guest(m, &acc, a, 1) == 0 && !(acc & ES_DESC_A)) {
+            acc |= ES_DESC_A;
+            es_copy_to_guest(m, a, &acc, 1);
+        }
+        return;
+    }
     m->gdt[sel >> 3] |= (uint64_t)ES_DESC_A << 40;
 }
 
@@ -103,8 +122,10 @@ int es_load_data_seg(es_machine *m, int seg, uint16_t sel)
     es_segreg r;
     if (es_check_data_seg(m, seg, sel, m->cpl, &r))
         return -1;
-    if ((sel & ~3u) != 0)
+    if ((sel & ~3u) != 0) {
         mark_accessed(m, sel);
+        r.attr |= ES_DESC_A;
+    }
     /* 64-bit mode ignores the bases of ES/SS/DS; es_lin relies on them
      * being zero (FS/GS keep the descriptor's 32-bit base, SDM 3.4.4). */
     if (m->mode == ES_MODE_64 && seg != ES_SEG_FS && seg != ES_SEG_GS)
@@ -162,8 +183,11 @@ void es_commit_cs(es_machine *m, uint16_t sel, int mode)
 void es_commit_cs_cpl(es_machine *m, uint16_t sel, int cpl, int mode)
 {
     es_segreg cs;
+    uint64_t desc = 0;
+    es_desc_read(m, sel, &desc); /* checked by es_check_far_cs/es_check_ret_cs */
     mark_accessed(m, sel);
-    es_desc_unpack(m->gdt[sel >> 3], (uint16_t)((sel & ~3u) | (unsigned)cpl), &cs);
+    es_desc_unpack(desc | ((uint64_t)ES_DESC_A << 40), (uint16_t)((sel & ~3u) | (unsigned)cpl),
+                   &cs);
     cs.base = 0; /* ignored in 64-bit mode; Linux's 32-bit CS is flat */
     m->seg[ES_SEG_CS] = cs;
     if (mode == m->mode && cpl == m->cpl)

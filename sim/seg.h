@@ -19,9 +19,11 @@ extern "C" {
 #define ES_DESC_S 0x10    /* code or data (not a system descriptor) */
 #define ES_DESC_P 0x80    /* present */
 
-/* Reads the raw descriptor of `sel` (GDT only: m->gdt[]; an LDT selector or
- * an index past the table fails).  Returns 0 and sets *desc, or -1. */
-int es_desc_read(const es_machine *m, uint16_t sel, uint64_t *desc);
+/* Reads the raw descriptor of `sel` from the GDT: m->gdt[] while
+ * m->gdtr.limit is 0, else the table at m->gdtr.base in guest memory (as
+ * loaded by LGDT).  An LDT selector, an index past the table or an
+ * unreadable table fails.  Returns 0 and sets *desc, or -1. */
+int es_desc_read(es_machine *m, uint16_t sel, uint64_t *desc);
 
 /* Expands a raw descriptor into the hidden part of a segment register. */
 void es_desc_unpack(uint64_t desc, uint16_t sel, es_segreg *out);

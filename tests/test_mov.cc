@@ -265,3 +265,27 @@ TEST(Mov, LoadFarPointer)
          {{D, 0x0000001800001000ull, 8}}, {}, ES_VEC_GP, 0x18},
     });
 }
+
+// After LGDT the descriptors come from the guest's own table.
+TEST(Mov, SegmentLoadFromGuestGdt)
+{
+    M m(M64);
+    es_set_mode(m.m, 0, ES_MODE_64);
+    const uint64_t gdt = D + 0x800;
+    m.wr(gdt + 8, 0x00cff3000000ffffull | (0x123000ull << 16), 8); // DPL 3 data, base 0x123000
+    m.wr(D, 15, 2);                                                // limit: two entries
+    m.wr(D + 2, gdt, 8);                                           // base
+    m->gpr[ES_RBX] = D;
+    m->gpr[ES_RAX] = 0x0b;
+    // lgdt [rbx]; mov fs, ax
+    ASSERT_EQ(m.run({0x0f, 0x01, 0x13, 0x8e, 0xe0}), 0) << m->message;
+    EXPECT_EQ(m->gdtr.base, gdt);
+    EXPECT_EQ(m->gdtr.limit, 15);
+    EXPECT_EQ(m->seg[ES_SEG_FS].base, 0x123000u);
+    EXPECT_TRUE(m.rd(gdt + 8, 8) & (1ull << 40)); // accessed bit written back
+    // selector 0x10 is past the limit now
+    m->gpr[ES_RAX] = 0x13;
+    ASSERT_EQ(m.run({0x8e, 0xe0}), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+    EXPECT_EQ(m->fault.error, 0x10u);
+}
