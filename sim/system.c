@@ -289,9 +289,16 @@ static int op_syscall(es_machine *m, const es_insn *d)
         m->gpr[ES_RCX] = (uint32_t)m->nrip;
         return ES_OK;
     }
+    uint64_t ecx = m->gpr[ES_RCX], ebp = m->gpr[ES_RBP];
     m->gpr[ES_RCX] = arg2;
     m->gpr[ES_RBP] = (uint32_t)arg6;
     int rc = es_host_syscall(m, ES_ABI_I386);
+    if (rc == ES_STOP && m->stop != ES_STOP_EXIT) {
+        /* stopped with RIP at the instruction: leave it re-executable */
+        m->gpr[ES_RCX] = ecx;
+        m->gpr[ES_RBP] = ebp;
+        return rc;
+    }
     m->gpr[ES_RCX] = (uint32_t)m->nrip;
     return rc;
 }
@@ -313,8 +320,13 @@ static int op_sysenter(es_machine *m, const es_insn *d)
         m->gpr[ES_RCX] = (uint32_t)m->nrip;
         return ES_OK;
     }
+    uint64_t ebp = m->gpr[ES_RBP];
     m->gpr[ES_RBP] = (uint32_t)arg6;
     int rc = es_host_syscall(m, ES_ABI_I386);
+    if (rc == ES_STOP && m->stop != ES_STOP_EXIT) {
+        m->gpr[ES_RBP] = ebp; /* re-executable, as for SYSCALL */
+        return rc;
+    }
     fix_i386_result(m);
     m->gpr[ES_RSP] = ubp;
     m->gpr[ES_RCX] = (uint32_t)m->nrip;
