@@ -267,9 +267,9 @@ static int op_int(es_machine *m, const es_insn *d)
  * Compatibility mode: only AMD CPUs have it (Intel: #UD).  Linux's
  * entry_SYSCALL_compat takes arg2 from EBP (ECX holds the return address)
  * and do_fast_syscall_32 reads arg6 from the user stack at [ESP] (the vDSO
- * pushed EBP there), with no vDSO landing pad here the call returns to
- * the next instruction with ECX = return EIP and EBP = the arg6 value, as
- * sysret32_from_system_call leaves them. */
+ * pushed EBP there).  Linux returns to the vDSO's landing pad; with no
+ * vDSO here the call returns to the next instruction, with ECX = return
+ * EIP and EBP = the arg6 value as sysret32_from_system_call leaves them. */
 static int op_syscall(es_machine *m, const es_insn *d)
 {
     if (!(m->efer & 1)) /* EFER.SCE */
