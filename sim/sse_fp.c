@@ -13,7 +13,10 @@ enum { F_ADD, F_SUB, F_MUL, F_DIV, F_SQRT };
  * redone because the compiler may commute a + b: SSE returns the first
  * source's NaN (quieted) if it is one, else the second's (SDM Vol. 1,
  * table 4-7).  An invalid operation on non-NaNs gives the default NaN,
- * which the host already produced.  Call inside sse_fp_enter/leave. */
+ * which the host already produced.  SQRT is the host instruction itself:
+ * the C library's sqrt of a negative number recomputes it with extra
+ * flags (DE from (x-x)/(x-x) on a denormal).  Call inside
+ * sse_fp_enter/leave. */
 static inline uint32_t arith_f(int op, uint32_t ab, uint32_t bb)
 {
     float a = sse_f(ab), b = sse_f(bb), r;
@@ -24,7 +27,7 @@ static inline uint32_t arith_f(int op, uint32_t ab, uint32_t bb)
     case F_SUB: r = a - b; break;
     case F_MUL: r = a * b; break;
     case F_DIV: r = a / b; break;
-    default: r = __builtin_sqrtf(b); break;
+    default: __asm__("sqrtss %1, %0" : "=x"(r) : "x"(b)); break;
     }
     SSE_PIN(r);
     uint32_t rb = sse_fbits(r);
@@ -47,7 +50,7 @@ static inline uint64_t arith_d(int op, uint64_t ab, uint64_t bb)
     case F_SUB: r = a - b; break;
     case F_MUL: r = a * b; break;
     case F_DIV: r = a / b; break;
-    default: r = __builtin_sqrt(b); break;
+    default: __asm__("sqrtsd %1, %0" : "=x"(r) : "x"(b)); break;
     }
     SSE_PIN(r);
     uint64_t rb = sse_dbits(r);
@@ -317,6 +320,25 @@ static int op_hsubpd(es_machine *m, const es_insn *d)
     return hop_pd(m, d, F_SUB);
 }
 
+/* DPPS/DPPD run in stages - the multiplies, then each level of adds - and
+ * an unmasked exception stops at the stage that raises it: MXCSR then
+ * gets the flags of the earlier stages plus that stage's own, chosen as
+ * sse_fp_commit does (measured on the host: a denormal product with DM
+ * unmasked faults in the add stage with the multiplies' UE and PE set). */
+static int stage_commit(es_machine *m, uint32_t *acc, uint32_t f)
+{
+    uint32_t unmasked = f & ~(m->mxcsr >> 7) & ES_MXCSR_FLAGS;
+    if (unmasked) {
+        uint32_t pre = f & (ES_MXCSR_IE | ES_MXCSR_DE | ES_MXCSR_ZE);
+        m->mxcsr |= *acc;
+        return sse_fp_commit(m, (pre & unmasked) ? pre : f);
+    }
+    *acc |= f;
+    return 0;
+}
+
+#define FP_RESTART                                                                                     f = 0;                                                                                             if (plain_)                                                                                        h_ = sse_fp_enter(m)
+
 /* DPPS: products of the lanes selected by imm[7:4] (others +0.0), summed
  * as (p0 + p1) + (p2 + p3), broadcast to the lanes selected by imm[3:0]
  * (SDM Vol. 2, DPPS "Operation"). */
@@ -324,15 +346,22 @@ static int op_dpps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
-    uint32_t p[4];
+    uint32_t p[4], acc = 0;
     FP_BEGIN;
     for (int i = 0; i < 4; i++)
         p[i] = (imm & (0x10u << i)) ? FOP_F(F_MUL, x->d[i], s->d[i]) : 0;
+    FP_END;
+    TRY(stage_commit(m, &acc, f));
+    FP_RESTART;
     uint32_t lo = FOP_F(F_ADD, p[0], p[1]);
     uint32_t hi = FOP_F(F_ADD, p[2], p[3]);
+    FP_END;
+    TRY(stage_commit(m, &acc, f));
+    FP_RESTART;
     uint32_t sum = FOP_F(F_ADD, lo, hi);
     FP_END;
-    TRY(sse_fp_commit(m, f));
+    TRY(stage_commit(m, &acc, f));
+    m->mxcsr |= acc;
     for (int i = 0; i < 4; i++)
         x->d[i] = (imm & (1u << i)) ? sum : 0;
     return ES_OK;
@@ -343,12 +372,17 @@ static int op_dppd(es_machine *m, const es_insn *d)
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
     uint64_t p[2];
+    uint32_t acc = 0;
     FP_BEGIN;
     for (int i = 0; i < 2; i++)
         p[i] = (imm & (0x10u << i)) ? FOP_D(F_MUL, x->q[i], s->q[i]) : 0;
+    FP_END;
+    TRY(stage_commit(m, &acc, f));
+    FP_RESTART;
     uint64_t sum = FOP_D(F_ADD, p[0], p[1]);
     FP_END;
-    TRY(sse_fp_commit(m, f));
+    TRY(stage_commit(m, &acc, f));
+    m->mxcsr |= acc;
     for (int i = 0; i < 2; i++)
         x->q[i] = (imm & (1u << i)) ? sum : 0;
     return ES_OK;

@@ -1,6 +1,6 @@
 // SSE compares, rounding and dot products against the host CPU.
 //
-// CMPPS/PD/SS/SD (all 8 predicates, QNaN/SNaN signalling), COMIS/UCOMIS flags, ROUNDPS/PD/SS/SD (all modes, precision suppression), DPPS/DPPD.
+// CMPPS/PD/SS/SD (all 8 predicates, QNaN/SNaN signalling), COMIS/UCOMIS flags, ROUNDPS/PD/SS/SD (all modes, precision suppression), DPPS/DPPD (including the stage-wise flags of unmasked exceptions).
 //
 // Rows: {bytes, disassembly, initial state, expected state} (format in
 // tests/shim/sse_case.h).  Every expected state was produced by running the
@@ -309,6 +309,18 @@ static const SseCase kCases[] = {
     {"660f3a08c108", "roundps xmm0, xmm1, 8", "x1=c0200000bfc00000:402000003fc00000 mxcsr=0f80 m32", "x0=c0000000c0000000:4000000040000000 flags=0 mxcsr=f80"},
     {"660f3a0ac100", "roundss xmm0, xmm1, 0", "x1=0000000000000000:000000007f800002 mxcsr=1f00 m32", "fault=19 mxcsr=1f01"},
     {"660f3a0b0701", "roundsd xmm0, qword ptr [rdi], 1", "rdi=D+3 m32", "x0=0000000000000000:7d58330ee9c49f7a flags=0 mxcsr=1f80"},
+    {"660f3a40c1da", "dpps xmm0, xmm1, 0xda", "x0=a11bcd89a609f188:9ce21ebb3cce2b29 x1=942f04a54f027870:62ea3a9377412e7a mxcsr=1e80", "fault=19 mxcsr=1eb2"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:7f0000007f000000 x1=0:3f800000ff800000 mxcsr=1f00", "x0=0000000000000000:00000000ff800000 flags=0 mxcsr=1f00"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:7f8000007f800000 x1=0:bf8000003f800000 mxcsr=1f00", "fault=19 mxcsr=1f01"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:7f8000007f800000 x1=0:bf8000003f800000 mxcsr=1f80", "x0=0000000000000000:00000000ffc00000 flags=0 mxcsr=1f81"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:3f80000000000001 x1=0:3f8000003f800000 mxcsr=1e80", "fault=19 mxcsr=1e82"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:0080000000800000 x1=0:3f0000003f000000 mxcsr=1780", "fault=19 mxcsr=1790"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:0080000000800000 x1=0:3e0000003e000000 mxcsr=1780", "fault=19 mxcsr=1790"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:7f0000007f000000 x1=0:3f8000003f800000 mxcsr=1b80", "fault=19 mxcsr=1b88"},
+    {"660f3a40c131", "dpps xmm0, xmm1, 0x31", "x0=0:3f8000003dcccccd x1=0:3f8000003f800000 mxcsr=0f80", "fault=19 mxcsr=fa0"},
+    {"660f3a41c131", "dppd xmm0, xmm1, 0x31", "x0=0000000000000001:3ff0000000000000 x1=3ff0000000000000:3ff0000000000000 mxcsr=1e80", "fault=19 mxcsr=1e82"},
+    {"660f3a41c131", "dppd xmm0, xmm1, 0x31", "x0=0010000000000000:3ff0000000000000 x1=3fe0000000000000:3ff0000000000000 mxcsr=1e80", "fault=19 mxcsr=1e82"},
+    {"660f3a41c131", "dppd xmm0, xmm1, 0x31", "x0=0010000000000000:3ff0000000000000 x1=3fe0000000000000:3ff0000000000000 mxcsr=1f80", "x0=0000000000000000:3ff0000000000000 flags=0 mxcsr=1fa2"},
 };
 
 SSE_CASE_SUITE(SseCmp, kCases)

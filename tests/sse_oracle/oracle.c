@@ -12,7 +12,8 @@
  *   python3 int_cases.py | python3 asm2hex.py | ./oracle > int.rows
  *   python3 mkfile.py int SseInt "<title>" "<description>"   (writes ../test_sse_int.cc)
  * (test_sse_arith.cc = the non-compare rows of fp_cases.py plus
- * unm_cases.py; test_sse_cmp.cc = the CMP/COMIS/ROUND/DP rows.) */
+ * unm_cases.py; test_sse_cmp.cc = the CMP/COMIS/ROUND/DP rows plus
+ * dp_cases.spec, already assembled.) */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
