@@ -490,6 +490,115 @@ static int op_rdpmc(es_machine *m, const es_insn *d)
     return es_raise(m, ES_VEC_GP, 0);
 }
 
+/* ---- descriptor-table stores and segment queries (usable at CPL 3) ---- */
+
+/* SGDT/SIDT/SLDT/STR/SMSW: #GP(0) at CPL > 0 when CR4.UMIP is set (Linux
+ * then emulates a few of them; the default CR4 leaves UMIP clear). */
+static int umip_ok(es_machine *m)
+{
+    if ((m->cr4 & (1u << 11)) && m->cpl != 0)
+        return es_raise(m, ES_VEC_GP, 0);
+    return 0;
+}
+
+/* SGDT/SIDT m: limit (2 bytes) then base (8 bytes in 64-bit mode, 4 with a
+ * 32-bit operand size). */
+static int op_sgdt_sidt(es_machine *m, const es_insn *d)
+{
+    TRY(umip_ok(m));
+    uint64_t a = es_lin(m, d, &d->o[0]);
+    uint64_t base = d->op == ES_OP_SGDT ? m->gdtr.base : m->idtr.base;
+    uint16_t lim = d->op == ES_OP_SGDT ? m->gdtr.limit : m->idtr.limit;
+    uint8_t b[10];
+    unsigned n = d->mode == ES_MODE_64 ? 10 : 6;
+    memcpy(b, &lim, 2);
+    memcpy(b + 2, &base, n - 2);
+    TRY(es_write(m, a, b, n));
+    return ES_OK;
+}
+
+/* SLDT/STR/SMSW: a register destination takes the value zero-extended to
+ * the operand size (SMSW: all of CR0, as on Zen 4); memory gets 16 bits. */
+static int op_store_sysreg(es_machine *m, const es_insn *d)
+{
+    TRY(umip_ok(m));
+    uint64_t v = d->op == ES_OP_SLDT ? m->ldtr.sel : d->op == ES_OP_STR ? m->tr.sel : m->cr0;
+    if (d->o[0].kind == ES_OPK_MEM)
+        TRY(es_store(m, es_lin(m, d, &d->o[0]), 2, v));
+    else
+        es_gpr_set(m, d->o[0].reg, d->o[0].size, v & es_mask(d->o[0].size));
+    return ES_OK;
+}
+
+/* The descriptor of a LAR/LSL/VERR/VERW selector if it is visible at the
+ * current CPL and the selector's RPL (SDM LAR: DPL >= CPL and DPL >= RPL
+ * unless conforming code); 0 if not. */
+static int visible_desc(es_machine *m, uint16_t sel, uint64_t *desc)
+{
+    if ((sel & ~3u) == 0 || es_desc_read(m, sel, desc))
+        return 0;
+    unsigned acc = (unsigned)(*desc >> 40) & 0xff, dpl = (acc >> 5) & 3;
+    int conforming = (acc & 0x1c) == 0x1c;
+    if (!conforming && (dpl < m->cpl || dpl < (sel & 3u)))
+        return 0;
+    return 1;
+}
+
+static int sys_type_ok(uint64_t desc, int lar)
+{
+    unsigned type = (unsigned)(desc >> 40) & 0xf;
+    /* 64-bit-mode system types: LDT, available/busy TSS; call gate for LAR */
+    return type == 2 || type == 9 || type == 0xb || (lar && type == 0xc);
+}
+
+/* LAR/LSL: ZF = 1 and the access rights (desc[63:32] & 00FFFF00h, as Zen 4
+ * returns them) or the expanded limit when the descriptor is visible; else
+ * ZF = 0 and the destination keeps its value. */
+static int op_lar_lsl(es_machine *m, const es_insn *d)
+{
+    uint64_t s, desc;
+    TRY(es_rd(m, d, 1, &s));
+    int lar = d->op == ES_OP_LAR;
+    int ok = visible_desc(m, (uint16_t)s, &desc);
+    if (ok && !((desc >> 44) & 1))
+        ok = sys_type_ok(desc, lar);
+    if (!ok) {
+        m->rflags &= ~(uint64_t)ES_ZF;
+        return ES_OK;
+    }
+    uint64_t v;
+    if (lar) {
+        v = (desc >> 32) & 0x00ffff00;
+    } else {
+        es_segreg r;
+        es_desc_unpack(desc, (uint16_t)s, &r);
+        v = r.limit;
+    }
+    es_gpr_set(m, d->o[0].reg, d->o[0].size, v & es_mask(d->o[0].size));
+    m->rflags |= ES_ZF;
+    return ES_OK;
+}
+
+/* VERR/VERW: ZF = 1 if the segment is readable / writable from here. */
+static int op_verr_verw(es_machine *m, const es_insn *d)
+{
+    uint64_t s, desc;
+    TRY(es_rd(m, d, 0, &s));
+    int ok = visible_desc(m, (uint16_t)s, &desc);
+    unsigned acc = (unsigned)(desc >> 40) & 0xff;
+    if (ok && !(acc & 0x10))
+        ok = 0; /* system segment */
+    else if (ok && d->op == ES_OP_VERR)
+        ok = !(acc & 0x08) || (acc & 0x02); /* data, or readable code */
+    else if (ok)
+        ok = !(acc & 0x08) && (acc & 0x02); /* writable data */
+    if (ok)
+        m->rflags |= ES_ZF;
+    else
+        m->rflags &= ~(uint64_t)ES_ZF;
+    return ES_OK;
+}
+
 void es_family_system(es_handler *t)
 {
     t[ES_OP_NOP] = op_nop;
@@ -532,6 +641,15 @@ void es_family_system(es_handler *t)
     t[ES_OP_LGDT] = op_lgdt_lidt;
     t[ES_OP_LIDT] = op_lgdt_lidt;
     t[ES_OP_RDPMC] = op_rdpmc;
+    t[ES_OP_SGDT] = op_sgdt_sidt;
+    t[ES_OP_SIDT] = op_sgdt_sidt;
+    t[ES_OP_SLDT] = op_store_sysreg;
+    t[ES_OP_STR] = op_store_sysreg;
+    t[ES_OP_SMSW] = op_store_sysreg;
+    t[ES_OP_LAR] = op_lar_lsl;
+    t[ES_OP_LSL] = op_lar_lsl;
+    t[ES_OP_VERR] = op_verr_verw;
+    t[ES_OP_VERW] = op_verr_verw;
     t[ES_OP_LLDT] = op_priv;
     t[ES_OP_LTR] = op_priv;
     t[ES_OP_LMSW] = op_priv;

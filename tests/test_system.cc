@@ -375,3 +375,49 @@ TEST(System, Sysret)
     EXPECT_EQ(i->fault.vector, ES_VEC_GP);
     EXPECT_EQ(i->cpl, 0);
 }
+
+// LAR/LSL/VERR/VERW against Linux's GDT; the values are those the Zen 4
+// host returns for the same selectors (0x23 excepted: unusable there).
+TEST(System, SegmentQueries)
+{
+    const uint64_t junk = 0xdeadbeefcafebabeull;
+    const uint64_t Z = ES_ZF;
+    run_cases({
+        {"lar rax, rcx (0x2b)", M64, {0x48, 0x0f, 0x02, 0xc1}, {{ES_RCX, 0x2b}, {ES_RAX, junk}},
+         {{ES_RAX, 0xcff300}}, 0x202, Z, Z},
+        {"lar rax, rcx (0x33)", M64, {0x48, 0x0f, 0x02, 0xc1}, {{ES_RCX, 0x33}, {ES_RAX, junk}},
+         {{ES_RAX, 0xaffb00}}, 0x202, Z, Z},
+        {"lar ax, cx (0x2b)", M64, {0x66, 0x0f, 0x02, 0xc1}, {{ES_RCX, 0x2b}, {ES_RAX, ~0ull}},
+         {{ES_RAX, 0xfffffffffffff300ull}}, 0x202, Z, Z},
+        {"lar rax, rcx (kernel CS 0x10): ZF = 0, rax kept", M64, {0x48, 0x0f, 0x02, 0xc1},
+         {{ES_RCX, 0x10}, {ES_RAX, junk}}, {{ES_RAX, junk}}, 0x242, Z, 0},
+        {"lar rax, rcx (null)", M64, {0x48, 0x0f, 0x02, 0xc1}, {{ES_RCX, 0}, {ES_RAX, junk}},
+         {{ES_RAX, junk}}, 0x242, Z, 0},
+        {"lar eax, ecx (RPL 0 of a DPL-3 segment)", M32, {0x0f, 0x02, 0xc1}, {{ES_RCX, 0x28}},
+         {{ES_RAX, 0xcff300}}, 0x202, Z, Z},
+        {"lsl rax, rcx (0x2b)", M64, {0x48, 0x0f, 0x03, 0xc1}, {{ES_RCX, 0x2b}, {ES_RAX, junk}},
+         {{ES_RAX, 0xffffffffull}}, 0x202, Z, Z},
+        {"lsl eax, [rbx] (past the table)", M64, {0x0f, 0x03, 0x03}, {{ES_RBX, D}, {ES_RAX, 5}},
+         {{ES_RAX, 5}}, 0x242, Z, 0, {{D, 0x83, 2}}},
+        {"verr ax (0x2b)", M64, {0x0f, 0x00, 0xe0}, {{ES_RAX, 0x2b}}, {}, 0x202, Z, Z},
+        {"verw ax (0x2b)", M64, {0x0f, 0x00, 0xe8}, {{ES_RAX, 0x2b}}, {}, 0x202, Z, Z},
+        {"verr ax (0x33)", M64, {0x0f, 0x00, 0xe0}, {{ES_RAX, 0x33}}, {}, 0x202, Z, Z},
+        {"verw ax (0x33: code)", M64, {0x0f, 0x00, 0xe8}, {{ES_RAX, 0x33}}, {}, 0x242, Z, 0},
+        {"verr ax (0x18: DPL 0)", M32, {0x0f, 0x00, 0xe0}, {{ES_RAX, 0x18}}, {}, 0x242, Z, 0},
+        {"smsw rax", M64, {0x48, 0x0f, 0x01, 0xe0}, {{ES_RAX, ~0ull}}, {{ES_RAX, 0x80050033}}},
+        {"smsw [rbx] (16 bits)", M64, {0x0f, 0x01, 0x23}, {{ES_RBX, D}}, {}, 0x202, 0, 0,
+         {{D, ~0ull, 8}}, {{D, 0xffffffffffff0033ull, 8}}},
+        {"str eax", M64, {0x0f, 0x00, 0xc8}, {{ES_RAX, ~0ull}}, {{ES_RAX, 0}}},
+    });
+    // SGDT stores limit and base; UMIP makes it privileged
+    M m(M64);
+    m->gdtr.base = 0xfffffe0000001000ull;
+    m->gdtr.limit = 0x7f;
+    m->gpr[ES_RBX] = D;
+    ASSERT_EQ(m.run({0x0f, 0x01, 0x03}), 0) << m->message; // sgdt [rbx]
+    EXPECT_EQ(m.rd(D, 2), 0x7fu);
+    EXPECT_EQ(m.rd(D + 2, 8), 0xfffffe0000001000ull);
+    m->cr4 |= 1u << 11;
+    ASSERT_EQ(m.run({0x0f, 0x01, 0x03}), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+}
