@@ -202,7 +202,7 @@ static int64_t do_select(es_machine *m, const es_scall *c, int64_t n, uint64_t u
     int ms = timeout_ns < 0 ? -1 : (int)(timeout_ns > 1000000000ll * 1000 ? 1000000000 : (timeout_ns + 999999) / 1000000);
     int r;
     if (!np && timeout_ns > 0 && (m->deterministic || h->cfg.deterministic)) {
-        h->sleep_ns += timeout_ns; /* select as a sleep */
+        es_hs_slept(h, timeout_ns); /* select as a sleep */
         r = 0;
     } else {
         r = poll(pf, (nfds_t)np, ms);

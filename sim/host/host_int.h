@@ -114,6 +114,14 @@ static inline void es_st64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++)
 static inline uint32_t es_ld32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 static inline uint64_t es_ld64(const uint8_t *p) { return es_ld32(p) | (uint64_t)es_ld32(p + 4) << 32; }
 
+/* Advances the deterministic clock by ns (saturating: a guest may sleep
+ * for centuries, the clock stays representable). */
+static inline void es_hs_slept(struct es_host *h, int64_t ns)
+{
+    const int64_t cap = INT64_MAX / 4; /* leaves room for the epoch and icount */
+    h->sleep_ns = ns >= cap - h->sleep_ns ? cap : h->sleep_ns + ns;
+}
+
 /* Stops the guest as a fatal signal's default action would. */
 void es_hs_kill_self(es_machine *m, int sig);
 /* The guest sends itself sig (kill(getpid(), sig)): the default action

@@ -32,10 +32,11 @@ static int clock_ns(es_machine *m, int64_t clk, int64_t *ns)
     if (clk < 0 || clk > 11 || clk == 8 || clk == 9 || clk == 10)
         return -EINVAL; /* 8/9: alarm clocks, 10: unused */
     if (m->deterministic || h->cfg.deterministic) {
-        int64_t t = (int64_t)m->icount + h->sleep_ns;
+        uint64_t ic = m->icount > (uint64_t)INT64_MAX / 4 ? (uint64_t)INT64_MAX / 4 : m->icount;
+        int64_t t = (int64_t)ic + h->sleep_ns;
         bool wall = clk == 0 || clk == 5 || clk == 11; /* REALTIME, _COARSE, TAI */
         bool cpu = clk == 2 || clk == 3;
-        *ns = cpu ? (int64_t)m->icount : wall ? DET_EPOCH * NSEC + t : t;
+        *ns = cpu ? (int64_t)ic : wall ? DET_EPOCH * NSEC + t : t;
         return 0;
     }
     struct timespec ts;
@@ -60,7 +61,7 @@ static int64_t do_sleep(es_machine *m, int64_t ns)
     if (ns <= 0)
         return 0;
     if (m->deterministic || m->host->cfg.deterministic) {
-        m->host->sleep_ns += ns;
+        es_hs_slept(m->host, ns);
         return 0;
     }
     struct timespec ts = {.tv_sec = ns / NSEC, .tv_nsec = ns % NSEC};
