@@ -507,6 +507,10 @@ TEST_P(HostTest, MmapAnonymousAndMunmap)
     EXPECT_EQ(c64(ES_NR64_mmap, b, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS | 0x100000, (uint64_t)-1, 0),
               -EEXIST);
     EXPECT_EQ(c64(ES_NR64_mmap, b, 0x1000, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0), b);
+    // MAP_32BIT: below 2 GiB
+    int64_t lo = c64(ES_NR64_mmap, 0, 0x3000, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, (uint64_t)-1, 0);
+    EXPECT_GT(lo, 0);
+    EXPECT_LE(lo + 0x3000, 0x80000000ll);
     // i386 mmap2 and old mmap (#90, a struct of six u32), in a 32-bit layout
     // as the loader sets it for i386 processes
     es_vm_set_layout(m, 0xffffe000ull, 0xf7fff000ull);

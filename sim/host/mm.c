@@ -158,13 +158,34 @@ static int64_t do_mmap(es_machine *m, const es_scall *c, uint64_t addr, uint64_t
         va = addr;
     } else {
         uint64_t hint = addr & ~(PAGE - 1);
-        if ((flags & G_MAP_32BIT) && !c->ptr32 && !hint)
-            hint = 0x40000000; /* MAP_32BIT: the first 2 GiB */
         if (hint && hint > top - plen)
             hint = 0;
-        va = es_vm_find_free(m, plen, hint);
-        if (!va || va > top - plen)
-            return -ENOMEM;
+        if ((flags & G_MAP_32BIT) && !c->ptr32) {
+            /* MAP_32BIT: within the first 2 GiB; the hint only if it is
+             * there, else the highest free place below 2 GiB, found 1 MiB at
+             * a time (a VMA lookup each) */
+            const uint64_t lim = 0x80000000ull;
+            if (plen > lim - ES_VM_MMAP_MIN)
+                return -ENOMEM;
+            va = hint && hint + plen <= lim ? es_vm_find_free(m, plen, hint) : 0;
+            if (va != hint || !hint) {
+                va = 0;
+                for (uint64_t h = (lim - plen) & ~0xfffffull; h >= ES_VM_MMAP_MIN; h -= 0x100000) {
+                    if (es_vm_find_free(m, plen, h) == h) {
+                        va = h;
+                        break;
+                    }
+                    if (h < 0x100000)
+                        break;
+                }
+                if (!va)
+                    return -ENOMEM;
+            }
+        } else {
+            va = es_vm_find_free(m, plen, hint);
+            if (!va || va > top - plen)
+                return -ENOMEM;
+        }
     }
     int ep = es_prot(prot);
     int r = es_vm_map(m, va, plen, anon ? ep : ep | ES_PROT_W | ES_PROT_R);
