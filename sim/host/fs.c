@@ -589,10 +589,11 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
     int r = es_hs_get_iovec(m, c, uvec, cnt, iov);
     if (r)
         return r;
+    /* rw_copy_check_uvector: the total is capped at MAX_RW_COUNT */
     uint64_t total = 0;
     for (uint64_t i = 0; i < cnt; i++) {
-        if (iov[i].len > MAX_RW)
-            return -EINVAL;
+        if (iov[i].len > MAX_RW - total)
+            iov[i].len = MAX_RW - total;
         total += iov[i].len;
     }
     int64_t done = 0;
