@@ -72,7 +72,8 @@ void native_run(const Bytes &code, const Bytes &data, Bytes &out, uint64_t &flag
     static_cast<uint8_t *>(page)[code.size()] = 0xc3; // ret
     alignas(64) static uint8_t buf[kData];
     memset(buf, 0, sizeof buf);
-    memcpy(buf, data.data(), data.size());
+    if (!data.empty())
+        memcpy(buf, data.data(), data.size());
     uint32_t mxcsr;
     const uint32_t mxcsr0 = 0x1f80; // the simulator's initial MXCSR
     uint64_t fl;
