@@ -51,8 +51,10 @@ int est_code(es_machine *m, const uint8_t *code, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         pte = es_pte(m, m->cr3, EST_CODE + i, false);
-        uint8_t *p = es_phys(m, (*pte & ES_PTE_ADDR) | ((EST_CODE + i) & 0xfff));
-        *p = code[i];
+        uint64_t pa = (*pte & ES_PTE_ADDR) | ((EST_CODE + i) & 0xfff);
+        *es_phys(m, pa) = code[i];
+        /* written behind the CPU's back: decodes of this page are stale */
+        m->frames[pa >> 12].code_gen++;
     }
     m->rip = EST_CODE;
     return 0;
