@@ -7,6 +7,7 @@
 
 #include "mem.h"
 #include "ops.h"
+#include "host.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -14,6 +15,8 @@
 /* Guest physical address space: frames are materialised on demand, so this
  * only sizes the bookkeeping array (8 bytes + meta per 4 KiB). */
 #define MAX_PHYS (64ull << 30)
+/* Frames are handed out from 1 upwards and recycled, so the frame table
+ * needs only as many slots as the cap allows (plus frame 0). */
 
 /* ---- dispatch table ---- */
 
@@ -136,7 +139,9 @@ es_machine *es_machine_new(uint64_t mem_cap)
     if (!m)
         return NULL;
     m->mem_cap = mem_cap ? mem_cap : DEFAULT_MEM_CAP;
-    m->nframes = MAX_PHYS / PAGE;
+    m->nframes = m->mem_cap / PAGE + 2;
+    if (m->nframes > MAX_PHYS / PAGE)
+        m->nframes = MAX_PHYS / PAGE;
     m->frames = calloc(m->nframes, sizeof *m->frames);
     m->dcache = calloc(1ull << ES_DCACHE_BITS, sizeof *m->dcache);
     if (!m->frames || !m->dcache) {
@@ -150,7 +155,7 @@ es_machine *es_machine_new(uint64_t mem_cap)
     m->fpu.fcw = 0x37f;
     m->fpu.ftw = 0xffff;
     m->cr0 = 0x80050033; /* PG, AM, WP, NE, ET, MP, PE as Linux runs */
-    m->cr4 = 0x6f0;      /* PAE, PGE, OSFXSR, OSXMMEXCPT, ... */
+    m->cr4 = 0x406f0;    /* PAE, MCE, PGE, OSFXSR, OSXMMEXCPT, OSXSAVE as Linux runs */
     m->efer = 0xd01;     /* SCE, LME, LMA, NXE */
     m->xcr0 = 3;         /* x87 | SSE */
     /* raw descriptors as Linux's GDT_ENTRY_INIT values (arch/x86/kernel/cpu/common.c) */
@@ -169,6 +174,7 @@ void es_machine_free(es_machine *m)
 {
     if (!m)
         return;
+    es_host_free(m);
     es_vm_free(m);
     if (m->frames)
         for (uint64_t i = 0; i < m->next_free_pfn && i < m->nframes; i++)
@@ -219,18 +225,23 @@ static es_dentry *fetch(es_machine *m)
 {
     uint64_t lin = (m->rip + m->seg[ES_SEG_CS].base) & m->ipmask;
     if ((lin & ~(PAGE - 1)) != m->fetch_va) {
-        uint8_t b;
-        if (es_fetch_bytes(m, lin, &b, 1) != 1)
-            return NULL;
         uint64_t pa;
-        es_translate(m, lin, ES_ACC_X, m->cpl == 3, &pa);
+        if (es_fetch_page(m, lin, &pa))
+            return NULL;
         m->fetch_va = lin & ~(PAGE - 1);
-        m->fetch_pa = pa & ~(PAGE - 1);
+        m->fetch_pa = pa;
         m->fetch_frame = &m->frames[pa >> 12];
+        /* offsets within a page stay adjacent in the cache; pages scatter
+         * by a multiplicative hash of the frame number (computed once per
+         * page change, not per instruction), so code at power-of-two
+         * distances does not collide */
+        m->fetch_hash = pa + (((pa >> 12) * 0x9e3779b1u) >> 8);
+        m->fetch_key = (pa << 1) | m->mode;
     }
-    uint64_t pa = m->fetch_pa | (lin & (PAGE - 1));
-    uint64_t key = (pa << 1) | m->mode;
-    es_dentry *e = &m->dcache[(pa ^ (pa >> ES_DCACHE_BITS)) & ((1u << ES_DCACHE_BITS) - 1)];
+    uint64_t off = lin & (PAGE - 1);
+    uint64_t pa = m->fetch_pa | off;
+    uint64_t key = m->fetch_key + (off << 1);
+    es_dentry *e = &m->dcache[(m->fetch_hash + off) & ((1u << ES_DCACHE_BITS) - 1)];
     es_frame *f = m->fetch_frame;
     if (__builtin_expect(e->key == key && e->gen == f->code_gen, 1))
         return e;

@@ -135,7 +135,7 @@ typedef struct es_dentry {
     es_insn insn;
 } es_dentry;
 
-#define ES_DCACHE_BITS 15
+#define ES_DCACHE_BITS 16
 
 /* Observer hooks (timing, taint, trace, debugger).  Attach with
  * es_observe(); with none attached the run loop is the plain loop and the
@@ -228,6 +228,8 @@ struct es_machine {
     uint64_t fetch_va;    /* linear page, 1 = none */
     uint64_t fetch_pa;
     es_frame *fetch_frame;
+    uint64_t fetch_hash;  /* decode-cache index of the page's offset 0 */
+    uint64_t fetch_key;   /* decode-cache key of the page's offset 0 */
 
     /* --- decode cache --- */
     es_dentry *dcache;    /* 1 << ES_DCACHE_BITS entries */

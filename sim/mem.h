@@ -81,6 +81,11 @@ int es_copy_to_guest(es_machine *m, uint64_t va, const void *src, size_t n);
  * 0 with a fault recorded if the first byte faults). */
 size_t es_fetch_bytes(es_machine *m, uint64_t va, uint8_t *dst, size_t n);
 
+/* Physical page (*pa, page aligned) of the instruction page holding linear
+ * address va, checked for execute permission at the current CPL; 0, or -1
+ * with the fault recorded. */
+int es_fetch_page(es_machine *m, uint64_t va, uint64_t *pa);
+
 static inline es_tlbe *es_tlb_slot(es_machine *m, uint64_t va)
 {
     return &m->tlb[(va >> 12) & (ES_TLB_SIZE - 1)];
