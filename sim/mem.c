@@ -100,7 +100,7 @@ uint64_t *es_pte(es_machine *m, uint64_t cr3, uint64_t va, bool create)
 
 static bool canonical(uint64_t va)
 {
-    return (uint64_t)(((int64_t)va << 16) >> 16) == va;
+    return (uint64_t)((int64_t)(va << 16) >> 16) == va; /* shift unsigned: no UB */
 }
 
 /* Set in every failed walk's result: a supervisor read of a not-present
