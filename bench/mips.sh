@@ -16,7 +16,7 @@ t() { local s e; s=$(date +%s.%N); "$@" >/tmp/es_bench_out.$$ 2>/tmp/es_bench_er
 
 native=$(t "$prog" "$rounds"); ref=$(cat /tmp/es_bench_out.$$)
 es_t=$(t "$es" run --stats "$prog" "$rounds"); es_out=$(cat /tmp/es_bench_out.$$)
-insns=$(sed -n 's/.*instructions retired: *\([0-9]*\).*/\1/p' /tmp/es_bench_err.$$ | head -1)
+insns=$(sed -n 's/.*stats: *\([0-9]*\) instructions retired.*/\1/p' /tmp/es_bench_err.$$ | head -1)
 [ "$es_out" = "$ref" ] || { echo "entrysim output differs: '$es_out' vs '$ref'"; exit 1; }
 if command -v qemu-x86_64 >/dev/null; then
   q_t=$(t qemu-x86_64 "$prog" "$rounds")
