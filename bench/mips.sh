@@ -18,6 +18,7 @@ native=$(t "$prog" "$rounds"); ref=$(cat /tmp/es_bench_out.$$)
 es_t=$(t "$es" run --stats "$prog" "$rounds"); es_out=$(cat /tmp/es_bench_out.$$)
 insns=$(sed -n 's/.*stats: *\([0-9]*\) instructions retired.*/\1/p' /tmp/es_bench_err.$$ | head -1)
 [ "$es_out" = "$ref" ] || { echo "entrysim output differs: '$es_out' vs '$ref'"; exit 1; }
+obs_t=$(t "$es" run --null-observer "$prog" "$rounds")
 if command -v qemu-x86_64 >/dev/null; then
   q_t=$(t qemu-x86_64 "$prog" "$rounds")
 else
@@ -29,6 +30,8 @@ printf "workload: sieve_hash %s rounds, %s guest instructions\n" "$rounds" "$ins
 printf "%-12s %8.2f s %10s MIPS\n" native "$native" "$(mips "$native")"
 [ -n "$q_t" ] && printf "%-12s %8.2f s %10s MIPS\n" qemu-x86_64 "$q_t" "$(mips "$q_t")"
 printf "%-12s %8.2f s %10s MIPS\n" entrysim "$es_t" "$(mips "$es_t")"
+printf "%-12s %8.2f s %10s MIPS\n" "entrysim+obs" "$obs_t" "$(mips "$obs_t")"
+printf "observer path (a no-op retire hook attached) / plain loop time: %.2fx\n" "$(calc "$obs_t / $es_t")"
 printf "entrysim / native time: %.1fx\n" "$(calc "$es_t / $native")"
 [ -n "$q_t" ] && printf "entrysim / qemu-x86_64 time: %.2fx\n" "$(calc "$es_t / $q_t")"
 exit 0

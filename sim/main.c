@@ -41,6 +41,8 @@ static const char usage_text[] =
     "                    the modeled kernel entry arrives with a later release)\n"
     "  --stats           print instructions retired, decodes, wall time, MIPS and\n"
     "                    system calls to stderr at the end\n"
+    "  --null-observer   attach an observer that does nothing (measures what the\n"
+    "                    observer path costs; bench/mips.sh uses it)\n"
     "  --max-insns N     stop after N instructions\n"
     "  --timeout S       stop after S seconds of wall-clock time\n"
     "  --mem-cap MB      guest memory allowed (default 1024 MiB)\n"
@@ -62,7 +64,7 @@ static const char usage_text[] =
     "  1       simulator error\n";
 
 typedef struct options {
-    bool stats, rw, deterministic;
+    bool stats, rw, deterministic, null_observer;
     uint64_t max_insns;
     double timeout;
     uint64_t mem_cap_mb;
@@ -126,8 +128,20 @@ static bool fault_is_oom(es_machine *m)
 
 /* Runs a loaded machine to the end and turns the outcome into an exit
  * status, reporting on stderr. */
+static void null_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    (void)ctx;
+    (void)m;
+    (void)d;
+    (void)rip;
+}
+
 static int finish(es_machine *m, const options *o)
 {
+    if (o->null_observer) {
+        es_observer ob = {.retire = null_retire};
+        es_observe(m, &ob);
+    }
     double t0 = now();
     es_run(m);
     double secs = now() - t0;
@@ -284,6 +298,8 @@ static int cmd_run(int argc, char **argv, options *o)
             /* the only mode for now */
         } else if (!strcmp(name, "--stats")) {
             o->stats = true;
+        } else if (!strcmp(name, "--null-observer")) {
+            o->null_observer = true;
         } else if (!strcmp(name, "--rw")) {
             o->rw = true;
         } else if (!strcmp(name, "--deterministic")) {
