@@ -210,6 +210,7 @@ static int op_iret(es_machine *m, const es_insn *d)
     unsigned oldcpl = m->cpl;
     m->rflags = (m->rflags & ~mask) | (v[2] & mask) | 2;
     es_commit_cs_cpl(m, cs, (int)rpl, mode);
+    es_update_ac(m);
     if (pop_ss) {
         if (m->mode == ES_MODE_64)
             nss.base = 0;

@@ -193,6 +193,7 @@ void es_set_mode(es_machine *m, int cpl, int mode)
     m->need_u = cpl == 3 ? ES_TP_U : 0;
     m->ipmask = mode == ES_MODE_64 ? ~0ull : 0xffffffffull;
     m->fetch_va = 1;
+    es_update_ac(m);
     if (changed)
         for (int i = 0; i < m->nobs; i++)
             if (m->obs[i].mode_change)

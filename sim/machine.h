@@ -224,6 +224,7 @@ struct es_machine {
     size_t nfree_pfns, cap_free_pfns;
     es_tlbe tlb[ES_TLB_SIZE];
     bool tlb_bypass;      /* memory observers attached: never fill the TLB */
+    bool ac_check;        /* CPL 3 with CR0.AM and RFLAGS.AC: alignment checks on */
     /* fetch shortcut: the page RIP ran from last */
     uint64_t fetch_va;    /* linear page, 1 = none */
     uint64_t fetch_pa;

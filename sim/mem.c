@@ -172,6 +172,25 @@ uint32_t es_translate(es_machine *m, uint64_t va, int access, int user, uint64_t
     return walk(m, va, access, user, pa, &perm);
 }
 
+void es_update_ac(es_machine *m)
+{
+    bool want = m->cpl == 3 && (m->cr0 & (1u << 18)) && (m->rflags & ES_AC);
+    if (want != m->ac_check) {
+        m->ac_check = want;
+        es_tlb_flush(m);
+    }
+}
+
+/* #AC(0) for a misaligned 2/4/8-byte data access with checking on. */
+static int misaligned(es_machine *m, uint64_t va, unsigned n)
+{
+    if (m->ac_check && (n == 2 || n == 4 || n == 8) && (va & (n - 1))) {
+        es_raise(m, ES_VEC_AC, 0);
+        return 1;
+    }
+    return 0;
+}
+
 void es_tlb_flush(es_machine *m)
 {
     for (int i = 0; i < ES_TLB_SIZE; i++)
@@ -230,7 +249,7 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
         return -1;
     }
     es_frame *f = &m->frames[*pa >> 12];
-    if (!m->tlb_bypass) {
+    if (!m->tlb_bypass && !m->ac_check) {
         es_tlbe *e = es_tlb_slot(m, va);
         e->tag = va & ~(PAGE - 1);
         e->addend = (uintptr_t)host - (va & ~(PAGE - 1));
@@ -254,6 +273,8 @@ int es_read_slow(es_machine *m, uint64_t va, void *dst, unsigned n)
     uint8_t *d = dst;
     if (m->mode == ES_MODE_32)
         va &= 0xffffffffu;
+    if (misaligned(m, va, n))
+        return -1;
     /* translate every page first so a fault leaves no partial effect */
     uint64_t first = va, end = va + n;
     while (n) {
@@ -279,6 +300,8 @@ int es_write_slow(es_machine *m, uint64_t va, const void *src, unsigned n)
     const uint8_t *s = src;
     if (m->mode == ES_MODE_32)
         va &= 0xffffffffu;
+    if (misaligned(m, va, n))
+        return -1;
     uint64_t pas[2];
     unsigned chunks[2];
     int np = 0;

@@ -57,6 +57,12 @@ uint64_t es_new_pml4(es_machine *m);
  * error code (never 0: it always has at least one bit) on failure. */
 uint32_t es_translate(es_machine *m, uint64_t va, int access, int user, uint64_t *pa);
 
+/* Re-evaluates alignment checking (SDM Vol. 3A, 6.15 "#AC": CPL 3, CR0.AM
+ * and RFLAGS.AC all set).  Call after anything that changes RFLAGS.AC or
+ * CPL.  While it is on, the TLB is not filled, so every data access takes
+ * the slow path, which checks alignment; the fast path never pays for it. */
+void es_update_ac(es_machine *m);
+
 /* Invalidates the whole TLB (MOV CR3, mapping changes) or one page (INVLPG). */
 void es_tlb_flush(es_machine *m);
 void es_tlb_flush_page(es_machine *m, uint64_t va);

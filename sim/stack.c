@@ -101,6 +101,7 @@ static int op_popf(es_machine *m, const es_insn *d)
     else
         m->rflags &= ~(uint64_t)ES_RF;
     m->rflags = (m->rflags & ~mask) | (v & mask) | 2;
+    es_update_ac(m);
     return ES_OK;
 }
 

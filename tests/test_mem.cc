@@ -135,4 +135,31 @@ TEST_F(Mem, KernelCopiesCrossPages)
     EXPECT_NE(es_copy_from_guest(m, dst, 0x12340000, 16), 0);
 }
 
+TEST_F(Mem, AlignmentCheckAfterPopfSetsAc)
+{
+    const uint8_t code[] = {
+        0x9c,                                     // pushfq
+        0x81, 0x0c, 0x24, 0x00, 0x00, 0x04, 0x00, // or dword [rsp], 0x40000 (AC)
+        0x9d,                                     // popfq
+        0x8b, 0x03,                               // mov eax, [rbx]      aligned: fine
+        0x8b, 0x43, 0x01,                         // mov eax, [rbx+1]    misaligned: #AC(0)
+    };
+    ASSERT_EQ(est_code(m, code, sizeof code), 0);
+    m->gpr[ES_RBX] = EST_DATA;
+    EXPECT_EQ(est_run(m, sizeof code, 100), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_VEC_AC);
+    EXPECT_EQ(m->rip, EST_CODE + 11); // at the misaligned load
+    // at CPL 0 the same access is not checked
+    es_set_mode(m, 0, ES_MODE_64);
+    uint64_t v;
+    EXPECT_EQ(es_load(m, EST_DATA + 1, 4, &v), 0);
+}
+
+TEST_F(Mem, NoAlignmentCheckWithoutAc)
+{
+    uint64_t v;
+    EXPECT_EQ(es_load(m, EST_DATA + 1, 4, &v), 0);
+    EXPECT_EQ(es_load(m, EST_DATA + 3, 8, &v), 0);
+}
+
 } // namespace
