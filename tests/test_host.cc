@@ -926,7 +926,7 @@ TEST_P(HostTest, BrokenPipeIsTheGuestsSigpipe)
 
 // Bad input never crashes the host: random numbers and arguments on every
 // ABI (calls that could block the test forever are left out: pipes, poll,
-// select).  Checks only that each call returns an errno-range value or a
+// select, epoll_wait, eventfd reads).  Checks only that each call returns an errno-range value or a
 // plausible result, and that the machine stays usable.
 void HostTest::fuzz(bool rw)
 {
@@ -960,9 +960,12 @@ void HostTest::fuzz(bool rw)
         if (abi == ES_ABI_I386)
             return nr == ES_NR32_pipe || nr == ES_NR32_pipe2 || nr == ES_NR32_poll ||
                    nr == ES_NR32_ppoll || nr == ES_NR32_select || nr == ES_NR32__newselect ||
-                   nr == ES_NR32_pselect6;
+                   nr == ES_NR32_pselect6 || nr == ES_NR32_epoll_wait || nr == ES_NR32_epoll_pwait ||
+                   nr == ES_NR32_eventfd || nr == ES_NR32_eventfd2;
         return nr == ES_NR64_pipe || nr == ES_NR64_pipe2 || nr == ES_NR64_poll ||
-               nr == ES_NR64_ppoll || nr == ES_NR64_select || nr == ES_NR64_pselect6;
+               nr == ES_NR64_ppoll || nr == ES_NR64_select || nr == ES_NR64_pselect6 ||
+               nr == ES_NR64_epoll_wait || nr == ES_NR64_epoll_pwait || nr == ES_NR64_eventfd ||
+               nr == ES_NR64_eventfd2;
     };
     char drain[65536];
     auto refresh = [&]() {
@@ -1041,6 +1044,30 @@ TEST_P(HostTest, RandomWritingCallsStayInTheRoot)
     EXPECT_EQ(read(fd, b, sizeof b), 7);
     close(fd);
     EXPECT_STREQ(b, "secret\n");
+}
+
+TEST_P(HostTest, EpollAndEventfd)
+{
+    int64_t ep = c64(ES_NR64_epoll_create1, O_CLOEXEC);
+    ASSERT_GE(ep, 0);
+    int64_t ev = c64(ES_NR64_eventfd2, 0, 04000 /* EFD_NONBLOCK */);
+    ASSERT_GE(ev, 0);
+    // struct epoll_event {u32 events = EPOLLIN; u64 data} packed: 12 bytes
+    uint8_t e[12] = {1, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+    ASSERT_EQ(es_copy_to_guest(m, BUF, e, 12), 0);
+    EXPECT_EQ(c64(ES_NR64_epoll_ctl, ep, 1 /* ADD */, ev, BUF), 0);
+    EXPECT_EQ(c64(ES_NR64_epoll_wait, ep, BUF + 64, 8, 0), 0);
+    uint64_t one = 1;
+    ASSERT_EQ(es_copy_to_guest(m, BUF + 32, &one, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_write, ev, BUF + 32, 8), 8);
+    EXPECT_EQ(c64(ES_NR64_epoll_wait, ep, BUF + 64, 8, 0), 1);
+    EXPECT_EQ(u32(BUF + 64) & 1, 1u);
+    EXPECT_EQ(u64(BUF + 68), 0x1122334455667788ull); // the guest's data word
+    EXPECT_EQ(c64(ES_NR64_read, ev, BUF + 32, 8), 8);
+    EXPECT_EQ(u64(BUF + 32), 1u);
+    EXPECT_EQ(c64(ES_NR64_read, ev, BUF + 32, 8), -EAGAIN);
+    EXPECT_EQ(c64(ES_NR64_epoll_wait, ep, BUF + 64, 0, 0), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_epoll_ctl, ep, 1, 99, BUF), -EBADF);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),

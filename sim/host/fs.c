@@ -84,6 +84,11 @@ static int fd_install(struct es_host *h, int hfd, bool cloexec, int min)
     return -EMFILE;
 }
 
+int es_hs_fd_install(struct es_host *h, int hfd, bool cloexec)
+{
+    return fd_install(h, hfd, cloexec, 0);
+}
+
 static void fd_close(struct es_host *h, int fd)
 {
     es_hfd *f = &h->fds[fd];

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -227,6 +229,30 @@ static int64_t do_select(es_machine *m, const es_scall *c, int64_t n, uint64_t u
     return cnt;
 }
 
+/* ---- epoll, eventfd: host objects behind guest fds ---- */
+
+/* struct epoll_event is 12 bytes on x86-64 and i386 alike ({u32 events;
+ * u64 data} packed), the host's layout: entries copy through unchanged and
+ * the data word is the guest's own. */
+static int64_t do_epoll_wait(es_machine *m, const es_scall *c, int64_t epfd, uint64_t uev,
+                             int64_t maxev, int timeout)
+{
+    es_hfd *f = es_hs_fd(m->host, epfd);
+    if (!f)
+        return -EBADF;
+    if (maxev <= 0 || maxev > 0x7fffffff / 12)
+        return -EINVAL;
+    if (maxev > 1024)
+        maxev = 1024;
+    struct epoll_event ev[1024];
+    int n = epoll_wait(f->host, ev, (int)maxev, timeout);
+    if (n < 0)
+        return -errno;
+    if (n && es_hs_put(m, c, uev, ev, (size_t)n * 12))
+        return -EFAULT;
+    return n;
+}
+
 /* ---- dispatch ---- */
 
 int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
@@ -437,6 +463,34 @@ int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a
         return es_hs_fd(h, (int)a[0]) ? 0 : -EBADF; /* advice and locks: one process */
     case ES_SC_sync:
         return 0;
+    case ES_SC_epoll_create:
+    case ES_SC_epoll_create1: {
+        int flags = sc == ES_SC_epoll_create ? 0 : (int)a[0];
+        if (sc == ES_SC_epoll_create ? (int)a[0] <= 0 : (flags & ~02000000))
+            return -EINVAL;
+        int hfd = epoll_create1(EPOLL_CLOEXEC);
+        return hfd < 0 ? -errno : es_hs_fd_install(h, hfd, flags != 0);
+    }
+    case ES_SC_eventfd:
+    case ES_SC_eventfd2: {
+        int flags = sc == ES_SC_eventfd ? 0 : (int)a[1];
+        if (flags & ~(02000000 | 04000 | 1)) /* EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE */
+            return -EINVAL;
+        int hfd = eventfd((unsigned)a[0], EFD_CLOEXEC | (flags & (04000 | 1)));
+        return hfd < 0 ? -errno : es_hs_fd_install(h, hfd, (flags & 02000000) != 0);
+    }
+    case ES_SC_epoll_ctl: {
+        es_hfd *ep = es_hs_fd(h, (int)a[0]), *t = es_hs_fd(h, (int)a[2]);
+        if (!ep || !t)
+            return -EBADF;
+        struct epoll_event ev;
+        memset(&ev, 0, sizeof ev);
+        if ((int)a[1] != EPOLL_CTL_DEL && es_hs_get(m, c, &ev, a[3], 12))
+            return -EFAULT;
+        return epoll_ctl(ep->host, (int)a[1], t->host, &ev) ? -errno : 0;
+    }
+    case ES_SC_epoll_wait: return do_epoll_wait(m, c, (int)a[0], a[1], (int)a[2], (int)a[3]);
+    case ES_SC_epoll_pwait: return do_epoll_wait(m, c, (int)a[0], a[1], (int)a[2], (int)a[3]);
     case ES_SC_mknod:
     case ES_SC_mknodat:
         return h->cfg.rw ? -EPERM : -EROFS;

@@ -147,6 +147,9 @@ int es_hs_fs_init(es_machine *m);
 void es_hs_fs_free(es_machine *m);
 /* Host fd behind guest fd, or -1. */
 int es_hs_hostfd(es_machine *m, int64_t gfd);
+/* Installs host fd hfd (ours now) as the lowest free guest fd: the guest
+ * fd, or -EMFILE (hfd closed). */
+int es_hs_fd_install(struct es_host *h, int hfd, bool cloexec);
 /* The fd-table slot of guest fd, or NULL when it is not open. */
 es_hfd *es_hs_fd(struct es_host *h, int64_t fd);
 /* Opens guest (dirfd, path) as a host O_PATH fd confined to the root
