@@ -314,6 +314,9 @@ int es_step(es_machine *m)
         return ES_FAULT;
     }
     uint64_t rip = m->rip;
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].before)
+            m->obs[i].before(m->obs[i].ctx, m, &e->insn, rip);
     m->nrip = (rip + e->insn.len) & m->ipmask;
     int rc = e->fn(m, &e->insn);
     if (rc == ES_FAULT) {

@@ -142,6 +142,9 @@ typedef struct es_dentry {
  * memory fast path stays on, so they cost nothing. */
 typedef struct es_observer {
     void *ctx;
+    /* before an instruction executes (RIP = rip, state not yet changed);
+     * taint tracking computes effective addresses here */
+    void (*before)(void *ctx, es_machine *m, const es_insn *d, uint64_t rip);
     void (*retire)(void *ctx, es_machine *m, const es_insn *d, uint64_t rip);
     /* every guest memory access (linear address, size, 1 = write); makes
      * all accesses take the slow path while attached */
@@ -154,6 +157,7 @@ typedef struct es_observer {
 #define ES_MAX_OBSERVERS 4
 
 struct es_host; /* host services state (sim/host.h) */
+struct es_kernel; /* the loaded guest kernel image (sim/kernel.h) */
 struct es_vmas; /* address-space bookkeeping (sim/vm.c) */
 
 /* Why a run stopped. */
@@ -256,6 +260,13 @@ struct es_machine {
 
     /* --- host services (Linux process semantics) --- */
     struct es_host *host;
+
+    /* --- guest kernel (kernel_model/, loaded by sim/kernel.c) ---
+     * has_kernel: SYSCALL/SYSENTER/INT n/exceptions go through the guest's
+     * MSRs and IDT; false = --direct mode, where they reach es_host_syscall
+     * or stop the run as before. */
+    bool has_kernel;
+    struct es_kernel *kernel;
 
     /* --- address space: VMAs over the page tables (sim/vm.c) --- */
     struct es_vmas *vmas;
