@@ -1,0 +1,42 @@
+/* es_boot.h - the hand-over between the simulator's loader (sim/kernel.c)
+ * and the guest kernel's startup code (kernel_model/).  Freestanding: no
+ * libc headers, so both the host build and the kernel build include it.
+ *
+ * The loader maps the kernel image, fills the object at symbol
+ * `es_boot_info` with the user process's initial state, and starts the CPU
+ * at symbol `startup_64` with CPL 0, 64-bit mode, CS 0x10, SS 0x18,
+ * interrupts off, RSP = es_boot_info.boot_stack_top.  startup_64 loads its
+ * own GDT, TSS, IDT and MSRs and enters user mode with IRETQ.
+ */
+#ifndef ES_BOOT_H
+#define ES_BOOT_H
+
+#define ES_BOOT_MAGIC 0x746f6f626d697365ull /* "esimboot" */
+
+/* enum es_abi of the user program */
+#define ES_BOOT_ABI_X64 0
+#define ES_BOOT_ABI_I386 1
+#define ES_BOOT_ABI_X32 2
+
+/* Linux 4.17's patch series, as a bitmask: v4.16 = 0, v4.17 = all four. */
+#define ES_PATCH_DFE64506 1u /* nr passed to do_syscall_64 in rdi */
+#define ES_PATCH_FA697140 2u /* pt_regs-based stubs for 64-bit syscalls */
+#define ES_PATCH_EBEB8C82 4u /* pt_regs-based stubs for ia32 and x32 */
+#define ES_PATCH_6DC936F 8u  /* clear dx, cx (64-bit) and si, dx, cx (compat) on entry */
+#define ES_PATCH_ALL 15u
+
+struct es_boot_info {
+    unsigned long long magic;          /* ES_BOOT_MAGIC, written by the loader */
+    unsigned long long user_rip;       /* the program's entry point */
+    unsigned long long user_rsp;       /* the System V initial stack */
+    unsigned long long user_cs;        /* 0x33 (64-bit, x32) or 0x23 (i386) */
+    unsigned long long user_ss;        /* 0x2b */
+    unsigned long long user_rflags;    /* 0x202 */
+    unsigned long long abi;            /* ES_BOOT_ABI_* */
+    unsigned long long vendor;         /* 0 Intel, 1 AMD */
+    unsigned long long vdso32_base;    /* user address of the 32-bit vDSO page, 0 = none */
+    unsigned long long boot_stack_top; /* filled by the kernel build (symbol), read by the loader */
+    unsigned long long patches;        /* ES_PATCH_* the image was built with (kernel-side constant) */
+};
+
+#endif
