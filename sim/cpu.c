@@ -8,6 +8,7 @@
 #include "mem.h"
 #include "ops.h"
 #include "host.h"
+#include "kernel.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -175,6 +176,7 @@ void es_machine_free(es_machine *m)
     if (!m)
         return;
     es_host_free(m);
+    es_kernel_free(m);
     es_vm_free(m);
     if (m->frames)
         for (uint64_t i = 0; i < m->next_free_pfn && i < m->nframes; i++)
