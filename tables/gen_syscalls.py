@@ -24,6 +24,10 @@ import re
 import sys
 
 
+# Parameter rows allowed without a table row (see main()).
+NO_TABLE_ROW = ("recv",)
+
+
 def fail(msg):
     sys.stderr.write("gen_syscalls.py: " + msg + "\n")
     sys.exit(1)
@@ -137,7 +141,11 @@ def main():
             fail("syscall_params.tbl: no parameters for %s (32-bit table, %d)" % (name, nr))
         used.add((name, "i386") if (name, "i386") in params else (name, None))
         args32.append((nr, p))
-    unused = sorted(k[0] + ("@" + k[1] if k[1] else "") for k in params if k not in used)
+    # Linux defines a few system calls with SYSCALL_DEFINEn that have no row
+    # in the x86 tables (recv: reached through socketcall on other
+    # architectures); kernel_model/gen_stubs.py still builds their stubs.
+    unused = sorted(k[0] + ("@" + k[1] if k[1] else "") for k in params
+                    if k not in used and k[0] not in NO_TABLE_ROW)
     if unused:
         fail("syscall_params.tbl: rows for no table entry: " + ", ".join(unused))
 
