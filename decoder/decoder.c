@@ -239,3 +239,41 @@ const char *es_op_name(unsigned op)
     const char *s = ZydisMnemonicGetString((ZydisMnemonic)op);
     return s ? s : "invalid";
 }
+
+int es_decode_access(const uint8_t *bytes, size_t avail, int mode, uint64_t rip,
+                     es_access_info *out)
+{
+    ZydisDecoder dec;
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand zo[ZYDIS_MAX_OPERAND_COUNT];
+
+    (void)rip;
+    memset(out, 0, sizeof *out);
+    if (init_decoder(&dec, mode) != 0)
+        return ES_DECODE_INVALID;
+    ZyanStatus st = ZydisDecoderDecodeFull(&dec, bytes, avail, &in, zo);
+    if (st == ZYDIS_STATUS_NO_MORE_DATA)
+        return ES_DECODE_NEED_MORE;
+    if (!ZYAN_SUCCESS(st))
+        return ES_DECODE_INVALID;
+    for (int i = 0; i < in.operand_count; i++) {
+        const ZydisDecodedOperand *z = &zo[i];
+        if (z->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+            uint8_t r = z->reg.value >= ZYDIS_REGISTER_AH && z->reg.value <= ZYDIS_REGISTER_BH
+                             ? (uint8_t)(z->reg.value - ZYDIS_REGISTER_AH)
+                             : gpr_num(z->reg.value);
+            if (r < 16) {
+                if (z->actions & ZYDIS_OPERAND_ACTION_MASK_READ)
+                    out->gpr_read |= (uint16_t)(1u << r);
+                if (z->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+                    out->gpr_write |= (uint16_t)(1u << r);
+            }
+        }
+    }
+    if (in.cpu_flags) {
+        out->flags_read = in.cpu_flags->tested;
+        out->flags_written = in.cpu_flags->modified | in.cpu_flags->set_0 |
+                             in.cpu_flags->set_1 | in.cpu_flags->undefined;
+    }
+    return ES_DECODE_OK;
+}

@@ -106,6 +106,21 @@ enum es_syntax { ES_SYNTAX_INTEL = 0, ES_SYNTAX_ATT = 1 };
 size_t es_format(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int syntax,
                  char *buf, size_t bufsz);
 
+/* Register and flag access of one instruction, including the operands the
+ * encoding leaves implicit (push's RSP, mul's RDX:RAX, the string
+ * registers...), for analyses such as taint tracking that must not miss
+ * them.  Bit i of gpr_read/gpr_write is GPR i (rax..r15); flags are RFLAGS
+ * bit masks. */
+typedef struct es_access_info {
+    uint16_t gpr_read, gpr_write;
+    uint32_t flags_read, flags_written;
+} es_access_info;
+
+/* Fills *out for the instruction at `bytes` (decoded again in full);
+ * returns ES_DECODE_OK or a failure status. */
+int es_decode_access(const uint8_t *bytes, size_t avail, int mode, uint64_t rip,
+                     es_access_info *out);
+
 /* The mnemonic of an es_op, lower case ("add"); "invalid" when out of range. */
 const char *es_op_name(unsigned op);
 
