@@ -25,6 +25,30 @@
 #define ES_PATCH_6DC936F 8u  /* clear dx, cx (64-bit) and si, dx, cx (compat) on entry */
 #define ES_PATCH_ALL 15u
 
+/* Byte offsets of the fields below (for the kernel's assembly). */
+#define ES_BOOT_MAGIC_OFF 0
+#define ES_BOOT_USER_RIP 8
+#define ES_BOOT_USER_RSP 16
+#define ES_BOOT_USER_CS 24
+#define ES_BOOT_USER_SS 32
+#define ES_BOOT_USER_RFLAGS 40
+#define ES_BOOT_ABI 48
+#define ES_BOOT_VENDOR 56
+#define ES_BOOT_VDSO32_BASE 64
+#define ES_BOOT_STACK_TOP 72
+#define ES_BOOT_PATCHES 80
+
+/* The 32-bit vDSO page (kernel symbols vdso32_image, for Intel CPUs: the
+ * vDSO enters with SYSENTER, and vdso32_image_syscall, for AMD CPUs: SYSCALL;
+ * both 4096 bytes, same layout).  The loader copies the one matching
+ * es_boot_info.vendor to a user page (read/execute) at vdso32_base and
+ * points AT_SYSINFO at vdso32_base + ES_VDSO32_KERNEL_VSYSCALL.  The
+ * kernel returns SYSENTER/SYSCALL calls to vdso32_base +
+ * ES_VDSO32_INT80_LANDING_PAD (Linux's int80_landing_pad). */
+#define ES_VDSO32_KERNEL_VSYSCALL 0
+#define ES_VDSO32_INT80_LANDING_PAD 9
+
+#ifndef __ASSEMBLER__
 struct es_boot_info {
     unsigned long long magic;          /* ES_BOOT_MAGIC, written by the loader */
     unsigned long long user_rip;       /* the program's entry point */
@@ -38,5 +62,6 @@ struct es_boot_info {
     unsigned long long boot_stack_top; /* filled by the kernel build (symbol), read by the loader */
     unsigned long long patches;        /* ES_PATCH_* the image was built with (kernel-side constant) */
 };
+#endif
 
 #endif

@@ -1,0 +1,245 @@
+/* entry_64.S - 64-bit SYSCALL entry, exception entries and the return paths
+ * (after Linux 4.16/4.17 arch/x86/entry/entry_64.S and calling.h; our own
+ * code, no KPTI trampoline: TSS.RSP0 is the task stack's top, which is also
+ * cpu_current_top_of_stack).
+ *
+ * Depends on ES_PATCHES bits dfe64506 (do_syscall_64's arguments) and
+ * 6dc936f (DX/CX cleared by PUSH_AND_CLEAR_REGS). */
+#include "kmodel.h"
+
+/* Builds the register part of struct pt_regs below an orig_ax slot, in
+ * Linux's push order (di first, r15 last), clearing each register Linux
+ * 4.16 clears after saving it ("nospec": no user value stays live for
+ * speculation in the kernel's C code).  Seed 6dc936f175cc adds DX and CX:
+ * DI and SI are not cleared because they carry do_syscall_64's arguments. */
+.macro PUSH_AND_CLEAR_REGS rax=%rax
+	pushq	%rdi			/* pt_regs->di */
+	pushq	%rsi			/* pt_regs->si */
+	pushq	%rdx			/* pt_regs->dx */
+#if ES_HAS(6DC936F)
+	xorl	%edx, %edx		/* 6dc936f: nospec dx */
+#endif
+	pushq	%rcx			/* pt_regs->cx */
+#if ES_HAS(6DC936F)
+	xorl	%ecx, %ecx		/* 6dc936f: nospec cx */
+#endif
+	pushq	\rax			/* pt_regs->ax */
+	pushq	%r8			/* pt_regs->r8 */
+	xorl	%r8d, %r8d
+	pushq	%r9			/* pt_regs->r9 */
+	xorl	%r9d, %r9d
+	pushq	%r10			/* pt_regs->r10 */
+	xorl	%r10d, %r10d
+	pushq	%r11			/* pt_regs->r11 */
+	xorl	%r11d, %r11d
+	pushq	%rbx			/* pt_regs->bx */
+	xorl	%ebx, %ebx
+	pushq	%rbp			/* pt_regs->bp */
+	xorl	%ebp, %ebp
+	pushq	%r12			/* pt_regs->r12 */
+	xorl	%r12d, %r12d
+	pushq	%r13			/* pt_regs->r13 */
+	xorl	%r13d, %r13d
+	pushq	%r14			/* pt_regs->r14 */
+	xorl	%r14d, %r14d
+	pushq	%r15			/* pt_regs->r15 */
+	xorl	%r15d, %r15d
+.endm
+
+/* Restores the registers from pt_regs; leaves RSP at orig_ax (or at di
+ * with pop_rdi=0).  skip_r11rcx: RCX and R11 already hold the SYSRET
+ * values. */
+.macro POP_REGS pop_rdi=1 skip_r11rcx=0
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbp
+	popq	%rbx
+	.if \skip_r11rcx
+	popq	%rsi
+	.else
+	popq	%r11
+	.endif
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rax
+	.if \skip_r11rcx
+	popq	%rsi
+	.else
+	popq	%rcx
+	.endif
+	popq	%rdx
+	popq	%rsi
+	.if \pop_rdi
+	popq	%rdi
+	.endif
+.endm
+
+	.text
+
+/* SYSCALL from 64-bit mode (MSR_LSTAR).  The CPU left RIP in RCX, RFLAGS
+ * in R11, CS/SS from STAR, interrupts masked by SFMASK; RSP is still the
+ * user's. */
+	.p2align 4
+	.globl	entry_SYSCALL_64
+	.type	entry_SYSCALL_64, @function
+entry_SYSCALL_64:
+	swapgs
+	movq	%rsp, %gs:PCPU_RSP_SCRATCH
+	movq	%gs:PCPU_TOP_OF_STACK, %rsp
+
+	/* the hardware frame IRET would use */
+	pushq	$__USER_DS			/* pt_regs->ss */
+	pushq	%gs:PCPU_RSP_SCRATCH		/* pt_regs->sp */
+	pushq	%r11				/* pt_regs->flags */
+	pushq	$__USER_CS			/* pt_regs->cs */
+	pushq	%rcx				/* pt_regs->ip */
+	.globl	entry_SYSCALL_64_after_hwframe
+entry_SYSCALL_64_after_hwframe:
+	pushq	%rax				/* pt_regs->orig_ax */
+
+	PUSH_AND_CLEAR_REGS rax=$-ENOSYS
+
+#if ES_HAS(DFE64506)
+	/* dfe64506c01e: the number is still in RAX; pass it, do not reload it */
+	movq	%rax, %rdi
+	movq	%rsp, %rsi
+#else
+	movq	%rsp, %rdi
+#endif
+	call	do_syscall_64
+
+	/* Opportunistic SYSRET (Linux's conditions): RCX == RIP, canonical
+	 * RIP (SYSRET #GPs in ring 0 on Intel otherwise), CS and SS the
+	 * values SYSRET loads, R11 == RFLAGS, neither RF nor TF set. */
+	movq	RCX(%rsp), %rcx
+	movq	RIP(%rsp), %r11
+	cmpq	%rcx, %r11
+	jne	swapgs_restore_regs_and_return_to_usermode
+
+	shlq	$16, %rcx			/* 64 - (47 + 1) */
+	sarq	$16, %rcx
+	cmpq	%rcx, %r11
+	jne	swapgs_restore_regs_and_return_to_usermode
+
+	cmpq	$__USER_CS, CS(%rsp)
+	jne	swapgs_restore_regs_and_return_to_usermode
+
+	movq	R11(%rsp), %r11
+	cmpq	%r11, EFLAGS(%rsp)
+	jne	swapgs_restore_regs_and_return_to_usermode
+
+	testq	$(X86_EFLAGS_RF | X86_EFLAGS_TF), %r11
+	jnz	swapgs_restore_regs_and_return_to_usermode
+
+	cmpq	$__USER_DS, SS(%rsp)
+	jne	swapgs_restore_regs_and_return_to_usermode
+
+	.globl	syscall_return_via_sysret
+syscall_return_via_sysret:
+	POP_REGS pop_rdi=0 skip_r11rcx=1
+	popq	%rdi
+	movq	RSP-ORIG_RAX(%rsp), %rsp
+	swapgs
+	sysretq
+	.size	entry_SYSCALL_64, .-entry_SYSCALL_64
+
+/* The IRET way back to user mode (any entry; pt_regs on the stack). */
+	.p2align 4
+	.globl	swapgs_restore_regs_and_return_to_usermode
+	.type	swapgs_restore_regs_and_return_to_usermode, @function
+swapgs_restore_regs_and_return_to_usermode:
+	POP_REGS
+	addq	$8, %rsp			/* orig_ax */
+	swapgs
+	iretq
+	.size	swapgs_restore_regs_and_return_to_usermode, .-swapgs_restore_regs_and_return_to_usermode
+
+/* Exceptions 0-31.  Vectors without an error code push -1 in its place so
+ * the frame is the same (Linux's idtentry); the error code ends up in the
+ * orig_ax slot and is handed to es_do_exception, which gets orig_ax = -1. */
+.macro idtentry sym vec has_err
+	.p2align 4
+	.globl	\sym
+	.type	\sym, @function
+\sym:
+	.if \has_err == 0
+	pushq	$-1
+	.endif
+	testb	$3, CS-ORIG_RAX(%rsp)
+	jz	1f
+	swapgs					/* from user mode */
+1:
+	PUSH_AND_CLEAR_REGS
+	cld
+	movq	%rsp, %rdi
+	movl	$\vec, %esi
+	movq	ORIG_RAX(%rsp), %rdx
+	movq	$-1, ORIG_RAX(%rsp)
+	call	es_do_exception
+	jmp	es_exception_return
+	.size	\sym, .-\sym
+.endm
+
+	idtentry divide_error			0	0
+	idtentry debug				1	0
+	idtentry nmi				2	0
+	idtentry int3				3	0
+	idtentry overflow			4	0
+	idtentry bounds				5	0
+	idtentry invalid_op			6	0
+	idtentry device_not_available		7	0
+	idtentry double_fault			8	1
+	idtentry coprocessor_segment_overrun	9	0
+	idtentry invalid_TSS			10	1
+	idtentry segment_not_present		11	1
+	idtentry stack_segment			12	1
+	idtentry general_protection		13	1
+	idtentry page_fault			14	1
+	idtentry spurious_interrupt_bug		15	0
+	idtentry coprocessor_error		16	0
+	idtentry alignment_check		17	1
+	idtentry machine_check			18	0
+	idtentry simd_coprocessor_error		19	0
+	idtentry virtualization_exception	20	0
+	idtentry control_protection		21	1
+	idtentry reserved_exception_22		22	0
+	idtentry reserved_exception_23		23	0
+	idtentry reserved_exception_24		24	0
+	idtentry reserved_exception_25		25	0
+	idtentry reserved_exception_26		26	0
+	idtentry reserved_exception_27		27	0
+	idtentry reserved_exception_28		28	0
+	idtentry vmm_communication		29	1
+	idtentry security_exception		30	1
+	idtentry reserved_exception_31		31	0
+	/* vectors 32-255: no device interrupts in this machine */
+	idtentry unexpected_interrupt		255	0
+
+	.p2align 4
+	.type	es_exception_return, @function
+es_exception_return:
+	testb	$3, CS(%rsp)
+	jz	1f
+	jmp	swapgs_restore_regs_and_return_to_usermode
+1:	POP_REGS
+	addq	$8, %rsp
+	iretq
+	.size	es_exception_return, .-es_exception_return
+
+	.section .rodata
+	.p2align 3
+	.globl	es_exception_stubs
+es_exception_stubs:
+	.quad divide_error, debug, nmi, int3, overflow, bounds, invalid_op
+	.quad device_not_available, double_fault, coprocessor_segment_overrun
+	.quad invalid_TSS, segment_not_present, stack_segment, general_protection
+	.quad page_fault, spurious_interrupt_bug, coprocessor_error, alignment_check
+	.quad machine_check, simd_coprocessor_error, virtualization_exception
+	.quad control_protection, reserved_exception_22, reserved_exception_23
+	.quad reserved_exception_24, reserved_exception_25, reserved_exception_26
+	.quad reserved_exception_27, reserved_exception_28, vmm_communication
+	.quad security_exception, reserved_exception_31
+	.size	es_exception_stubs, .-es_exception_stubs

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""gen_stubs.py - the guest kernel's syscall definitions and tables.
+
+    gen_stubs.py <tables dir> <output dir>
+
+Reads tables/syscall_64.tbl, syscall_32.tbl and syscall_params.tbl (parsed
+by tables/gen_syscalls.py) and writes into <output dir>:
+
+  stubs_sys.c      SYSCALL_DEFINEn(name, ...) for every native definition a
+                   table names (__x64_sys_NAME rows of syscall_64.tbl and
+                   __ia32_sys_NAME entries of syscall_32.tbl), plus the
+                   parameter rows without a table row (recv);
+  stubs_compat.c   COMPAT_SYSCALL_DEFINEn for every __x32_compat_sys_NAME /
+                   __ia32_compat_sys_NAME entry;
+  stubs_special.c  the entries that are no definition (sys32_*sigreturn);
+  tables.c         sys_call_table (64-bit and x32 rows at their numbers) and
+                   ia32_sys_call_table, holes -> sys_ni_syscall;
+  syscall_nrs.h    NR_syscalls and IA32_NR_syscalls.
+
+The tables are written with 4.17's names; tables.c maps each to the name of
+the convention it is compiled for (ES_T64/ES_TX32/ES_T32/ES_T32C).  Every
+body forwards its arguments, in declaration order and cast to unsigned
+long, to the host with the ES_HC_SYSCALL hypercall (es_hc_syscall6), using
+the ABI and number the dispatcher recorded.
+"""
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_parser(tables_dir):
+    sys.path.insert(0, tables_dir)
+    import gen_syscalls  # noqa: E402  (the tables' own parser and checks)
+    return gen_syscalls
+
+
+def split_param(p):
+    m = re.match(r"^(.*?)\s*\b([A-Za-z_][A-Za-z0-9_]*)$", p)
+    if not m:
+        raise SystemExit("gen_stubs.py: cannot split parameter %r" % p)
+    return m.group(1).strip(), m.group(2)
+
+
+PREFIXES = (("__x64_sys_", "sys"), ("__x32_compat_sys_", "compat"),
+            ("__ia32_sys_", "sys"), ("__ia32_compat_sys_", "compat"))
+
+
+def classify(entry):
+    for pre, kind in PREFIXES:
+        if entry.startswith(pre):
+            return kind, entry[len(pre):]
+    return None, entry
+
+
+# Bodies that do more than forward (kernel-side state the host cannot see).
+EXTRA = {
+    # the TLS descriptor lives in this kernel's GDT (arch/x86/kernel/tls.c)
+    ("sys", "set_thread_area"): "\tif (ret == 0)\n\t\tes_tls_update((unsigned long)%(p0)s);\n",
+}
+
+
+def body(kind, name, params):
+    args = ["(unsigned long)(%s)" % n for _, n in params] + ["0"] * (6 - len(params))
+    extra = EXTRA.get((kind, name))
+    s = "{\n\tlong ret = es_hc_syscall6(%s);\n" % ", ".join(args)
+    if extra:
+        s += extra % {"p0": params[0][1]}
+    return s + "\treturn ret;\n}\n\n"
+
+
+def define(kind, name, params):
+    macro = ("SYSCALL_DEFINE%d" if kind == "sys" else "COMPAT_SYSCALL_DEFINE%d") % len(params)
+    flat = [name]
+    for t, n in params:
+        flat += [t, n]
+    return "%s(%s)\n" % (macro, ", ".join(flat)) + body(kind, name, params)
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: gen_stubs.py <tables dir> <output dir>")
+    src, out = sys.argv[1], sys.argv[2]
+    g = load_parser(src)
+    t64 = g.read_table(os.path.join(src, "syscall_64.tbl"), ("common", "64", "x32"))
+    t32 = g.read_table(os.path.join(src, "syscall_32.tbl"), ("i386",))
+    params = g.read_params(os.path.join(src, "syscall_params.tbl"))
+
+    defs = {"sys": {}, "compat": {}}  # name -> [(type, name)]
+    specials = []
+    used = set()
+
+    def add(kind, name, plist, where):
+        pl = [split_param(p) for p in plist]
+        old = defs[kind].get(name)
+        if old is not None:
+            if len(old) != len(pl):
+                raise SystemExit("gen_stubs.py: %s_%s has arity %d and %d (%s)"
+                                 % (kind, name, len(old), len(pl), where))
+            return  # same definition seen from another row (types may be spelled differently)
+        defs[kind][name] = pl
+
+    for nr, abi, name, entry, _ in t64:
+        if entry is None:
+            continue
+        kind, dname = classify(entry)
+        pabi = "x32" if abi == "x32" else None
+        key = (name, pabi) if (name, pabi) in params else (name, None)
+        used.add(key)
+        if kind is None:
+            if entry != "sys_ni_syscall" and entry not in specials:
+                specials.append(entry)
+            continue
+        add(kind, dname, params[key], "syscall_64.tbl %d" % nr)
+    for nr, _, name, entry, compat in t32:
+        e = compat or entry
+        if e is None:
+            continue
+        kind, dname = classify(e)
+        key = (name, "i386") if (name, "i386") in params else (name, None)
+        used.add(key)
+        if kind is None:
+            if e != "sys_ni_syscall" and e not in specials:
+                specials.append(e)
+            continue
+        add(kind, dname, params[key], "syscall_32.tbl %d" % nr)
+    # Parameter rows without a table row (recv): native definitions.
+    for key, plist in params.items():
+        if key not in used and key[1] is None and key[0] not in defs["sys"]:
+            add("sys", key[0], plist, "syscall_params.tbl")
+
+    os.makedirs(out, exist_ok=True)
+    head = "/* Generated by kernel_model/gen_stubs.py from the tables/ directory - do not edit. */\n"
+
+    structs = set()
+    for kind in defs:
+        for pl in defs[kind].values():
+            for t, _ in pl:
+                structs.update(re.findall(r"\b(struct|union)\s+([A-Za-z_]\w*)", t))
+    fwd = "".join("%s %s;\n" % s for s in sorted(structs))
+    inc = '#include "syscalls.h"\n\n' + fwd + "\n"
+
+    s = [head, inc]
+    for name in sorted(defs["sys"]):
+        s.append(define("sys", name, defs["sys"][name]))
+    g.write_if_changed(os.path.join(out, "stubs_sys.c"), "".join(s))
+
+    s = [head, inc]
+    for name in sorted(defs["compat"]):
+        s.append(define("compat", name, defs["compat"][name]))
+    g.write_if_changed(os.path.join(out, "stubs_compat.c"), "".join(s))
+
+    s = [head, '#include "kmodel.h"\n\n',
+         "/* Table entries that are no SYSCALL_DEFINE (Linux: asmlinkage functions\n"
+         " * reading current_pt_regs()); they forward with no arguments. */\n"]
+    for e in specials:
+        s.append("long %s(void);\nlong %s(void)\n{\n\treturn es_hc_syscall6(0, 0, 0, 0, 0, 0);\n}\n\n"
+                 % (e, e))
+    g.write_if_changed(os.path.join(out, "stubs_special.c"), "".join(s))
+
+    n64 = max(r[0] for r in t64) + 1
+    n32 = max(r[0] for r in t32) + 1
+    g.write_if_changed(os.path.join(out, "syscall_nrs.h"),
+                       head + "#define NR_syscalls %d\n#define IA32_NR_syscalls %d\n" % (n64, n32))
+
+    def tname(entry, table):
+        kind, dname = classify(entry)
+        if kind is None:
+            return entry
+        if table == "64":
+            return ("ES_T64(%s)" if kind == "sys" else "ES_TX32(%s)") % dname
+        return ("ES_T32(%s)" if kind == "sys" else "ES_T32C(%s)") % dname
+
+    rows64 = {nr: tname(e, "64") for nr, _, _, e, _ in t64 if e}
+    rows32 = {nr: tname(c or e, "32") for nr, _, _, e, c in t32 if (c or e)}
+    syms = sorted(set(rows64.values()) | set(rows32.values()) | {"sys_ni_syscall"})
+    s = [head, '#include "kmodel.h"\n#include "syscalls.h"\n#include "syscall_nrs.h"\n\n',
+         "/* Entry names per convention: fa697140 switches the 64-bit rows,\n"
+         " * ebeb8c82 the x32 (compat) and ia32 rows. */\n",
+         "#if ES_HAS(FA697140)\n#define ES_T64(n) __x64_sys_##n\n#else\n#define ES_T64(n) sys_##n\n#endif\n",
+         "#if ES_HAS(EBEB8C82)\n#define ES_TX32(n) __x32_compat_sys_##n\n#define ES_T32(n) __ia32_sys_##n\n"
+         "#define ES_T32C(n) __ia32_compat_sys_##n\n#else\n#define ES_TX32(n) compat_sys_##n\n"
+         "#define ES_T32(n) sys_##n\n#define ES_T32C(n) compat_sys_##n\n#endif\n\n",
+         "/* Declared without a prototype: the table holds them as one pointer\n"
+         " * type, as Linux's does (\"this is a lie, but it does not hurt\"). */\n"]
+    for sym in syms:
+        s.append("extern long %s();\n" % sym)
+    s.append("\n#if ES_HAS(FA697140)\ntypedef sys_call_ptr_regs_t sys_call_ptr_t;\n#else\n"
+             "typedef sys_call_ptr_6_t sys_call_ptr_t;\n#endif\n")
+    s.append("#if ES_HAS(EBEB8C82)\ntypedef sys_call_ptr_regs_t ia32_sys_call_ptr_t;\n#else\n"
+             "typedef sys_call_ptr_6_t ia32_sys_call_ptr_t;\n#endif\n\n")
+    s.append("const sys_call_ptr_t sys_call_table[NR_syscalls] = {\n")
+    for nr in range(n64):
+        s.append("\t[%d] = (sys_call_ptr_t)%s,\n" % (nr, rows64.get(nr, "sys_ni_syscall")))
+    s.append("};\n\nconst ia32_sys_call_ptr_t ia32_sys_call_table[IA32_NR_syscalls] = {\n")
+    for nr in range(n32):
+        s.append("\t[%d] = (ia32_sys_call_ptr_t)%s,\n" % (nr, rows32.get(nr, "sys_ni_syscall")))
+    s.append("};\n")
+    g.write_if_changed(os.path.join(out, "tables.c"), "".join(s))
+
+
+if __name__ == "__main__":
+    main()

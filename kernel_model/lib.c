@@ -1,0 +1,134 @@
+/* lib.c - the kernel's small runtime: the hypercalls to the simulator
+ * (sim/hypercall.h), message formatting, user-memory access and the TLS
+ * descriptors of set_thread_area. */
+#include "kmodel.h"
+
+struct es_percpu es_percpu __attribute__((aligned(64)));
+
+/* ES_HC_SYSCALL: RDI = abi, RSI = nr, RDX = address of six arguments. */
+long es_hc_syscall6(unsigned long a0, unsigned long a1, unsigned long a2,
+                    unsigned long a3, unsigned long a4, unsigned long a5)
+{
+    unsigned long args[6] = {a0, a1, a2, a3, a4, a5};
+    long ret;
+    __asm__ volatile("vmcall"
+                     : "=a"(ret)
+                     : "a"(ES_HC_SYSCALL), "D"(es_percpu.cur_abi), "S"(es_percpu.cur_nr),
+                       "d"(args)
+                     : "memory", "cc");
+    return ret;
+}
+
+void es_puts(const char *msg)
+{
+    __asm__ volatile("vmcall" ::"a"(ES_HC_PUTS), "D"(msg) : "memory", "cc");
+}
+
+void es_panic(const char *msg)
+{
+    for (;;)
+        __asm__ volatile("vmcall" ::"a"(ES_HC_PANIC), "D"(msg) : "memory", "cc");
+}
+
+void es_signal(unsigned long vec, unsigned long err, unsigned long addr, unsigned long ip)
+{
+    __asm__ volatile("vmcall" ::"a"(ES_HC_SIGNAL), "D"(vec), "S"(err), "d"(addr), "c"(ip)
+                     : "memory", "cc");
+    es_panic("ES_HC_SIGNAL returned");
+}
+
+char *es_fmt_hex(char *p, unsigned long v)
+{
+    *p++ = '0';
+    *p++ = 'x';
+    int started = 0;
+    for (int sh = 60; sh >= 0; sh -= 4) {
+        unsigned d = (v >> sh) & 15;
+        if (d || started || sh == 0) {
+            *p++ = (char)(d < 10 ? '0' + d : 'a' + d - 10);
+            started = 1;
+        }
+    }
+    *p = 0;
+    return p;
+}
+
+char *es_fmt_str(char *p, const char *s)
+{
+    while (*s)
+        *p++ = *s++;
+    *p = 0;
+    return p;
+}
+
+/* ---- user memory ---- */
+
+int __es_get_user_8(u64 *dst, unsigned long uaddr);
+int __es_get_user_4(u32 *dst, unsigned long uaddr);
+
+/* Linux's TASK_SIZE_MAX for 4-level paging: user addresses end one page
+ * below the canonical hole. */
+#define TASK_SIZE_MAX ((1UL << 47) - 4096)
+
+static int access_ok(unsigned long uaddr, unsigned long size)
+{
+    return uaddr <= TASK_SIZE_MAX && size <= TASK_SIZE_MAX - uaddr;
+}
+
+int es_get_user_u64(u64 *dst, unsigned long uaddr)
+{
+    if (!access_ok(uaddr, 8))
+        return -EFAULT;
+    return __es_get_user_8(dst, uaddr);
+}
+
+int es_get_user_u32(u32 *dst, unsigned long uaddr)
+{
+    if (!access_ok(uaddr, 4))
+        return -EFAULT;
+    return __es_get_user_4(dst, uaddr);
+}
+
+struct es_extable {
+    unsigned long insn, fixup;
+};
+extern const struct es_extable __start___ex_table[], __stop___ex_table[];
+
+unsigned long es_search_exception_table(unsigned long ip)
+{
+    for (const struct es_extable *e = __start___ex_table; e < __stop___ex_table; e++)
+        if (e->insn == ip)
+            return e->fixup;
+    return 0;
+}
+
+/* ---- TLS (set_thread_area) ---- */
+
+extern u64 es_gdt[GDT_ENTRIES];
+
+/* After the host accepted set_thread_area, the same descriptor goes into
+ * this kernel's GDT, which is what the CPU reads once the kernel has done
+ * LGDT (Linux: fill_ldt / set_tls_desc in arch/x86/kernel/tls.c). */
+void es_tls_update(unsigned long u_info)
+{
+    u32 w[4];
+    for (int i = 0; i < 4; i++)
+        if (es_get_user_u32(&w[i], u_info + 4 * i))
+            return;
+    u32 idx = w[0], base = w[1], limit = w[2], fl = w[3];
+    if (idx < GDT_ENTRY_TLS_MIN || idx > GDT_ENTRY_TLS_MAX)
+        return;
+    u32 seg_32bit = fl & 1, contents = (fl >> 1) & 3, read_exec_only = (fl >> 3) & 1;
+    u32 limit_in_pages = (fl >> 4) & 1, seg_not_present = (fl >> 5) & 1, useable = (fl >> 6) & 1;
+    u64 d = 0;
+    /* an "empty" user_desc clears the slot (LDT_empty) */
+    if (!(base == 0 && limit == 0 && contents == 0 && read_exec_only == 1 && seg_32bit == 0 &&
+          limit_in_pages == 0 && seg_not_present == 1 && useable == 0)) {
+        u64 type = ((read_exec_only ^ 1) << 1) | (contents << 2) | 1;
+        d = (limit & 0xffffull) | ((u64)(base & 0xffffff) << 16) | (type << 40) | (1ull << 44) |
+            (3ull << 45) | ((u64)(seg_not_present ^ 1) << 47) | ((u64)((limit >> 16) & 0xf) << 48) |
+            ((u64)useable << 52) | ((u64)seg_32bit << 54) | ((u64)limit_in_pages << 55) |
+            ((u64)(base >> 24) << 56);
+    }
+    es_gdt[idx] = d;
+}
