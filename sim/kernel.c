@@ -172,7 +172,8 @@ int es_patches_parse_ids(const char *list, const char *const ids[], const unsign
             }
             if (!bits[hit]) {
                 errf(err, errlen,
-                     "commit %.12s changes no x86 entry code; the toggles are dfe64506c01e, "
+                     "commit %.12s is in the series but is no toggle (no x86 code path of its own); "
+                     "the toggles are dfe64506c01e, "
                      "fa697140f9a2, ebeb8c82ffaf, 6dc936f175cc",
                      ids[hit]);
                 return -1;
@@ -226,7 +227,7 @@ const uint8_t *es_kernel_image(unsigned patches, size_t *size)
 
 /* Host pointer to the byte at va in the current tables (4 KiB, 2 MiB and
  * 1 GiB leaves), no permission checks, no A/D updates; NULL if unmapped. */
-static uint8_t *kptr(es_machine *m, uint64_t va)
+static uint8_t *kptr_pa(es_machine *m, uint64_t va, uint64_t *pa_out)
 {
     if (!m->cr3)
         return NULL;
@@ -240,11 +241,19 @@ static uint8_t *kptr(es_machine *m, uint64_t va)
             return NULL;
         if (level == 0 || ((level == 1 || level == 2) && (e & ES_PTE_PS))) {
             uint64_t span = 1ull << (12 + 9 * level);
-            return es_phys(m, (e & ES_PTE_ADDR & ~(span - 1)) | (va & (span - 1)));
+            uint64_t pa = (e & ES_PTE_ADDR & ~(span - 1)) | (va & (span - 1));
+            if (pa_out)
+                *pa_out = pa;
+            return es_phys(m, pa);
         }
         table = e & ES_PTE_ADDR;
     }
     return NULL;
+}
+
+static uint8_t *kptr(es_machine *m, uint64_t va)
+{
+    return kptr_pa(m, va, NULL);
 }
 
 int es_kernel_read(es_machine *m, uint64_t va, void *dst, size_t n)
@@ -269,9 +278,13 @@ static int kwrite(es_machine *m, uint64_t va, const void *src, size_t n)
 {
     const uint8_t *s = src;
     while (n) {
-        uint8_t *p = kptr(m, va);
+        uint64_t pa = 0;
+        uint8_t *p = kptr_pa(m, va, &pa);
         if (!p)
             return -1;
+        /* written behind the CPU's back: decodes of the page are stale */
+        if ((pa >> 12) < m->nframes && m->frames[pa >> 12].has_code)
+            m->frames[pa >> 12].code_gen++;
         size_t chunk = PAGE - (va & (PAGE - 1));
         if (chunk > n)
             chunk = n;
@@ -281,6 +294,11 @@ static int kwrite(es_machine *m, uint64_t va, const void *src, size_t n)
         n -= chunk;
     }
     return 0;
+}
+
+int es_kernel_write(es_machine *m, uint64_t va, const void *src, size_t n)
+{
+    return kwrite(m, va, src, n);
 }
 
 /* ---- ELF parsing ---- */
@@ -760,11 +778,15 @@ static void flat_seg(es_machine *m, int seg, uint16_t sel)
 }
 
 /* The 32-bit vDSO: one page below 4 GiB, user read+execute, a VMA like
- * Linux's [vdso] (the program may unmap it). */
+ * Linux's [vdso] (the program may unmap it).  No AT_SYSINFO points at it
+ * (yet): static programs keep making their calls with INT 0x80. */
 static int map_vdso32(es_machine *m, struct es_kernel *k)
 {
+    /* the kernel has one vDSO per vendor: SYSENTER for Intel, SYSCALL for
+     * AMD (es_boot.h), as Linux picks vdso32-sysenter / vdso32-syscall */
     uint64_t src, size;
-    if (!es_kernel_sym_size(m, "vdso32_image", &src, &size))
+    if (!(m->vendor == 1 && es_kernel_sym_size(m, "vdso32_image_syscall", &src, &size)) &&
+        !es_kernel_sym_size(m, "vdso32_image", &src, &size))
         return 0; /* the image has none: nothing to map */
     uint64_t va = es_vm_find_free(m, PAGE, 0);
     if (!va || va + PAGE > 0x100000000ull)

@@ -108,6 +108,9 @@ const char *es_kernel_sym_at(const es_machine *m, size_t i, uint64_t *addr, uint
 /* Reads kernel memory (any mapping of the current address space, no
  * permission checks, no side effects).  Returns 0 or -1. */
 int es_kernel_read(es_machine *m, uint64_t va, void *dst, size_t n);
+/* Writes kernel memory the same way (tests and debuggers changing saved
+ * registers, as ptrace would).  Decoded code on the pages is invalidated. */
+int es_kernel_write(es_machine *m, uint64_t va, const void *src, size_t n);
 
 /* User address of the 32-bit vDSO page (0 = none). */
 uint64_t es_kernel_vdso32(const es_machine *m);

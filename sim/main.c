@@ -10,6 +10,7 @@
 
 #include "demo.h"
 #include "host.h"
+#include "kernel.h"
 #include "loader.h"
 #include "machine.h"
 #include "vm.h"
@@ -33,14 +34,26 @@ static const char usage_text[] =
     "       entrysim --help | --version\n"
     "\n"
     "Runs a static Linux ELF program (x86-64, i386 or x32; ET_EXEC or static-pie)\n"
-    "on the simulated CPU.  The guest uses this terminal's stdin, stdout and\n"
+    "on the simulated CPU, under a modeled Linux kernel whose entry code, syscall\n"
+    "dispatch and syscall stubs run as guest code (system calls enter it through\n"
+    "SYSCALL, INT 0x80 or SYSENTER exactly as on hardware); --direct skips it.\n"
+    "The guest uses this terminal's stdin, stdout and\n"
     "stderr.  `entrysim` alone, or `entrysim demo`, runs a small built-in program.\n"
     "\n"
     "Options (before PROGRAM; `--` ends them):\n"
-    "  --direct          system calls go straight to host services (the default;\n"
-    "                    the modeled kernel entry arrives with a later release)\n"
+    "  --convention v4.16|v4.17\n"
+    "                    the guest kernel's syscall convention: Linux 4.16 (before\n"
+    "                    the pt_regs series) or 4.17 (after it; the default)\n"
+    "  --patches LIST    v4.16 plus the listed commits of the series, each named by\n"
+    "                    a unique prefix of at least 7 hex digits of its id:\n"
+    "                    dfe64506c01e fa697140f9a2 ebeb8c82ffaf 6dc936f175cc\n"
+    "                    (e.g. --patches dfe6450,fa69714; '' = v4.16)\n"
+    "  --direct          no guest kernel: system calls go straight to host services\n"
+    "                    and faults end the run in the simulator\n"
     "  --stats           print instructions retired, decodes, wall time, MIPS and\n"
     "                    system calls to stderr at the end\n"
+    "  --kernel-stats    with --stats, also count instructions run at CPL 0 (the\n"
+    "                    guest kernel's share; attaches an observer, so slower)\n"
     "  --null-observer   attach an observer that does nothing (measures what the\n"
     "                    observer path costs; bench/mips.sh uses it)\n"
     "  --max-insns N     stop after N instructions\n"
@@ -64,7 +77,11 @@ static const char usage_text[] =
     "  1       simulator error\n";
 
 typedef struct options {
-    bool stats, rw, deterministic, null_observer;
+    bool stats, rw, deterministic, null_observer, kernel_stats;
+    bool direct;
+    const char *convention; /* as given, for the conflict check */
+    const char *patch_list;
+    unsigned patches; /* ES_PATCH_* bitmask */
     uint64_t max_insns;
     double timeout;
     uint64_t mem_cap_mb;
@@ -100,14 +117,39 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void print_stats(es_machine *m, double secs)
+/* --kernel-stats: instructions that begin at CPL 0 */
+typedef struct kernel_count {
+    uint64_t insns;
+} kernel_count;
+
+static void count_kernel(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    (void)d;
+    (void)rip;
+    if (m->cpl == 0)
+        ((kernel_count *)ctx)->insns++;
+}
+
+static void print_stats(es_machine *m, double secs, const kernel_count *kc)
 {
     double mips = secs > 0 ? (double)m->icount / secs / 1e6 : 0;
+    uint64_t calls = m->host ? es_host_syscall_count(m) : 0;
     fprintf(stderr,
             "entrysim: stats: %llu instructions retired, %llu decodes (cache misses), "
             "%.3f s wall, %.1f MIPS, %llu syscalls\n",
             (unsigned long long)m->icount, (unsigned long long)m->decodes, secs, mips,
-            (unsigned long long)(m->host ? es_host_syscall_count(m) : 0));
+            (unsigned long long)calls);
+    if (m->has_kernel) {
+        char name[64];
+        es_patches_name(es_kernel_patches(m), name, sizeof name);
+        fprintf(stderr, "entrysim: stats: guest kernel %s, %.0f syscalls per host second",
+                name, secs > 0 ? (double)calls / secs : 0.0);
+        if (kc)
+            fprintf(stderr, ", %llu instructions at CPL 0 (%.1f%%)",
+                    (unsigned long long)kc->insns,
+                    m->icount ? 100.0 * (double)kc->insns / (double)m->icount : 0.0);
+        fputc('\n', stderr);
+    }
 }
 
 /* A #PF on a page its VMA allows, not present: demand paging ran out of
@@ -136,10 +178,23 @@ static void null_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip
     (void)rip;
 }
 
+/* The run stopped on a fault while the process's pages had used the whole
+ * cap: with a guest kernel the #PF went through the IDT to the kernel's
+ * handler (ES_HC_SIGNAL), which knows nothing of the host's cap. */
+static bool cap_exhausted(es_machine *m)
+{
+    return m->has_kernel && m->signal == 11 && (m->frames_used + 1) * 4096ull > m->mem_cap;
+}
+
 static int finish(es_machine *m, const options *o)
 {
     if (o->null_observer) {
         es_observer ob = {.retire = null_retire};
+        es_observe(m, &ob);
+    }
+    kernel_count kc = {0};
+    if (o->stats && o->kernel_stats && m->has_kernel) {
+        es_observer ob = {.ctx = &kc, .before = count_kernel};
         es_observe(m, &ob);
     }
     double t0 = now();
@@ -152,11 +207,11 @@ static int finish(es_machine *m, const options *o)
         status = m->exit_status & 0xff;
         break;
     case ES_STOP_FAULT:
-        if (fault_is_oom(m)) {
+        if (fault_is_oom(m) || cap_exhausted(m)) {
             fprintf(stderr,
                     "entrysim: out of guest memory (--mem-cap %llu MiB) at rip=0x%llx touching "
                     "0x%llx\n",
-                    (unsigned long long)(m->mem_cap >> 20), (unsigned long long)m->fault.rip,
+                    (unsigned long long)o->mem_cap_mb, (unsigned long long)m->fault.rip,
                     (unsigned long long)m->fault.addr);
             status = EX_OOM;
         } else {
@@ -185,7 +240,7 @@ static int finish(es_machine *m, const options *o)
         break;
     }
     if (o->stats)
-        print_stats(m, secs);
+        print_stats(m, secs, o->kernel_stats && m->has_kernel ? &kc : NULL);
     return status;
 }
 
@@ -286,7 +341,8 @@ static int cmd_run(int argc, char **argv, options *o)
         }
         bool takes = !strcmp(name, "--max-insns") || !strcmp(name, "--mem-cap") ||
                      !strcmp(name, "--timeout") || !strcmp(name, "--root") ||
-                     !strcmp(name, "--cpu");
+                     !strcmp(name, "--cpu") || !strcmp(name, "--convention") ||
+                     !strcmp(name, "--patches");
         if (takes && !val) {
             if (i + 1 >= argc)
                 return usage_error("option %s needs a value", name);
@@ -295,7 +351,22 @@ static int cmd_run(int argc, char **argv, options *o)
             return usage_error("option %s takes no value", name);
         }
         if (!strcmp(name, "--direct")) {
-            /* the only mode for now */
+            o->direct = true;
+        } else if (!strcmp(name, "--kernel-stats")) {
+            o->kernel_stats = true;
+        } else if (!strcmp(name, "--convention")) {
+            if (!strcmp(val, "v4.16") || !strcmp(val, "4.16"))
+                o->patches = ES_CONV_V416;
+            else if (!strcmp(val, "v4.17") || !strcmp(val, "4.17"))
+                o->patches = ES_CONV_V417;
+            else
+                return usage_error("--convention must be v4.16 or v4.17, not '%s'", val);
+            o->convention = val;
+        } else if (!strcmp(name, "--patches")) {
+            char err[200];
+            if (es_patches_parse(val, &o->patches, err, sizeof err))
+                return usage_error("--patches: %s", err);
+            o->patch_list = val;
         } else if (!strcmp(name, "--stats")) {
             o->stats = true;
         } else if (!strcmp(name, "--null-observer")) {
@@ -334,6 +405,12 @@ static int cmd_run(int argc, char **argv, options *o)
     }
     if (i >= argc)
         return usage_error("%s", "run: no PROGRAM given");
+    if (o->convention && o->patch_list)
+        return usage_error("%s", "--convention and --patches both choose the kernel; give one "
+                                 "(--patches lists commits applied on top of v4.16)");
+    if (o->direct && (o->convention || o->patch_list))
+        return usage_error("%s", "--direct runs without the guest kernel; --convention and "
+                                 "--patches choose that kernel");
 
     char pathbuf[4096];
     const char *prog = argv[i];
@@ -355,10 +432,23 @@ static int cmd_run(int argc, char **argv, options *o)
         free_machine(m);
         return EX_NOEXEC;
     }
+    if (!o->direct) {
+        if (es_kernel_load(m, o->patches)) {
+            fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
+            free_machine(m);
+            return EX_ERROR;
+        }
+        es_kernel_set_abi(m, img.abi);
+    }
     if (es_start_process(m, &img, argc - i, argv + i, environ)) {
         fprintf(stderr, "entrysim: %s: %s\n", prog, m->message);
         free_machine(m);
         return EX_NOEXEC;
+    }
+    if (!o->direct && es_kernel_boot(m)) {
+        fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
+        free_machine(m);
+        return EX_ERROR;
     }
     int status = finish(m, o);
     free_machine(m);
@@ -397,7 +487,7 @@ static int cmd_demo(options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.mem_cap_mb = 1024, .root = ".", .vendor = 1};
+    options o = {.mem_cap_mb = 1024, .root = ".", .vendor = 1, .patches = ES_CONV_V417};
     if (argc < 2 || !strcmp(argv[1], "demo")) {
         if (argc > 2)
             return usage_error("%s", "demo takes no arguments");
