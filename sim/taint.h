@@ -1,0 +1,84 @@
+/* taint.h - taint tracking: which user values every register and byte of
+ * memory derives from.
+ *
+ * An observer (es_observer: before, retire, mem, exception hooks).  Each
+ * GPR carries a label set, a bitmask of the user's registers at the moment
+ * es_taint_label_user_regs was called, plus `rip`, `rflags`, `nr` (the
+ * syscall number, which is what user RAX holds) and `mem` (anything read
+ * from user addresses).  The arithmetic flags carry one label set; memory
+ * has a sparse byte-granular shadow (pages materialise on the first write
+ * of a non-empty label).  Propagation rules are documented in
+ * docs/EXPOSURE.md; in short: destination = union of the sources, with
+ * moves copying, zero idioms clearing, LEA taking base and index, the
+ * stack moving labels through the shadow, and every instruction without a
+ * specific rule sending the union of everything it reads (register,
+ * memory, flags, implicit operands included, from es_decode_access) to
+ * everything it writes.  Nothing is tracked for XMM/x87 state (the guest
+ * kernel is built without SSE).
+ *
+ * With the observer not attached nothing runs; attached, every memory
+ * access takes the slow path (that is the price of the mem hook).
+ */
+#ifndef ENTRYSIM_TAINT_H
+#define ENTRYSIM_TAINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint32_t es_label;
+
+/* Label bits: 0..15 the user's GPRs (rax..r15), then these. */
+#define ES_TL_REG(i) ((es_label)1u << (i))
+#define ES_TL_RIP ((es_label)1u << 16)
+#define ES_TL_RFLAGS ((es_label)1u << 17)
+#define ES_TL_NR ((es_label)1u << 18)
+#define ES_TL_MEM ((es_label)1u << 19)
+#define ES_TL_NBITS 20
+
+/* User addresses: below the canonical hole (loads from them are `mem`). */
+#define ES_TAINT_USER_TOP 0x0000800000000000ull
+
+typedef struct es_taint es_taint;
+
+es_taint *es_taint_new(void);
+void es_taint_free(es_taint *t);
+/* Attaches the observer to m; 0, or -1 when the observer table is full. */
+int es_taint_attach(es_machine *m, es_taint *t);
+
+/* Labels every user GPR with itself (user RAX with `nr`, since it holds the
+ * syscall number at the syscall instruction), the arithmetic flags with
+ * `rflags` and RIP with `rip`.  abi (enum es_abi: 0 x64, 1 i386, 2 x32):
+ * for i386, R8..R15 are not user-controllable (a 32-bit program cannot
+ * name them) and stay clean.  Memory shadow is left as it is. */
+void es_taint_label_user_regs(es_taint *t, es_machine *m, int abi);
+/* Clears every label (registers, flags, memory). */
+void es_taint_clear(es_taint *t);
+
+es_label es_taint_reg(const es_taint *t, int reg);
+void es_taint_set_reg(es_taint *t, int reg, es_label l);
+es_label es_taint_flags(const es_taint *t);
+void es_taint_set_flags(es_taint *t, es_label l);
+/* Union of the labels of n bytes at linear address va. */
+es_label es_taint_mem(const es_taint *t, uint64_t va, size_t n);
+int es_taint_set_mem(es_taint *t, uint64_t va, size_t n, es_label l);
+
+/* Name of label bit `bit` (0..ES_TL_NBITS-1) as the user knows it: "rdi"
+ * for x64/x32, "edi" for i386; "rip"/"eip", "rflags"/"eflags", "nr",
+ * "mem".  NULL for an unknown bit. */
+const char *es_taint_label_name(int bit, int abi);
+/* Writes the names of the bits of l, comma-separated, into buf. */
+size_t es_taint_label_str(es_label l, int abi, char *buf, size_t bufsz);
+/* 64-bit name of GPR i ("rax".."r15"), for kernel-side keys. */
+const char *es_taint_gpr_name(int reg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
