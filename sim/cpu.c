@@ -9,6 +9,7 @@
 #include "ops.h"
 #include "host.h"
 #include "kernel.h"
+#include "priv.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -61,12 +62,17 @@ int es_raise(es_machine *m, int vector, uint32_t error)
 {
     m->fault.vector = (uint8_t)vector;
     m->fault.error = error;
-    m->fault.has_error = vector == ES_VEC_DF || (vector >= ES_VEC_TS && vector <= ES_VEC_PF) ||
-                         vector == ES_VEC_AC;
+    m->fault.has_error = (uint8_t)es_vector_has_error(vector);
     m->fault.rip = m->rip;
     m->fault.addr = 0;
     m->fault.write = 0;
     return ES_FAULT;
+}
+
+int es_vector_has_error(int vector)
+{
+    return vector == ES_VEC_DF || (vector >= ES_VEC_TS && vector <= ES_VEC_PF) ||
+           vector == ES_VEC_AC;
 }
 
 int es_raise_noerr(es_machine *m, int vector)
@@ -103,33 +109,42 @@ static int vector_signal(int v)
     }
 }
 
-/* Without a guest kernel a fault ends the run with Linux's signal and a
- * one-line report. */
-static void fault_stop(es_machine *m)
+/* A fault that kills the process ends the run with Linux's signal and a
+ * one-line report: without a guest kernel for every fault, with one when
+ * the kernel reports an unhandled user fault (ES_HC_SIGNAL). */
+void es_fault_report(es_machine *m, int v, uint32_t e, uint64_t addr, uint64_t rip)
 {
-    int v = m->fault.vector;
+    m->fault.vector = (uint8_t)v;
+    m->fault.error = e;
+    m->fault.has_error = (uint8_t)es_vector_has_error(v);
+    m->fault.addr = addr;
+    m->fault.rip = rip;
     m->signal = vector_signal(v);
     if (v == ES_VEC_PF) {
-        uint32_t e = m->fault.error;
         snprintf(m->message, sizeof m->message, "guest fault #PF at rip=0x%llx: %s 0x%llx (%s)",
-                 (unsigned long long)m->fault.rip,
+                 (unsigned long long)rip,
                  (e & ES_PFEC_I) ? "execute at" : (e & ES_PFEC_W) ? "write to" : "read from",
-                 (unsigned long long)m->fault.addr,
+                 (unsigned long long)addr,
                  (e & ES_PFEC_P) ? "protection violation" : "not present");
     } else if (v == ES_VEC_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID) {
         snprintf(m->message, sizeof m->message,
                  "guest fault #UD at rip=0x%llx: %s is not implemented by entrysim",
-                 (unsigned long long)m->fault.rip, es_op_name(m->unimpl_op));
+                 (unsigned long long)rip, es_op_name(m->unimpl_op));
     } else if (m->fault.has_error) {
         snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx (error code 0x%x)",
-                 es_vector_name(v), (unsigned long long)m->fault.rip, m->fault.error);
+                 es_vector_name(v), (unsigned long long)rip, e);
     } else {
         snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx",
-                 es_vector_name(v), (unsigned long long)m->fault.rip);
+                 es_vector_name(v), (unsigned long long)rip);
     }
     if (v == ES_VEC_PF)
-        m->cr2 = m->fault.addr;
+        m->cr2 = addr;
     m->stop = ES_STOP_FAULT;
+}
+
+static void fault_stop(es_machine *m)
+{
+    es_fault_report(m, m->fault.vector, m->fault.error, m->fault.addr, m->fault.rip);
 }
 
 /* ---- lifetime ---- */
@@ -288,7 +303,9 @@ static es_dentry *fetch(es_machine *m)
     return out;
 }
 
-/* Handles a non-OK handler status; returns nonzero when the run stops. */
+/* Handles a non-OK handler status; returns nonzero when the run stops.
+ * With a guest kernel a fault is delivered through its IDT and the run
+ * goes on at the handler (0). */
 static int after_fault(es_machine *m, int rc)
 {
     if (rc == ES_STOP)
@@ -296,6 +313,8 @@ static int after_fault(es_machine *m, int rc)
     for (int i = 0; i < m->nobs; i++)
         if (m->obs[i].exception)
             m->obs[i].exception(m->obs[i].ctx, m, m->fault.vector, m->fault.error);
+    if (m->has_kernel)
+        return es_deliver_fault(m) != 0;
     fault_stop(m);
     return 1;
 }
@@ -310,21 +329,19 @@ static double now_seconds(void)
 int es_step(es_machine *m)
 {
     m->stop = ES_STOP_NONE;
+    /* a fault the guest kernel takes (delivered through its IDT) is not
+     * a stop: the step returns ES_OK with RIP at the handler */
     es_dentry *e = fetch(m);
-    if (!e) {
-        after_fault(m, ES_FAULT);
-        return ES_FAULT;
-    }
+    if (!e)
+        return after_fault(m, ES_FAULT) ? ES_FAULT : ES_OK;
     uint64_t rip = m->rip;
     for (int i = 0; i < m->nobs; i++)
         if (m->obs[i].before)
             m->obs[i].before(m->obs[i].ctx, m, &e->insn, rip);
     m->nrip = (rip + e->insn.len) & m->ipmask;
     int rc = e->fn(m, &e->insn);
-    if (rc == ES_FAULT) {
-        after_fault(m, rc);
-        return rc;
-    }
+    if (rc == ES_FAULT)
+        return after_fault(m, rc) ? ES_FAULT : ES_OK;
     if (rc == ES_OK || m->stop == ES_STOP_EXIT) {
         m->rip = m->nrip;
         m->icount++;
@@ -339,10 +356,17 @@ int es_step(es_machine *m)
 static int run_plain(es_machine *m, uint64_t budget)
 {
     uint64_t start = m->icount;
-    for (;;) {
+    /* faults the guest kernel takes count toward the budget too, so a
+     * handler that faults forever still reaches the wall-clock check */
+    for (uint64_t faults = 0;;) {
         es_dentry *e = fetch(m);
-        if (__builtin_expect(!e, 0))
-            return after_fault(m, ES_FAULT);
+        if (__builtin_expect(!e, 0)) {
+            if (after_fault(m, ES_FAULT))
+                return 1;
+            if (++faults >= budget)
+                return 0;
+            continue;
+        }
         m->nrip = (m->rip + e->insn.len) & m->ipmask;
         int rc = e->fn(m, &e->insn);
         if (__builtin_expect(rc != ES_OK, 0)) {
@@ -350,7 +374,11 @@ static int run_plain(es_machine *m, uint64_t budget)
                 m->rip = m->nrip;
                 m->icount++;
             }
-            return after_fault(m, rc);
+            if (after_fault(m, rc))
+                return 1;
+            if (++faults >= budget)
+                return 0;
+            continue;
         }
         m->rip = m->nrip;
         if (__builtin_expect(++m->icount - start >= budget, 0))

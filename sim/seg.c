@@ -192,17 +192,33 @@ void es_commit_cs_cpl(es_machine *m, uint16_t sel, int cpl, int mode)
     m->seg[ES_SEG_CS] = cs;
     if (mode == m->mode && cpl == m->cpl)
         return;
+    es_switch_mode(m, cpl, mode);
+}
+
+void es_switch_mode(es_machine *m, int cpl, int mode)
+{
     /* The hidden bases of ES/SS/DS matter again in compatibility mode. */
     static const int data_segs[] = {ES_SEG_ES, ES_SEG_SS, ES_SEG_DS};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3 && mode != m->mode; i++) {
         es_segreg *s = &m->seg[data_segs[i]];
         uint64_t desc;
-        if (mode == m->mode)
-            continue;
         if (mode == ES_MODE_64 || (s->sel & ~3u) == 0 || es_desc_read(m, s->sel, &desc))
             s->base = 0;
         else
             s->base = ((desc >> 16) & 0xffffff) | (((desc >> 56) & 0xff) << 24);
     }
     es_set_mode(m, cpl, mode);
+}
+
+int es_desc_set_access(es_machine *m, uint16_t sel, uint8_t acc)
+{
+    if (m->gdtr.limit) {
+        if ((sel >> 3) * 8 + 7 > m->gdtr.limit)
+            return -1;
+        return es_copy_to_guest(m, m->gdtr.base + (sel >> 3) * 8 + 5, &acc, 1) ? -1 : 0;
+    }
+    if ((sel >> 3) >= NGDT)
+        return -1;
+    m->gdt[sel >> 3] = (m->gdt[sel >> 3] & ~(0xffull << 40)) | ((uint64_t)acc << 40);
+    return 0;
 }

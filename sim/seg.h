@@ -56,6 +56,15 @@ void es_commit_cs(es_machine *m, uint16_t sel, int mode);
 /* Same, also changing CPL (a return to an outer privilege level). */
 void es_commit_cs_cpl(es_machine *m, uint16_t sel, int cpl, int mode);
 
+/* Switches CPL and execution mode after CS was written directly (SYSCALL,
+ * SYSRET, SYSENTER, SYSEXIT load fixed descriptor caches, not the GDT's),
+ * fixing up the ES/SS/DS bases the mode makes visible or hidden. */
+void es_switch_mode(es_machine *m, int cpl, int mode);
+
+/* Rewrites the access byte of the descriptor of `sel` in the GDT (LTR marks
+ * the TSS busy).  Returns 0 or -1. */
+int es_desc_set_access(es_machine *m, uint16_t sel, uint8_t acc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 
 #include "host.h"
 #include "ops.h"
+#include "priv.h"
 #include "seg.h"
 
 
@@ -219,10 +220,18 @@ static int op_xsetbv(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-/* ---- interrupts and system calls (--direct mode: no guest kernel) ---- */
+/* ---- interrupts and system calls ----
+ * Without a guest kernel (--direct) INT 0x80, SYSCALL and SYSENTER reach
+ * the host services here and the other vectors stop the run; with one
+ * (m->has_kernel) they are the architecture's, through the guest's IDT and
+ * MSRs (priv.c). */
 
+/* INT3 and INTO are software interrupts (gate DPL checked, the saved RIP
+ * is the next instruction): Linux's #BP and #OF gates have DPL 3. */
 static int op_int3(es_machine *m, const es_insn *d)
 {
+    if (m->has_kernel)
+        return es_soft_int(m, ES_VEC_BP);
     return es_raise(m, ES_VEC_BP, 0);
 }
 
@@ -230,7 +239,7 @@ static int op_int3(es_machine *m, const es_insn *d)
 static int op_into(es_machine *m, const es_insn *d)
 {
     if (m->rflags & ES_OF)
-        return es_raise(m, ES_VEC_OF, 0);
+        return m->has_kernel ? es_soft_int(m, ES_VEC_OF) : es_raise(m, ES_VEC_OF, 0);
     return ES_OK;
 }
 
@@ -248,6 +257,8 @@ static void fix_i386_result(es_machine *m)
 static int op_int(es_machine *m, const es_insn *d)
 {
     unsigned v = (unsigned)d->o[0].imm & 0xff;
+    if (m->has_kernel)
+        return es_soft_int(m, v);
     if (v == 0x80) {
         int rc = es_host_syscall(m, ES_ABI_I386);
         fix_i386_result(m);
@@ -272,6 +283,8 @@ static int op_int(es_machine *m, const es_insn *d)
  * EIP and EBP = the arg6 value as sysret32_from_system_call leaves them. */
 static int op_syscall(es_machine *m, const es_insn *d)
 {
+    if (m->has_kernel)
+        return es_syscall_arch(m, d);
     if (!(m->efer & 1)) /* EFER.SCE */
         return es_raise(m, ES_VEC_UD, 0);
     if (m->mode == ES_MODE_64) {
@@ -311,6 +324,8 @@ static int op_syscall(es_machine *m, const es_insn *d)
  * EBP = arg6 and ECX = return EIP (SYSRETL), other registers kept. */
 static int op_sysenter(es_machine *m, const es_insn *d)
 {
+    if (m->has_kernel)
+        return es_sysenter_arch(m, d);
     if (m->vendor == 1)
         return es_raise(m, ES_VEC_UD, 0);
     uint64_t ubp = m->gpr[ES_RBP] & 0xffffffffull, arg6;
@@ -331,34 +346,6 @@ static int op_sysenter(es_machine *m, const es_insn *d)
     m->gpr[ES_RSP] = ubp;
     m->gpr[ES_RCX] = (uint32_t)m->nrip;
     return rc;
-}
-
-/* SYSRET (CPL 0, 64-bit mode; SDM SYSRET): back to ring 3 with RIP = RCX
- * (REX.W: 64-bit CS = STAR[63:48] + 16) or EIP = ECX (compatibility CS =
- * STAR[63:48]), SS = STAR[63:48] + 8, RFLAGS = R11 & 3C7FD7H | 2.  Intel
- * checks RCX for canonical form (#GP(0) in ring 0); AMD does not, and the
- * fetch at the bad address faults in ring 3. */
-static int op_sysret(es_machine *m, const es_insn *d)
-{
-    if (!(m->efer & 1) || m->mode != ES_MODE_64)
-        return es_raise(m, ES_VEC_UD, 0);
-    if (m->cpl != 0)
-        return es_raise(m, ES_VEC_GP, 0);
-    int rexw = (d->pfx & ES_PFX_REXW) != 0;
-    uint64_t rip = rexw ? m->gpr[ES_RCX] : (uint32_t)m->gpr[ES_RCX];
-    if (rexw && m->vendor != 1 && (uint64_t)((int64_t)(rip << 16) >> 16) != rip)
-        return es_raise(m, ES_VEC_GP, 0);
-    uint16_t base = (uint16_t)(m->msr.star >> 48);
-    uint16_t cs = (uint16_t)((rexw ? base + 16 : base) | 3);
-    m->rflags = (m->gpr[ES_R11] & 0x3c7fd7) | 2;
-    /* the descriptor caches get fixed flat values, whatever the GDT says */
-    m->seg[ES_SEG_SS] = (es_segreg){.sel = (uint16_t)((base + 8) | 3), .attr = 0xcf3,
-                                    .limit = 0xffffffff, .base = 0};
-    es_commit_cs_cpl(m, cs, 3, rexw ? ES_MODE_64 : ES_MODE_32);
-    m->seg[ES_SEG_CS].attr = rexw ? 0xafb : 0xcfb;
-    m->seg[ES_SEG_CS].limit = 0xffffffff;
-    m->nrip = rip;
-    return ES_OK;
 }
 
 /* HLT: privileged; at CPL 0 with no interrupt source the run ends. */
@@ -650,10 +637,11 @@ void es_family_system(es_handler *t)
     t[ES_OP_LSL] = op_lar_lsl;
     t[ES_OP_VERR] = op_verr_verw;
     t[ES_OP_VERW] = op_verr_verw;
-    t[ES_OP_LLDT] = op_priv;
-    t[ES_OP_LTR] = op_priv;
+    t[ES_OP_LLDT] = es_op_lldt;
+    t[ES_OP_LTR] = es_op_ltr;
     t[ES_OP_LMSW] = op_priv;
     t[ES_OP_INVPCID] = op_priv;
-    t[ES_OP_SYSRET] = op_sysret;
-    t[ES_OP_SYSEXIT] = op_priv;
+    t[ES_OP_SYSRET] = es_op_sysret;
+    t[ES_OP_SYSEXIT] = es_op_sysexit;
+    t[ES_OP_VMCALL] = es_op_vmcall;
 }
