@@ -1,0 +1,299 @@
+// Privileged architecture with a guest kernel (sim/priv.c): tiny
+// hand-assembled kernels in supervisor pages with a GDT (Linux's layout),
+// a 64-bit TSS and an IDT in guest memory; user code at CPL 3 enters them by
+// SYSCALL, SYSENTER, INT n and exceptions, and they return by SYSRET,
+// SYSEXIT and IRETQ.  Values checked against SDM Vol. 2B (SYSCALL, SYSRET,
+// SYSENTER, SYSEXIT, INT n) and Vol. 3A 6.12-6.15.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "es_shim.h"
+#include "host.h"
+#include "hypercall.h"
+#include "mem.h"
+#include "priv.h"
+
+namespace {
+
+const uint64_t C = EST_CODE;
+const uint64_t KCODE = 0xffffffff81000000ull; // handlers: KCODE + vector * 0x40
+const uint64_t KDATA = 0xffffffff82000000ull;
+const uint64_t GDT = KDATA;
+const uint64_t IDT = KDATA + 0x1000;
+const uint64_t TSS = KDATA + 0x2000;
+const uint64_t KBUF = KDATA + 0x3000;           // scratch (hypercall args, strings)
+const uint64_t KSTACK = KDATA + 0x10000;        // TSS.RSP0 (stack grows down to KDATA + 0x8000)
+const uint64_t ISTSTACK = KDATA + 0x18000;      // TSS.IST1
+const uint64_t USTACK = EST_STACK_TOP - 0x100;  // the shim's user RSP
+const uint16_t TSS_SEL = 0x40;                  // GDT entry 8, as Linux's GDT_ENTRY_TSS
+
+uint64_t handler(unsigned v) { return KCODE + v * 0x40; }
+
+// 64-bit IDT gate (SDM Vol. 3A, Figure 6-8).
+void gate(uint64_t g[2], uint64_t off, uint16_t sel, unsigned type, unsigned dpl, unsigned ist,
+          bool present = true)
+{
+    g[0] = (off & 0xffff) | ((uint64_t)sel << 16) | ((uint64_t)ist << 32) |
+           ((uint64_t)type << 40) | ((uint64_t)dpl << 45) | ((uint64_t)present << 47) |
+           ((off & 0xffff0000ull) << 32);
+    g[1] = off >> 32;
+}
+
+struct K {
+    es_machine *m;
+    explicit K(int mode = ES_MODE_64, int vendor = 0)
+    {
+        m = est_new(mode);
+        m->vendor = (uint8_t)vendor;
+        for (uint64_t a = KCODE; a < KCODE + 0x10000; a += 0x1000)
+            map_sup(a, false, true);
+        for (uint64_t a = KDATA; a < KDATA + 0x18000; a += 0x1000)
+            map_sup(a, true, false);
+        // Linux's GDT (arch/x86/kernel/cpu/common.c values), TSS at entry 8
+        uint64_t gdt[16] = {0,
+                            0x00cf9b000000ffffull,  // 0x08 KERNEL32_CS
+                            0x00af9b000000ffffull,  // 0x10 KERNEL_CS
+                            0x00cf93000000ffffull,  // 0x18 KERNEL_DS
+                            0x00cffb000000ffffull,  // 0x23 USER32_CS
+                            0x00cff3000000ffffull,  // 0x2b USER_DS
+                            0x00affb000000ffffull}; // 0x33 USER_CS
+        gdt[8] = 0x67 | ((TSS & 0xffffff) << 16) | (0x89ull << 40) | (((TSS >> 24) & 0xff) << 56);
+        gdt[9] = TSS >> 32;
+        put(GDT, gdt, sizeof gdt);
+        m->gdtr.base = GDT;
+        m->gdtr.limit = sizeof gdt - 1;
+        uint8_t tss[0x68] = {};
+        uint64_t rsp0 = KSTACK, ist1 = ISTSTACK;
+        memcpy(tss + 4, &rsp0, 8);
+        memcpy(tss + 0x24, &ist1, 8);
+        put(TSS, tss, sizeof tss);
+        m->tr = es_segreg{TSS_SEL, 0x8b, 0x67, TSS};
+        // every vector: an interrupt gate to KCODE + v*0x40, DPL 0; #BP, #OF
+        // and 0x80 with DPL 3 as Linux sets them
+        for (unsigned v = 0; v < 256; v++)
+            set_gate(v, 0xe, (v == 3 || v == 4 || v == 0x80) ? 3 : 0, 0);
+        m->idtr.base = IDT;
+        m->idtr.limit = 256 * 16 - 1;
+        m->msr.star = (0x23ull << 48) | (0x10ull << 32); // Linux: __USER32_CS, __KERNEL_CS
+        m->msr.lstar = KCODE + 0x8000;
+        m->msr.cstar = KCODE + 0x8100;
+        m->msr.sfmask = 0x47700; // Linux: TF DF IF IOPL AC NT
+        m->msr.sysenter_cs = 0x10;
+        m->msr.sysenter_esp = KSTACK;
+        m->msr.sysenter_eip = KCODE + 0x8200;
+        m->has_kernel = true;
+    }
+    ~K() { es_machine_free(m); }
+    es_machine *operator->() { return m; }
+
+    void map_sup(uint64_t va, bool w, bool x)
+    {
+        uint64_t *pte = es_pte(m, m->cr3, va, true);
+        uint64_t pfn = es_frame_alloc(m);
+        ASSERT_TRUE(pte && pfn);
+        *pte = (pfn << 12) | ES_PTE_P | (w ? ES_PTE_W : 0) | (x ? 0 : ES_PTE_NX);
+        es_tlb_flush(m);
+    }
+    // writes behind the CPU's back (any page), invalidating decodes
+    void put(uint64_t va, const void *src, size_t n)
+    {
+        const uint8_t *s = (const uint8_t *)src;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t *pte = es_pte(m, m->cr3, va + i, false);
+            ASSERT_TRUE(pte && (*pte & ES_PTE_P));
+            uint64_t pa = (*pte & ES_PTE_ADDR) | ((va + i) & 0xfff);
+            *es_phys(m, pa) = s[i];
+            m->frames[pa >> 12].code_gen++;
+        }
+    }
+    void put(uint64_t va, std::vector<uint8_t> b) { put(va, b.data(), b.size()); }
+    uint64_t q(uint64_t va)
+    {
+        uint64_t v = 0;
+        EXPECT_EQ(es_copy_from_guest(m, &v, va, 8), 0);
+        return v;
+    }
+    void set_gate(unsigned v, unsigned type, unsigned dpl, unsigned ist, bool present = true,
+                  uint16_t sel = 0x10)
+    {
+        uint64_t g[2];
+        gate(g, handler(v), sel, type, dpl, ist, present);
+        put(IDT + v * 16, g, 16);
+    }
+    // user code at EST_CODE, RIP there, CPL 3
+    void user(std::vector<uint8_t> b) { ASSERT_EQ(est_code(m, b.data(), b.size()), 0); }
+    // kernel code, CPL 0 in 64-bit mode with kernel CS/SS, RSP = KSTACK
+    void kernel_at(uint64_t va, std::vector<uint8_t> b)
+    {
+        put(va, b);
+        m->seg[ES_SEG_CS] = es_segreg{0x10, 0xa9b, 0xffffffff, 0};
+        m->seg[ES_SEG_SS] = es_segreg{0x18, 0xc93, 0xffffffff, 0};
+        es_set_mode(m, 0, ES_MODE_64);
+        m->gpr[ES_RSP] = KSTACK;
+        m->rip = va;
+    }
+    int step() { return es_step(m); }
+};
+
+// Checks the hardware frame at RSP: [error], RIP, CS, RFLAGS, RSP, SS.
+void expect_frame(K &k, bool err, uint64_t e, uint64_t rip, uint64_t cs, uint64_t fl, uint64_t rsp,
+                  uint64_t ss)
+{
+    uint64_t sp = k->gpr[ES_RSP];
+    if (err) {
+        EXPECT_EQ(k.q(sp), e) << "error code";
+        sp += 8;
+    }
+    EXPECT_EQ(k.q(sp), rip) << "saved RIP";
+    EXPECT_EQ(k.q(sp + 8), cs) << "saved CS";
+    EXPECT_EQ(k.q(sp + 16), fl) << "saved RFLAGS";
+    EXPECT_EQ(k.q(sp + 24), rsp) << "saved RSP";
+    EXPECT_EQ(k.q(sp + 32), ss) << "saved SS";
+}
+
+void expect_in_handler(K &k, unsigned v, uint64_t frame_words, uint64_t stack_top = KSTACK)
+{
+    EXPECT_EQ(k->rip, handler(v));
+    EXPECT_EQ(k->cpl, 0);
+    EXPECT_EQ(k->mode, ES_MODE_64);
+    EXPECT_EQ(k->seg[ES_SEG_CS].sel, 0x10);
+    EXPECT_EQ(k->gpr[ES_RSP], stack_top - frame_words * 8);
+}
+
+} // namespace
+
+// ---- VMCALL hypercalls ----
+
+TEST(Priv, VmcallIsUdAtCpl3AndWithoutKernel)
+{
+    {
+        K k;
+        k.user({0x0f, 0x01, 0xc1});
+        k->rflags = 0x246;
+        ASSERT_EQ(k.step(), ES_OK) << k->message; // the #UD goes to the guest kernel
+        expect_in_handler(k, ES_VEC_UD, 5);
+        expect_frame(k, false, 0, C, 0x33, 0x246, USTACK, 0x2b);
+    }
+    es_machine *m = est_new(ES_MODE_64);
+    es_set_mode(m, 0, ES_MODE_64);
+    const uint8_t code[] = {0x0f, 0x01, 0xc1};
+    est_code(m, code, sizeof code);
+    EXPECT_EQ(est_run(m, sizeof code, 4), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_VEC_UD);
+    EXPECT_EQ(std::string(m->message).find("not implemented"), std::string::npos) << m->message;
+    es_machine_free(m);
+}
+
+static void host_init(es_machine *m)
+{
+    es_host_config cfg = {};
+    cfg.root = ".";
+    cfg.deterministic = true;
+    cfg.stdin_fd = 0, cfg.stdout_fd = 1, cfg.stderr_fd = 2;
+    ASSERT_EQ(es_host_init(m, &cfg), 0) << m->message;
+}
+
+TEST(Priv, HypercallSyscall)
+{
+    K k;
+    host_init(k.m);
+    const uint64_t vmcall_at = KCODE + 0x9000;
+    uint64_t args[6] = {0, 0, 0, 0, 0, 0};
+    k.put(KBUF, args, sizeof args);
+    k.kernel_at(vmcall_at, {0x0f, 0x01, 0xc1, 0x0f, 0x01, 0xc1});
+    k->gpr[ES_RAX] = ES_HC_SYSCALL;
+    k->gpr[ES_RDI] = ES_ABI_X64;
+    k->gpr[ES_RSI] = 39; // getpid
+    k->gpr[ES_RDX] = KBUF;
+    ASSERT_EQ(k.step(), ES_OK) << k->message;
+    EXPECT_EQ(k->gpr[ES_RAX], 1000u);
+    EXPECT_EQ(k->rip, vmcall_at + 3);
+
+    // x32 getpid, number with the x32 bit
+    k->gpr[ES_RAX] = ES_HC_SYSCALL;
+    k->gpr[ES_RDI] = ES_ABI_X32;
+    k->gpr[ES_RSI] = ES_X32_SYSCALL_BIT | 39;
+    ASSERT_EQ(k.step(), ES_OK) << k->message;
+    EXPECT_EQ(k->gpr[ES_RAX], 1000u);
+
+    // arch_prctl(ARCH_SET_GS) after SWAPGS: the user's base is KERNEL_GS_BASE
+    k.kernel_at(vmcall_at, {0x0f, 0x01, 0xc1});
+    k->seg[ES_SEG_GS].base = 0xffff888000001000ull; // the kernel's per-cpu base
+    k->msr.kernel_gs_base = 0;
+    args[0] = 0x1001;
+    args[1] = 0x7000;
+    k.put(KBUF, args, sizeof args);
+    k->gpr[ES_RAX] = ES_HC_SYSCALL;
+    k->gpr[ES_RDI] = ES_ABI_X64;
+    k->gpr[ES_RSI] = 158;
+    k->gpr[ES_RDX] = KBUF;
+    ASSERT_EQ(k.step(), ES_OK) << k->message;
+    EXPECT_EQ(k->gpr[ES_RAX], 0u);
+    EXPECT_EQ(k->msr.kernel_gs_base, 0x7000u);
+    EXPECT_EQ(k->seg[ES_SEG_GS].base, 0xffff888000001000ull);
+
+    // exit_group(3) stops the run past the VMCALL
+    k.kernel_at(vmcall_at, {0x0f, 0x01, 0xc1});
+    args[0] = 3;
+    k.put(KBUF, args, sizeof args);
+    k->gpr[ES_RAX] = ES_HC_SYSCALL;
+    k->gpr[ES_RSI] = 231;
+    EXPECT_EQ(es_run(k.m), ES_STOP_EXIT);
+    EXPECT_EQ(k->exit_status, 3);
+    EXPECT_EQ(k->rip, vmcall_at + 3);
+}
+
+TEST(Priv, HypercallSignalMatchesDirectFaultReport)
+{
+    // the message and signal of a --direct #PF ...
+    es_machine *d = est_new(ES_MODE_64);
+    const uint8_t code[] = {0x48, 0x89, 0x03}; // mov [rbx], rax
+    est_code(d, code, sizeof code);
+    d->gpr[ES_RBX] = 0x1234;
+    ASSERT_EQ(est_run(d, sizeof code, 4), ES_STOP_FAULT);
+    std::string direct = d->message;
+    int dsig = d->signal;
+    es_machine_free(d);
+
+    // ... are what ES_HC_SIGNAL reports for the same fault
+    K k;
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x01, 0xc1});
+    k->gpr[ES_RAX] = ES_HC_SIGNAL;
+    k->gpr[ES_RDI] = ES_VEC_PF;
+    k->gpr[ES_RSI] = ES_PFEC_U | ES_PFEC_W;
+    k->gpr[ES_RDX] = 0x1234;
+    k->gpr[ES_RCX] = C;
+    EXPECT_EQ(es_run(k.m), ES_STOP_FAULT);
+    EXPECT_EQ(std::string(k->message), direct);
+    EXPECT_EQ(k->signal, dsig);
+    EXPECT_EQ(k->signal, 11);
+    EXPECT_EQ(k->fault.vector, ES_VEC_PF);
+    EXPECT_EQ(k->cr2, 0x1234u);
+
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x01, 0xc1});
+    k->gpr[ES_RAX] = ES_HC_SIGNAL;
+    k->gpr[ES_RDI] = ES_VEC_UD;
+    k->gpr[ES_RSI] = 0;
+    k->gpr[ES_RCX] = C + 4;
+    k->unimpl_op = 0;
+    EXPECT_EQ(es_run(k.m), ES_STOP_FAULT);
+    EXPECT_EQ(k->signal, 4);
+    EXPECT_EQ(std::string(k->message), "guest fault #UD at rip=0x400004");
+}
+
+TEST(Priv, HypercallPanicAndPuts)
+{
+    K k;
+    const char msg[] = "no init found";
+    k.put(KBUF, msg, sizeof msg);
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x01, 0xc1, 0x0f, 0x01, 0xc1});
+    k->gpr[ES_RAX] = ES_HC_PUTS;
+    k->gpr[ES_RDI] = KBUF;
+    ASSERT_EQ(k.step(), ES_OK);
+    k->gpr[ES_RAX] = ES_HC_PANIC;
+    EXPECT_EQ(es_run(k.m), ES_STOP_ERROR);
+    EXPECT_EQ(std::string(k->message), "guest kernel panic: no init found");
+}
