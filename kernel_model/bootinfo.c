@@ -8,3 +8,6 @@ struct es_boot_info es_boot_info __attribute__((aligned(64))) = {
     .boot_stack_top = (unsigned long)boot_stack_top,
     .patches = ES_PATCHES,
 };
+
+/* The same for the shared objects (setup.c checks the loader kept it). */
+const unsigned long es_image_patches = ES_PATCHES;

@@ -4,6 +4,7 @@
 #include "kmodel.h"
 
 extern char es_task_stack_top[];
+extern const unsigned long es_image_patches; /* bootinfo.c: this image's ES_PATCHES */
 extern const unsigned long es_exception_stubs[32];
 void entry_SYSCALL_64(void);
 void entry_SYSCALL_compat(void);
@@ -72,7 +73,7 @@ void es_setup(void)
 {
     if (es_boot_info.magic != ES_BOOT_MAGIC)
         es_panic("es_boot_info not filled in by the loader");
-    if (es_boot_info.patches != ES_PATCHES)
+    if (es_boot_info.patches != es_image_patches)
         es_panic("es_boot_info.patches does not match the image");
 
     unsigned long top = (unsigned long)es_task_stack_top;
