@@ -297,3 +297,219 @@ TEST(Priv, HypercallPanicAndPuts)
     EXPECT_EQ(es_run(k.m), ES_STOP_ERROR);
     EXPECT_EQ(std::string(k->message), "guest kernel panic: no init found");
 }
+
+// ---- SYSCALL / SYSRET ----
+
+TEST(Priv, Syscall64AndSysretq)
+{
+    for (int vendor = 0; vendor < 2; vendor++) {
+        SCOPED_TRACE(vendor ? "amd" : "intel");
+        K k(ES_MODE_64, vendor);
+        k.user({0x0f, 0x05});
+        k.put(k->msr.lstar, {0x48, 0x0f, 0x07}); // sysretq
+        k->rflags = 0x747;           // TF IF DF ZF PF CF
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        EXPECT_EQ(k->rip, k->msr.lstar);
+        EXPECT_EQ(k->gpr[ES_RCX], C + 2);
+        EXPECT_EQ(k->gpr[ES_R11], 0x747u);
+        EXPECT_EQ(k->rflags, 0x747u & ~0x47700ull); // SFMASK cleared TF IF DF
+        EXPECT_EQ(k->cpl, 0);
+        EXPECT_EQ(k->mode, ES_MODE_64);
+        EXPECT_EQ(k->seg[ES_SEG_CS].sel, 0x10);
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x18);
+        EXPECT_EQ(k->gpr[ES_RSP], USTACK); // SYSCALL does not switch stacks
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        EXPECT_EQ(k->rip, C + 2);
+        EXPECT_EQ(k->cpl, 3);
+        EXPECT_EQ(k->mode, ES_MODE_64);
+        EXPECT_EQ(k->seg[ES_SEG_CS].sel, 0x33);
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x2b);
+        EXPECT_EQ(k->rflags, 0x747u);
+    }
+}
+
+TEST(Priv, SyscallNeedsSce)
+{
+    K k;
+    k->efer &= ~1ull;
+    k.user({0x0f, 0x05});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_UD, 5);
+    expect_frame(k, false, 0, C, 0x33, 0x202, USTACK, 0x2b);
+}
+
+// Compatibility mode: AMD enters at CSTAR, Intel raises #UD.
+TEST(Priv, SyscallCompatVendors)
+{
+    {
+        K k(ES_MODE_32, 1);
+        k.user({0x0f, 0x05});
+        k.put(k->msr.cstar, {0x0f, 0x07}); // sysretl
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        EXPECT_EQ(k->rip, k->msr.cstar);
+        EXPECT_EQ(k->mode, ES_MODE_64);
+        EXPECT_EQ(k->cpl, 0);
+        EXPECT_EQ(k->gpr[ES_RCX], C + 2);
+        EXPECT_EQ(k->gpr[ES_R11], 0x202u);
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        EXPECT_EQ(k->rip, C + 2);
+        EXPECT_EQ(k->mode, ES_MODE_32);
+        EXPECT_EQ(k->seg[ES_SEG_CS].sel, 0x23);
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x2b);
+    }
+    K k(ES_MODE_32, 0);
+    k.user({0x0f, 0x05});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_UD, 5);
+    expect_frame(k, false, 0, C, 0x23, 0x202, USTACK, 0x2b);
+}
+
+// SYSRET with a non-canonical RCX: Intel #GP(0) in ring 0 (delivered on
+// the kernel stack, no stack switch); AMD returns and the fetch faults in
+// ring 3.
+TEST(Priv, SysretNonCanonicalRcx)
+{
+    const uint64_t bad = 0x0000800000000000ull;
+    {
+        K k(ES_MODE_64, 0);
+        k.kernel_at(KCODE + 0x9000, {0x48, 0x0f, 0x07});
+        k->gpr[ES_RSP] = KSTACK - 0x100;
+        k->gpr[ES_RCX] = bad;
+        k->gpr[ES_R11] = 0x202;
+        k->rflags = 0x2;
+        ASSERT_EQ(k.step(), ES_OK);
+        expect_in_handler(k, ES_VEC_GP, 6, KSTACK - 0x100);
+        expect_frame(k, true, 0, KCODE + 0x9000, 0x10, 0x2, KSTACK - 0x100, 0x18);
+    }
+    K k(ES_MODE_64, 1);
+    k.kernel_at(KCODE + 0x9000, {0x48, 0x0f, 0x07});
+    k->gpr[ES_RCX] = bad;
+    k->gpr[ES_R11] = 0x202;
+    k->gpr[ES_RSP] = USTACK;
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->cpl, 3);
+    EXPECT_EQ(k->rip, bad);
+    ASSERT_EQ(k.step(), ES_OK); // the fetch: #GP(0) from ring 3
+    expect_in_handler(k, ES_VEC_GP, 6);
+    expect_frame(k, true, 0, bad, 0x33, 0x202, USTACK, 0x2b);
+}
+
+TEST(Priv, SysretAtCpl3IsGp)
+{
+    K k;
+    k.user({0x48, 0x0f, 0x07});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_GP, 6);
+    expect_frame(k, true, 0, C, 0x33, 0x202, USTACK, 0x2b);
+}
+
+// ---- SYSENTER / SYSEXIT ----
+
+TEST(Priv, SysenterVendors)
+{
+    for (int mode : {ES_MODE_64, ES_MODE_32}) {
+        SCOPED_TRACE(mode == ES_MODE_64 ? "64-bit" : "compat");
+        // Intel: allowed in both; nothing saved, IF cleared
+        K k(mode, 0);
+        k.user({0x0f, 0x34});
+        k->rflags = 0x346; // TF IF ZF PF
+        k->gpr[ES_RBP] = USTACK;
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        EXPECT_EQ(k->rip, KCODE + 0x8200);
+        EXPECT_EQ(k->gpr[ES_RSP], KSTACK);
+        EXPECT_EQ(k->cpl, 0);
+        EXPECT_EQ(k->mode, ES_MODE_64);
+        EXPECT_EQ(k->seg[ES_SEG_CS].sel, 0x10);
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x18);
+        EXPECT_EQ(k->rflags, 0x146u); // IF cleared, TF kept (SDM SYSENTER)
+        EXPECT_EQ(k->gpr[ES_RCX], 0u);
+        // AMD: #UD in long mode
+        K a(mode, 1);
+        a.user({0x0f, 0x34});
+        ASSERT_EQ(a.step(), ES_OK);
+        expect_in_handler(a, ES_VEC_UD, 5);
+        expect_frame(a, false, 0, C, mode == ES_MODE_64 ? 0x33 : 0x23, 0x202, USTACK, 0x2b);
+    }
+    // SYSENTER_CS = 0: #GP(0)
+    K k(ES_MODE_32, 0);
+    k->msr.sysenter_cs = 0;
+    k.user({0x0f, 0x34});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_GP, 6);
+    expect_frame(k, true, 0, C, 0x23, 0x202, USTACK, 0x2b);
+}
+
+TEST(Priv, Sysexit)
+{
+    for (int rexw = 0; rexw < 2; rexw++) {
+        SCOPED_TRACE(rexw ? "sysexitq" : "sysexitl");
+        K k(ES_MODE_64, 0);
+        std::vector<uint8_t> code = {0x0f, 0x35};
+        if (rexw)
+            code.insert(code.begin(), 0x48);
+        k.kernel_at(KCODE + 0x9000, code);
+        k->rflags = 0x246;
+        // without REX.W only EDX and ECX count
+        k->gpr[ES_RDX] = rexw ? C + 0x10 : 0xabcd000000000000ull | (C + 0x10);
+        k->gpr[ES_RCX] = rexw ? USTACK : 0x1234000000000000ull | USTACK;
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        EXPECT_EQ(k->cpl, 3);
+        EXPECT_EQ(k->mode, rexw ? ES_MODE_64 : ES_MODE_32);
+        EXPECT_EQ(k->seg[ES_SEG_CS].sel, rexw ? 0x33 : 0x23); // SYSENTER_CS + 32 / + 16
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, rexw ? 0x3b : 0x2b); // + 40 / + 24
+        EXPECT_EQ(k->rip, C + 0x10);
+        EXPECT_EQ(k->gpr[ES_RSP], USTACK);
+        EXPECT_EQ(k->rflags, 0x246u);
+    }
+    // REX.W with a non-canonical RDX: #GP(0) in ring 0
+    K k(ES_MODE_64, 0);
+    k.kernel_at(KCODE + 0x9000, {0x48, 0x0f, 0x35});
+    k->gpr[ES_RSP] = KSTACK - 0x100;
+    k->gpr[ES_RDX] = 0x0000800000000000ull;
+    k->gpr[ES_RCX] = USTACK;
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_GP, 6, KSTACK - 0x100);
+    // at CPL 3: #GP(0)
+    K u(ES_MODE_64, 0);
+    u.user({0x0f, 0x35});
+    ASSERT_EQ(u.step(), ES_OK);
+    expect_in_handler(u, ES_VEC_GP, 6);
+    // AMD: #UD in long mode
+    K a(ES_MODE_64, 1);
+    a.kernel_at(KCODE + 0x9000, {0x0f, 0x35});
+    a->gpr[ES_RSP] = KSTACK - 0x100;
+    ASSERT_EQ(a.step(), ES_OK);
+    expect_in_handler(a, ES_VEC_UD, 5, KSTACK - 0x100);
+}
+
+// Every vendor x entry combination from user mode: the legal ones reach
+// the kernel entry point, the illegal ones raise #UD.
+TEST(Priv, VendorEntryMatrix)
+{
+    struct Row {
+        const char *name;
+        int mode;
+        std::vector<uint8_t> code;
+        uint64_t intel, amd; // entry RIP, or 0 for #UD
+    };
+    const uint64_t L = KCODE + 0x8000, CS = KCODE + 0x8100, SE = KCODE + 0x8200;
+    const Row rows[] = {
+        {"syscall64", ES_MODE_64, {0x0f, 0x05}, L, L},
+        {"syscall32", ES_MODE_32, {0x0f, 0x05}, 0, CS},
+        {"sysenter64", ES_MODE_64, {0x0f, 0x34}, SE, 0},
+        {"sysenter32", ES_MODE_32, {0x0f, 0x34}, SE, 0},
+        {"int80 from 64-bit", ES_MODE_64, {0xcd, 0x80}, handler(0x80), handler(0x80)},
+        {"int80 from compat", ES_MODE_32, {0xcd, 0x80}, handler(0x80), handler(0x80)},
+    };
+    for (const Row &r : rows)
+        for (int vendor = 0; vendor < 2; vendor++) {
+            SCOPED_TRACE(std::string(r.name) + (vendor ? " amd" : " intel"));
+            K k(r.mode, vendor);
+            k.user(r.code);
+            ASSERT_EQ(k.step(), ES_OK) << k->message;
+            uint64_t want = vendor ? r.amd : r.intel;
+            EXPECT_EQ(k->rip, want ? want : handler(ES_VEC_UD));
+            EXPECT_EQ(k->cpl, 0);
+            EXPECT_EQ(k->mode, ES_MODE_64);
+        }
+}
