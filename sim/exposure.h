@@ -1,0 +1,90 @@
+/* exposure.h - which user-controlled values sit in which registers when the
+ * guest kernel's C code runs (`entrysim exposure`), and the compiled stub
+ * chain of a syscall (`entrysim explain`).  See docs/EXPOSURE.md.
+ *
+ * For one (patch set, entry path, syscall) a generated guest program loads
+ * a distinct marker into every user register and makes the syscall through
+ * the entry path; taint tracking (taint.h), with every user register
+ * labelled at the syscall instruction, follows the values into the kernel.
+ * At three probe points, the first instruction of the C dispatcher, of the
+ * function the syscall table points to, and of the syscall's body, the
+ * registers holding user-derived values are recorded, and those holding a
+ * value that is not the function's declared argument in that register are
+ * "exposed".  The run stops at the last probe: the body itself never runs
+ * (nothing reaches the host).
+ */
+#ifndef ENTRYSIM_EXPOSURE_H
+#define ENTRYSIM_EXPOSURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "taint.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum es_entry {
+    ES_ENTRY_SYSCALL64 = 0, /* 64-bit process, SYSCALL */
+    ES_ENTRY_INT80,         /* i386 process, INT 0x80 */
+    ES_ENTRY_SYSENTER32,    /* i386 process, SYSENTER as the vDSO does it (Intel) */
+    ES_ENTRY_SYSCALL32,     /* i386 process, SYSCALL as the vDSO does it (AMD) */
+    ES_ENTRY_X32,           /* x32 process, SYSCALL with the x32 bit */
+    ES_ENTRY_VSYSCALL,      /* 64-bit process, call into the vsyscall page */
+    ES_ENTRY_COUNT
+};
+
+enum es_probe_point { ES_PROBE_DISPATCH = 0, ES_PROBE_TABLE_TARGET, ES_PROBE_BODY, ES_NPROBES };
+
+typedef struct es_probe {
+    bool present;     /* the probe has a symbol in this image */
+    bool hit;         /* execution reached it */
+    char symbol[80];
+    uint64_t addr;
+    es_label regs[16];  /* labels of every GPR at the probe's first insn */
+    es_label allowed[16]; /* what each register may legitimately hold */
+    uint16_t exposed;   /* bit i: GPR i holds an exposed user value */
+} es_probe;
+
+typedef struct es_exposure {
+    unsigned patches;
+    int entry;       /* enum es_entry */
+    int abi;         /* enum es_abi of the generated program */
+    int vendor;      /* 0 Intel, 1 AMD */
+    char name[48];   /* the syscall */
+    int nr;          /* its number in the entry's table */
+    int arity;
+    es_probe probe[ES_NPROBES];
+    char error[320]; /* set when the case could not run */
+} es_exposure;
+
+/* Name of an entry ("syscall64"); its number from a name, -1 if unknown. */
+const char *es_entry_name(int entry);
+int es_entry_parse(const char *name);
+
+/* Runs one case.  vendor -1 picks the vendor the entry needs (Intel for
+ * sysenter32, AMD otherwise).  Returns 0, or -1 with out->error (unknown
+ * syscall, illegal vendor/entry combination, no kernel image...). */
+int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, es_exposure *out);
+
+/* Output: a readable table, or one JSON object (no trailing newline). */
+void es_exposure_print_text(FILE *f, const es_exposure *e);
+void es_exposure_print_json(FILE *f, const es_exposure *e);
+/* Number of exposed registers over all probes of a case. */
+int es_exposure_count(const es_exposure *e);
+
+/* Writes the disassembly of NAME's stub chain and its dispatcher in the
+ * image of `patches` to f.  Returns 0, or -1 with a message on stderr. */
+int es_explain(FILE *f, unsigned patches, const char *name, int syntax);
+
+/* The `entrysim exposure ...` and `entrysim explain ...` commands (argv
+ * after the command word).  Return the process exit status. */
+int es_exposure_cmd(int argc, char **argv);
+int es_explain_cmd(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
