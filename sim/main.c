@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "demo.h"
+#include "exposure.h"
 #include "host.h"
 #include "kernel.h"
 #include "loader.h"
@@ -502,6 +503,10 @@ int main(int argc, char **argv)
         printf("entrysim 0.1.0\n");
         return 0;
     }
+    if (!strcmp(cmd, "exposure"))
+        return es_exposure_cmd(argc - 2, argv + 2);
+    if (!strcmp(cmd, "explain"))
+        return es_explain_cmd(argc - 2, argv + 2);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2, &o);
     return usage_error("unknown command '%s' (try 'entrysim run PROGRAM')", cmd);
