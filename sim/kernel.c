@@ -28,7 +28,7 @@
 /* The kernel half of the address space; the image must lie in it and
  * below the vsyscall page. */
 #define KERNEL_LO 0xffff800000000000ull
-#define MAX_IMAGE_SPAN (256ull << 20)
+#define MAX_IMAGE_SPAN (32ull << 20) /* the real image is ~100 KiB */
 #define MAX_PHNUM 64
 
 /* Selectors of Linux's GDT (arch/x86/include/asm/segment.h). */
