@@ -979,4 +979,40 @@ TEST(KernelRun, ChangedReturnRipForcesIret)
     }
 }
 
+// The legacy vsyscall page: calls into it fault (the page is not
+// executable) and the kernel emulates time() and getcpu() (vsyscall=emulate).
+const std::vector<uint8_t> k_vsyscall = {
+    0x31, 0xff, 0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0, 0x48, // time(NULL)
+    0x89, 0x04, 0x25, 0x00, 0x08, 0x40, 0x00, 0xb8, 0xc9, 0x00, 0x00, 0x00, // then the syscall
+    0x31, 0xff, 0x0f, 0x05, 0x48, 0x89, 0x04, 0x25, 0x08, 0x08, 0x40, 0x00,
+    0xbf, 0x40, 0x08, 0x40, 0x00, 0xbe, 0x48, 0x08, 0x40, 0x00, 0x31, 0xd2, // getcpu(&c, &n, 0)
+    0x48, 0xc7, 0xc0, 0x00, 0x08, 0x60, 0xff, 0xff, 0xd0, 0x48, 0x89, 0x04,
+    0x25, 0x10, 0x08, 0x40, 0x00, 0xb8, 0x3c, 0x00, 0x00, 0x00, 0x31, 0xff, // exit(0)
+    0x0f, 0x05,
+};
+
+TEST(KernelRun, VsyscallEmulation)
+{
+    if (!have_images())
+        GTEST_SKIP() << "entrysim was built without kernel_model/";
+    for (unsigned patches : {0u, 15u}) {
+        SCOPED_TRACE("patches " + std::to_string(patches));
+        auto elf = user_elf(k_vsyscall);
+        for (int i = 0; i < 16; i++)
+            elf[0x840 + i] = 0xff;
+        Proc k;
+        ASSERT_TRUE(k.start(elf, (int)patches)) << k.m->message;
+        es_run(k.m);
+        ASSERT_EQ(k.m->stop, ES_STOP_EXIT) << k.m->message;
+        EXPECT_EQ(k.m->exit_status, 0);
+        int64_t vt = (int64_t)k.res(0), st = (int64_t)k.res(1);
+        EXPECT_GT(vt, 1000000000) << "time() through the vsyscall page";
+        EXPECT_LE(vt, st);
+        EXPECT_LE(st - vt, 1);
+        EXPECT_EQ(k.res(2), 0u) << "getcpu returns 0";
+        EXPECT_EQ(k.res(8), 0xffffffff00000000u) << "cpu written (4 bytes)";
+        EXPECT_EQ(k.res(9), 0xffffffff00000000u) << "node written (4 bytes)";
+    }
+}
+
 } // namespace
