@@ -460,14 +460,16 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
         fail(e, "no free observer slot");
         goto out;
     }
+    bool entered = false;
     for (steps = 0; steps < run_budget; steps++) {
         if (m->cpl == 0) {
+            entered = true;
             for (int p = 0; p < ES_NPROBES; p++)
                 if (e->probe[p].present && !e->probe[p].hit && m->rip == e->probe[p].addr)
                     record(&e->probe[p], t);
             if (last->hit)
                 break;
-        } else if (steps > 0 && m->rip != label_rip) {
+        } else if (entered) {
             break; /* back in user mode */
         }
         es_step(m);

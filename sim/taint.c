@@ -63,7 +63,7 @@ struct es_taint {
     uint8_t cpl0;
     es_label f_rip, f_flags, f_rsp;
     /* exception delivered through the IDT: frame labelled at the next insn */
-    bool exc_pending, exc_err;
+    bool exc_pending, exc_err, exc_user;
     es_label e_rip, e_flags, e_rsp;
 };
 
@@ -368,6 +368,8 @@ static void before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
             es_taint_set_mem(t, sp + 16, 8, t->e_flags);
             es_taint_set_mem(t, sp + 24, 8, t->e_rsp);
             es_taint_set_mem(t, sp + 32, 8, 0);
+            if (t->exc_user)
+                t->reg[ES_RSP] = 0; /* the TSS's RSP0 */
         }
     }
 
@@ -728,6 +730,7 @@ static void exception(void *ctx, es_machine *m, int vector, uint32_t error)
         return;
     bool user = m->cpl == 3;
     t->exc_pending = true;
+    t->exc_user = user;
     t->exc_err = vector == ES_VEC_DF || (vector >= ES_VEC_TS && vector <= ES_VEC_PF) ||
                  vector == ES_VEC_AC;
     t->e_rip = user ? t->rip_label : 0;
