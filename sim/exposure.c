@@ -617,7 +617,7 @@ static int dis_sym(FILE *f, es_machine *m, const char *sym, int syntax)
                 if (d.o[i].kind == ES_OPK_REL)
                     tgt = (uint64_t)d.o[i].imm;
                 else if ((d.o[i].kind == ES_OPK_MEM || d.o[i].kind == ES_OPK_AGEN) &&
-                         d.o[i].base == ES_REG_NONE && d.o[i].index == ES_REG_NONE)
+                         d.o[i].base == ES_REG_NONE) /* absolute, or a table indexed */
                     tgt = (uint64_t)d.o[i].disp;
                 if (!tgt)
                     continue;
