@@ -235,7 +235,11 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
         return -1;
     }
     uint32_t pfec = walk(m, va, access, user, pa, perm);
-    if (pfec && user && es_vm_fault(m, va, access) == 0)
+    /* demand paging of the process's VMAs, also for a guest kernel's own
+     * accesses to user addresses (get_user, the i386 arg6 load), which
+     * Linux's page-fault handler serves the same way */
+    if (pfec && (user || (m->has_kernel && va < (1ull << 47))) &&
+        es_vm_fault(m, va, access) == 0)
         pfec = walk(m, va, access, user, pa, perm);
     if (pfec) {
         es_raise(m, ES_VEC_PF, pfec & ~WALK_FAIL);

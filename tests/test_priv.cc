@@ -15,6 +15,7 @@
 #include "hypercall.h"
 #include "mem.h"
 #include "priv.h"
+#include "vm.h"
 
 namespace {
 
@@ -512,4 +513,370 @@ TEST(Priv, VendorEntryMatrix)
             EXPECT_EQ(k->cpl, 0);
             EXPECT_EQ(k->mode, ES_MODE_64);
         }
+}
+
+// ---- IDT delivery ----
+
+// int 0x80 from ring 3: DPL-3 interrupt gate, stack switch to TSS.RSP0,
+// null SS, IF cleared; IRETQ returns to the user context.
+TEST(Priv, Int80FrameAndIretq)
+{
+    for (int mode : {ES_MODE_64, ES_MODE_32}) {
+        SCOPED_TRACE(mode == ES_MODE_64 ? "64-bit" : "compat");
+        K k(mode);
+        k.user({0xcd, 0x80, 0x90});
+        k.put(handler(0x80), {0x48, 0xcf}); // iretq
+        k->rflags = 0x346; // TF IF ZF PF
+        k->gpr[ES_RAX] = 0x1234;
+        ASSERT_EQ(k.step(), ES_OK) << k->message;
+        expect_in_handler(k, 0x80, 5);
+        uint16_t ucs = mode == ES_MODE_64 ? 0x33 : 0x23;
+        expect_frame(k, false, 0, C + 2, ucs, 0x346, USTACK, 0x2b);
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0); // null SS, RPL 0 (SDM 6.14.4)
+        EXPECT_EQ(k->rflags, 0x046u);        // TF and IF cleared
+        EXPECT_EQ(k->gpr[ES_RAX], 0x1234u);
+        ASSERT_EQ(k.step(), ES_OK) << k->message; // iretq
+        EXPECT_EQ(k->rip, C + 2);
+        EXPECT_EQ(k->cpl, 3);
+        EXPECT_EQ(k->mode, mode);
+        EXPECT_EQ(k->seg[ES_SEG_CS].sel, ucs);
+        EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x2b);
+        EXPECT_EQ(k->gpr[ES_RSP], USTACK);
+        EXPECT_EQ(k->rflags, 0x346u);
+    }
+}
+
+TEST(Priv, TrapGateKeepsIf)
+{
+    K k;
+    k.set_gate(0x80, 0xf, 3, 0);
+    k.user({0xcd, 0x80});
+    k->rflags = 0x202;
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, 0x80, 5);
+    EXPECT_EQ(k->rflags, 0x202u);
+}
+
+// INT n through a DPL-0 gate from ring 3: #GP(vector * 8 + 2), EXT = 0, on
+// the INT instruction.
+TEST(Priv, GateDplViolation)
+{
+    K k;
+    k.user({0xcd, 0x21});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_GP, 6);
+    expect_frame(k, true, 0x21 * 8 + 2, C, 0x33, 0x202, USTACK, 0x2b);
+    // int3 with Linux's DPL-3 gate: #BP with the next RIP saved
+    K b;
+    b.user({0xcc});
+    ASSERT_EQ(b.step(), ES_OK);
+    expect_in_handler(b, ES_VEC_BP, 5);
+    expect_frame(b, false, 0, C + 1, 0x33, 0x202, USTACK, 0x2b);
+    // a DPL-0 #BP gate: #GP(3 * 8 + 2)
+    K c;
+    c.set_gate(3, 0xe, 0, 0);
+    c.user({0xcc});
+    ASSERT_EQ(c.step(), ES_OK);
+    expect_in_handler(c, ES_VEC_GP, 6);
+    expect_frame(c, true, 3 * 8 + 2, C, 0x33, 0x202, USTACK, 0x2b);
+    // exceptions ignore the gate DPL: #UD through a DPL-0 gate
+    K u;
+    u.user({0x0f, 0x0b});
+    ASSERT_EQ(u.step(), ES_OK);
+    expect_in_handler(u, ES_VEC_UD, 5);
+    expect_frame(u, false, 0, C, 0x33, 0x202, USTACK, 0x2b);
+}
+
+TEST(Priv, NotPresentGateIsNp)
+{
+    K k;
+    k.set_gate(0x80, 0xe, 3, 0, false);
+    k.user({0xcd, 0x80});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_NP, 6);
+    expect_frame(k, true, 0x80 * 8 + 2, C, 0x33, 0x202, USTACK, 0x2b);
+    // an exception's gate not present: EXT set in the error code
+    K e;
+    e.set_gate(ES_VEC_UD, 0xe, 0, 0, false);
+    e.user({0x0f, 0x0b});
+    ASSERT_EQ(e.step(), ES_OK);
+    expect_in_handler(e, ES_VEC_NP, 6);
+    expect_frame(e, true, ES_VEC_UD * 8 + 3, C, 0x33, 0x202, USTACK, 0x2b);
+}
+
+TEST(Priv, ExceptionsFromUserMode)
+{
+    // #DE
+    K d;
+    d.user({0xf7, 0xf1}); // div ecx (ecx = 0)
+    ASSERT_EQ(d.step(), ES_OK);
+    expect_in_handler(d, ES_VEC_DE, 5);
+    expect_frame(d, false, 0, C, 0x33, 0x202, USTACK, 0x2b);
+    // #PF on a write to an unmapped user address: CR2, U|W
+    K p;
+    p.user({0x48, 0x89, 0x03}); // mov [rbx], rax
+    p->gpr[ES_RBX] = 0x1234;
+    ASSERT_EQ(p.step(), ES_OK);
+    expect_in_handler(p, ES_VEC_PF, 6);
+    expect_frame(p, true, ES_PFEC_U | ES_PFEC_W, C, 0x33, 0x202, USTACK, 0x2b);
+    EXPECT_EQ(p->cr2, 0x1234u);
+    // #PF on a read of a supervisor page: P|U
+    K s;
+    s.user({0x48, 0x8b, 0x03}); // mov rax, [rbx]
+    s->gpr[ES_RBX] = KDATA + 8;
+    ASSERT_EQ(s.step(), ES_OK);
+    expect_in_handler(s, ES_VEC_PF, 6);
+    expect_frame(s, true, ES_PFEC_P | ES_PFEC_U, C, 0x33, 0x202, USTACK, 0x2b);
+    EXPECT_EQ(s->cr2, KDATA + 8);
+    // #GP(0) on a non-canonical address
+    K g;
+    g.user({0x48, 0x8b, 0x03});
+    g->gpr[ES_RBX] = 0x8000000000000000ull;
+    ASSERT_EQ(g.step(), ES_OK);
+    expect_in_handler(g, ES_VEC_GP, 6);
+    expect_frame(g, true, 0, C, 0x33, 0x202, USTACK, 0x2b);
+    // privileged instruction at CPL 3: #GP(0)
+    K h;
+    h.user({0xf4});
+    ASSERT_EQ(h.step(), ES_OK);
+    expect_in_handler(h, ES_VEC_GP, 6);
+    expect_frame(h, true, 0, C, 0x33, 0x202, USTACK, 0x2b);
+}
+
+// NX on instruction fetch (EFER.NXE): the vsyscall page as Linux maps it
+// with vsyscall=emulate (user-readable, not executable) faults with P|U|I
+// when user code calls into it.
+TEST(Priv, NxFetchAndVsyscallPage)
+{
+    K k;
+    const uint64_t vsys = 0xffffffffff600000ull;
+    ASSERT_EQ(est_map(k.m, vsys, 0, 0), 0);
+    k.user({0xff, 0xd0}); // call rax
+    k->gpr[ES_RAX] = vsys;
+    ASSERT_EQ(k.step(), ES_OK); // the call
+    EXPECT_EQ(k->rip, vsys);
+    ASSERT_EQ(k.step(), ES_OK); // the fetch faults
+    expect_in_handler(k, ES_VEC_PF, 6);
+    expect_frame(k, true, ES_PFEC_P | ES_PFEC_U | ES_PFEC_I, vsys, 0x33, 0x202, USTACK - 8, 0x2b);
+    EXPECT_EQ(k->cr2, vsys);
+    EXPECT_EQ(k.q(USTACK - 8), C + 2); // the return address the emulation pops
+    // the page is readable from user mode
+    uint64_t pa;
+    EXPECT_EQ(es_translate(k.m, vsys, ES_ACC_R, 1, &pa), 0u);
+    // without EFER.NXE the page is executable
+    K n;
+    n->efer &= ~(1ull << 11);
+    ASSERT_EQ(est_map(n.m, vsys, 0, 0), 0);
+    n.user({0xff, 0xd0});
+    n->gpr[ES_RAX] = vsys;
+    ASSERT_EQ(n.step(), ES_OK);
+    ASSERT_EQ(n.step(), ES_OK); // add [rax], al on a zero page: a write to a read-only page
+    expect_in_handler(n, ES_VEC_PF, 6);
+    expect_frame(n, true, ES_PFEC_P | ES_PFEC_U | ES_PFEC_W, vsys, 0x33, 0x202, USTACK - 8, 0x2b);
+}
+
+// A kernel fault in ring 0: no stack switch, SS:RSP pushed all the same.
+TEST(Priv, KernelFaultSameRing)
+{
+    K k;
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x0b});
+    k->gpr[ES_RSP] = KSTACK - 0x108; // aligned down to 16 for the frame
+    k->rflags = 0x202;
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->rip, handler(ES_VEC_UD));
+    EXPECT_EQ(k->gpr[ES_RSP], KSTACK - 0x110 - 40);
+    expect_frame(k, false, 0, KCODE + 0x9000, 0x10, 0x202, KSTACK - 0x108, 0x18);
+    EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x18);
+}
+
+// IST: the gate's IST index picks the stack, even without a privilege change.
+TEST(Priv, IstStack)
+{
+    K k;
+    k.set_gate(ES_VEC_UD, 0xe, 0, 1);
+    k.user({0x0f, 0x0b});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_UD, 5, ISTSTACK);
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x0b});
+    k->rflags = 0x202;
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_UD, 5, ISTSTACK);
+    expect_frame(k, false, 0, KCODE + 0x9000, 0x10, 0x202, KSTACK, 0x18);
+}
+
+// A contributory fault while delivering a contributory fault is #DF (SDM
+// Vol. 3A, Table 6-5); a fault while delivering #DF is a triple fault.
+TEST(Priv, DoubleAndTripleFault)
+{
+    K k;
+    k.set_gate(ES_VEC_GP, 0xe, 0, 0, false); // #GP -> #NP while delivering
+    k.set_gate(ES_VEC_DF, 0xe, 0, 1);
+    k.user({0x48, 0x8b, 0x03});
+    k->gpr[ES_RBX] = 0x8000000000000000ull;
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_DF, 6, ISTSTACK);
+    expect_frame(k, true, 0, C, 0x33, 0x202, USTACK, 0x2b);
+
+    // a #PF whose delivery hits an unmapped RSP0: #PF while delivering
+    // #PF -> #DF
+    K p;
+    uint64_t bad = KDATA + 0x100000;
+    p.put(TSS + 4, &bad, 8);
+    p.set_gate(ES_VEC_DF, 0xe, 0, 1);
+    p.user({0x48, 0x89, 0x03});
+    p->gpr[ES_RBX] = 0x1234;
+    ASSERT_EQ(p.step(), ES_OK);
+    expect_in_handler(p, ES_VEC_DF, 6, ISTSTACK);
+    EXPECT_EQ(p->cr2, bad - 48); // the last #PF's address: the frame's start
+
+    // benign #UD, then #NP while delivering it: the #NP is delivered
+    K b;
+    b.set_gate(ES_VEC_UD, 0xe, 0, 0, false);
+    b.user({0x0f, 0x0b});
+    ASSERT_EQ(b.step(), ES_OK);
+    expect_in_handler(b, ES_VEC_NP, 6);
+
+    // #DF's own gate not present: triple fault stops the run
+    K t;
+    t.set_gate(ES_VEC_GP, 0xe, 0, 0, false);
+    t.set_gate(ES_VEC_DF, 0xe, 0, 0, false);
+    t.user({0x48, 0x8b, 0x03});
+    t->gpr[ES_RBX] = 0x8000000000000000ull;
+    EXPECT_EQ(t.step(), ES_FAULT);
+    EXPECT_EQ(t->stop, ES_STOP_ERROR);
+    EXPECT_NE(std::string(t->message).find("triple fault"), std::string::npos) << t->message;
+    EXPECT_EQ(t->cpl, 3); // nothing delivered
+    EXPECT_EQ(t->rip, C);
+}
+
+// IDTR limit too small: #GP(vector * 8 + 2 + EXT).
+TEST(Priv, IdtLimit)
+{
+    K k;
+    k->idtr.limit = 0x80 * 16 - 1; // vectors 0..0x7f
+    k.user({0xcd, 0x80});
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_GP, 6);
+    expect_frame(k, true, 0x80 * 8 + 2, C, 0x33, 0x202, USTACK, 0x2b);
+}
+
+// ---- LTR, LIDT, IRETQ ----
+
+TEST(Priv, LtrMarksBusy)
+{
+    K k;
+    k->tr = es_segreg{};
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x00, 0xd8}); // ltr ax
+    k->gpr[ES_RAX] = TSS_SEL;
+    ASSERT_EQ(k.step(), ES_OK) << k->message;
+    EXPECT_EQ(k->tr.sel, TSS_SEL);
+    EXPECT_EQ(k->tr.base, TSS);
+    EXPECT_EQ(k->tr.limit, 0x67u);
+    EXPECT_EQ((k.q(GDT + 8 * 8) >> 40) & 0xff, 0x8bu); // busy 64-bit TSS
+    // again: a busy TSS is not available -> #GP(sel)
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x00, 0xd8});
+    k->gpr[ES_RSP] = KSTACK - 0x100;
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_GP, 6, KSTACK - 0x100);
+    expect_frame(k, true, TSS_SEL, KCODE + 0x9000, 0x10, 0x202, KSTACK - 0x100, 0x18);
+    // a code segment selector: #GP(sel)
+    K c;
+    c.kernel_at(KCODE + 0x9000, {0x0f, 0x00, 0xd8});
+    c->gpr[ES_RSP] = KSTACK - 0x100;
+    c->gpr[ES_RAX] = 0x10;
+    ASSERT_EQ(c.step(), ES_OK);
+    expect_frame(c, true, 0x10, KCODE + 0x9000, 0x10, 0x202, KSTACK - 0x100, 0x18);
+}
+
+TEST(Priv, LidtSidt)
+{
+    K k;
+    uint8_t desc[10] = {0xff, 0x0f};
+    uint64_t base = IDT;
+    memcpy(desc + 2, &base, 8);
+    k.put(KBUF, desc, 10);
+    // lidt [rax]; sidt [rbx]
+    k.kernel_at(KCODE + 0x9000, {0x0f, 0x01, 0x18, 0x0f, 0x01, 0x0b});
+    k->idtr.base = 0;
+    k->idtr.limit = 0;
+    k->gpr[ES_RAX] = KBUF;
+    k->gpr[ES_RBX] = KBUF + 0x10;
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->idtr.base, IDT);
+    EXPECT_EQ(k->idtr.limit, 0xfffu);
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k.q(KBUF + 0x12), IDT);
+}
+
+// IRETQ from ring 0 to ring 0 pops SS:RSP too; to a compatibility-mode CS
+// in ring 3 switches mode.
+TEST(Priv, IretqForms)
+{
+    K k;
+    k.kernel_at(KCODE + 0x9000, {0x48, 0xcf});
+    uint64_t f[5] = {KCODE + 0x9100, 0x10, 0x2, KSTACK - 0x400, 0x18};
+    k->gpr[ES_RSP] = KSTACK - 0x100;
+    k.put(KSTACK - 0x100, f, sizeof f);
+    k->seg[ES_SEG_SS] = es_segreg{0, 0, 0, 0}; // after an interrupt from ring 3
+    ASSERT_EQ(k.step(), ES_OK) << k->message;
+    EXPECT_EQ(k->rip, KCODE + 0x9100);
+    EXPECT_EQ(k->gpr[ES_RSP], KSTACK - 0x400);
+    EXPECT_EQ(k->seg[ES_SEG_SS].sel, 0x18);
+    EXPECT_EQ(k->cpl, 0);
+    EXPECT_EQ(k->rflags, 0x2u);
+
+    K c;
+    c.kernel_at(KCODE + 0x9000, {0x48, 0xcf});
+    uint64_t g[5] = {C + 0x20, 0x23, 0x246, USTACK - 0x10, 0x2b};
+    c->gpr[ES_RSP] = KSTACK - 0x100;
+    c.put(KSTACK - 0x100, g, sizeof g);
+    ASSERT_EQ(c.step(), ES_OK) << c->message;
+    EXPECT_EQ(c->rip, C + 0x20);
+    EXPECT_EQ(c->cpl, 3);
+    EXPECT_EQ(c->mode, ES_MODE_32);
+    EXPECT_EQ(c->seg[ES_SEG_CS].sel, 0x23);
+    EXPECT_EQ(c->seg[ES_SEG_SS].sel, 0x2b);
+    EXPECT_EQ(c->gpr[ES_RSP], USTACK - 0x10);
+    EXPECT_EQ(c->rflags, 0x246u);
+}
+
+// HLT at CPL 0 with nothing to wake it stops the run; MOV CR3 flushes the
+// TLB; CLI/STI at CPL 0.
+TEST(Priv, HltCliStiMovCr)
+{
+    K k;
+    // cli; sti; mov rax, cr3; mov cr3, rax; hlt
+    k.kernel_at(KCODE + 0x9000, {0xfa, 0xfb, 0x0f, 0x20, 0xd8, 0x0f, 0x22, 0xd8, 0xf4});
+    uint64_t cr3 = k->cr3;
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->rflags & ES_IF, 0u);
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->rflags & ES_IF, ES_IF);
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->gpr[ES_RAX], cr3);
+    ASSERT_EQ(k.step(), ES_OK);
+    EXPECT_EQ(k->tlb[0].tag, 1u);
+    EXPECT_EQ(es_run(k.m), ES_STOP_HLT);
+}
+
+// Kernel accesses to not-yet-touched user pages of a VMA are demand-paged
+// like user accesses (Linux's fault handler serves get_user the same way).
+TEST(Priv, KernelAccessDemandPagesUserVma)
+{
+    K k;
+    const uint64_t va = 0x10000000;
+    ASSERT_EQ(es_vm_map(k.m, va, 0x4000, ES_PROT_R | ES_PROT_W), 0);
+    k.kernel_at(KCODE + 0x9000, {0x48, 0x8b, 0x03, 0x48, 0x8b, 0x03}); // mov rax, [rbx] x2
+    k->gpr[ES_RBX] = va + 0x1008;
+    k->gpr[ES_RAX] = 1;
+    ASSERT_EQ(k.step(), ES_OK) << k->message;
+    EXPECT_EQ(k->rip, KCODE + 0x9003); // no #PF: the page was materialised
+    EXPECT_EQ(k->gpr[ES_RAX], 0u);
+    // outside any VMA the kernel's access faults (supervisor read: error 0)
+    k->gpr[ES_RBX] = va + 0x8000;
+    k->gpr[ES_RSP] = KSTACK - 0x100;
+    ASSERT_EQ(k.step(), ES_OK);
+    expect_in_handler(k, ES_VEC_PF, 6, KSTACK - 0x100);
+    expect_frame(k, true, 0, KCODE + 0x9003, 0x10, 0x202, KSTACK - 0x100, 0x18);
+    EXPECT_EQ(k->cr2, va + 0x8000);
 }
