@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,15 @@ size_t es_demo_elf(uint8_t *buf, size_t cap);
 
 /* What the demo prints on stdout, for tests. */
 extern const char es_demo_expected[];
+
+/* `entrysim demo`: runs the demo program twice through the modeled kernel,
+ * under v4.16's and v4.17's syscall conventions, with taint tracking
+ * following every syscall (exposure.h, live mode), and prints the guest's
+ * output once and then, syscall by syscall, which user values sit in which
+ * registers at the dispatcher, the table's target and the body under each.
+ * vendor: 0 Intel, 1 AMD.  Returns the guest's exit status (or 1 when the
+ * runs could not be set up, or their statuses differ). */
+int es_demo_compare(FILE *out, int vendor);
 
 #ifdef __cplusplus
 }

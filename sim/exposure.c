@@ -317,6 +317,50 @@ static void record(es_probe *p, const es_taint *t)
     }
 }
 
+/* Finds the probe points of e's syscall in the loaded image and what each
+ * register may hold at each of them. */
+static void setup_probes(es_machine *m, es_exposure *e, int entry, unsigned patches)
+{
+    static const char *const dispatch[ES_ENTRY_COUNT] = {
+        "do_syscall_64", "do_int80_syscall_32", "do_fast_syscall_32", "do_fast_syscall_32",
+        "do_syscall_64", "emulate_vsyscall"};
+    es_probe *pd = &e->probe[ES_PROBE_DISPATCH], *pt = &e->probe[ES_PROBE_TABLE_TARGET],
+             *pb = &e->probe[ES_PROBE_BODY];
+    snprintf(pd->symbol, sizeof pd->symbol, "%s", dispatch[entry]);
+    pd->addr = es_kernel_sym(m, pd->symbol);
+    pd->present = pd->addr != 0;
+    if (pd->present && entry != ES_ENTRY_VSYSCALL && !strcmp(pd->symbol, "do_syscall_64") &&
+        (patches & ES_PATCH_DFE64506))
+        pd->allowed[ES_RDI] = ES_TL_NR; /* dfe64506: do_syscall_64(nr, regs) */
+
+    const char *table = is32(entry) ? "ia32_sys_call_table" : "sys_call_table";
+    uint64_t tab, tabsz, slot = 0;
+    unsigned idx = entry == ES_ENTRY_VSYSCALL ? (unsigned)e->nr : (unsigned)e->nr;
+    if (es_kernel_sym_size(m, table, &tab, &tabsz) && (idx + 1) * 8ull <= tabsz &&
+        es_kernel_read(m, tab + idx * 8ull, &slot, 8) == 0 && slot) {
+        uint64_t off;
+        const char *s = es_kernel_addr2sym(m, slot, &off);
+        if (s && off == 0) {
+            snprintf(pt->symbol, sizeof pt->symbol, "%s", s);
+            pt->addr = slot;
+            pt->present = true;
+            if (!ptregs_style(s) && strcmp(s, "sys_ni_syscall") != 0)
+                for (int i = 0; i < e->arity && i < 6; i++)
+                    pt->allowed[cabi[i]] = arg_source(entry, i);
+            body_of(m, s, pb->symbol, sizeof pb->symbol);
+            if (pb->symbol[0]) {
+                pb->addr = es_kernel_sym(m, pb->symbol);
+                pb->present = pb->addr != 0;
+                for (int i = 0; i < e->arity && i < 6; i++)
+                    pb->allowed[cabi[i]] = arg_source(entry, i);
+            }
+        }
+    }
+    if (entry == ES_ENTRY_VSYSCALL) {
+        /* a vsyscall passes no number: nothing derived from RAX is expected */
+    }
+}
+
 int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, es_exposure *e)
 {
     memset(e, 0, sizeof *e);
@@ -400,45 +444,9 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
         goto out;
     }
 
-    /* the probes */
-    static const char *const dispatch[ES_ENTRY_COUNT] = {
-        "do_syscall_64", "do_int80_syscall_32", "do_fast_syscall_32", "do_fast_syscall_32",
-        "do_syscall_64", "emulate_vsyscall"};
+    setup_probes(m, e, entry, patches);
     es_probe *pd = &e->probe[ES_PROBE_DISPATCH], *pt = &e->probe[ES_PROBE_TABLE_TARGET],
              *pb = &e->probe[ES_PROBE_BODY];
-    snprintf(pd->symbol, sizeof pd->symbol, "%s", dispatch[entry]);
-    pd->addr = es_kernel_sym(m, pd->symbol);
-    pd->present = pd->addr != 0;
-    if (pd->present && entry != ES_ENTRY_VSYSCALL && !strcmp(pd->symbol, "do_syscall_64") &&
-        (patches & ES_PATCH_DFE64506))
-        pd->allowed[ES_RDI] = ES_TL_NR; /* dfe64506: do_syscall_64(nr, regs) */
-
-    const char *table = is32(entry) ? "ia32_sys_call_table" : "sys_call_table";
-    uint64_t tab, tabsz, slot = 0;
-    unsigned idx = entry == ES_ENTRY_VSYSCALL ? (unsigned)e->nr : (unsigned)e->nr;
-    if (es_kernel_sym_size(m, table, &tab, &tabsz) && (idx + 1) * 8ull <= tabsz &&
-        es_kernel_read(m, tab + idx * 8ull, &slot, 8) == 0 && slot) {
-        uint64_t off;
-        const char *s = es_kernel_addr2sym(m, slot, &off);
-        if (s && off == 0) {
-            snprintf(pt->symbol, sizeof pt->symbol, "%s", s);
-            pt->addr = slot;
-            pt->present = true;
-            if (!ptregs_style(s) && strcmp(s, "sys_ni_syscall") != 0)
-                for (int i = 0; i < e->arity && i < 6; i++)
-                    pt->allowed[cabi[i]] = arg_source(entry, i);
-            body_of(m, s, pb->symbol, sizeof pb->symbol);
-            if (pb->symbol[0]) {
-                pb->addr = es_kernel_sym(m, pb->symbol);
-                pb->present = pb->addr != 0;
-                for (int i = 0; i < e->arity && i < 6; i++)
-                    pb->allowed[cabi[i]] = arg_source(entry, i);
-            }
-        }
-    }
-    if (entry == ES_ENTRY_VSYSCALL) {
-        /* a vsyscall passes no number: nothing derived from RAX is expected */
-    }
     es_probe *last = pb->present ? pb : pt->present ? pt : pd;
 
     /* to the entry instruction, untraced */
@@ -484,6 +492,109 @@ out:
         es_machine_free(m);
     }
     return rc;
+}
+
+/* ---- live mode ---- */
+
+struct es_live {
+    es_taint *t;
+    int abi;
+    unsigned patches;
+    es_exposure *v;
+    size_t n, cap;
+    bool open;
+};
+
+static void live_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    es_live *l = ctx;
+    if (m->cpl == 3) {
+        int entry = -1;
+        if (d->op == ES_OP_SYSCALL)
+            entry = m->mode == ES_MODE_32                          ? ES_ENTRY_SYSCALL32
+                    : (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) != 0 ? ES_ENTRY_X32
+                                                                   : ES_ENTRY_SYSCALL64;
+        else if (d->op == ES_OP_SYSENTER)
+            entry = ES_ENTRY_SYSENTER32;
+        else if (d->op == ES_OP_INT && d->nops && d->o[0].imm == 0x80)
+            entry = ES_ENTRY_INT80;
+        if (entry < 0)
+            return;
+        if (l->n == l->cap) {
+            size_t nc = l->cap ? l->cap * 2 : 16;
+            es_exposure *nv = realloc(l->v, nc * sizeof *nv);
+            if (!nv)
+                return;
+            l->v = nv;
+            l->cap = nc;
+        }
+        es_exposure *e = &l->v[l->n++];
+        memset(e, 0, sizeof *e);
+        e->patches = l->patches;
+        e->entry = entry;
+        e->vendor = m->vendor;
+        e->abi = is32(entry) ? ES_ABI_I386 : entry == ES_ENTRY_X32 ? ES_ABI_X32 : ES_ABI_X64;
+        e->nr = (int)(uint32_t)(m->gpr[ES_RAX] & ~ES_X32_SYSCALL_BIT);
+        snprintf(e->name, sizeof e->name, "#%d", e->nr);
+        if (is32(entry)) {
+            for (size_t i = 0; i < NELEM(rows32); i++)
+                if (rows32[i].nr == e->nr)
+                    snprintf(e->name, sizeof e->name, "%s", rows32[i].name);
+            e->arity = arity_of(args32, NELEM(args32), e->nr);
+        } else {
+            for (size_t i = 0; i < NELEM(rows64); i++)
+                if (rows64[i].nr == e->nr && row64_usable(&rows64[i], entry))
+                    snprintf(e->name, sizeof e->name, "%s", rows64[i].name);
+            e->arity = arity_of(args64, NELEM(args64), e->nr);
+        }
+        setup_probes(m, e, entry, l->patches);
+        es_taint_label_user_regs(l->t, m, e->abi);
+        l->open = true;
+        return;
+    }
+    if (!l->open || !l->n)
+        return;
+    es_exposure *e = &l->v[l->n - 1];
+    for (int p = 0; p < ES_NPROBES; p++)
+        if (e->probe[p].present && !e->probe[p].hit && rip == e->probe[p].addr)
+            record(&e->probe[p], l->t);
+}
+
+es_live *es_live_attach(es_machine *m, int abi)
+{
+    es_live *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->t = es_taint_new();
+    l->abi = abi;
+    l->patches = es_kernel_patches(m);
+    if (!l->t) {
+        free(l);
+        return NULL;
+    }
+    es_taint_kernel_only(l->t, true);
+    /* the labeller first: the taint observer's `before` of the syscall
+     * instruction must see the fresh labels */
+    es_observer o = {0};
+    o.ctx = l;
+    o.before = live_before;
+    if (es_observe(m, &o) || es_taint_attach(m, l->t)) {
+        es_live_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+size_t es_live_count(const es_live *l) { return l->n; }
+const es_exposure *es_live_get(const es_live *l, size_t i) { return i < l->n ? &l->v[i] : NULL; }
+
+void es_live_free(es_live *l)
+{
+    if (!l)
+        return;
+    es_taint_free(l->t);
+    free(l->v);
+    free(l);
 }
 
 int es_exposure_count(const es_exposure *e)

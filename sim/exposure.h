@@ -17,6 +17,7 @@
 #define ENTRYSIM_EXPOSURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -74,6 +75,19 @@ void es_exposure_print_text(FILE *f, const es_exposure *e);
 void es_exposure_print_json(FILE *f, const es_exposure *e);
 /* Number of exposed registers over all probes of a case. */
 int es_exposure_count(const es_exposure *e);
+
+/* Live mode: follows every syscall a real program makes.  Attaches a
+ * labeller and taint tracking to m (after es_kernel_boot, before es_run):
+ * at each kernel entry instruction in user mode the user registers are
+ * labelled afresh and a record opened; the record's probes fill in as the
+ * kernel reaches them.  Taint does not propagate in user mode (the labels
+ * are renewed at every syscall anyway), so the program runs at
+ * observer-loop speed between syscalls. */
+typedef struct es_live es_live;
+es_live *es_live_attach(es_machine *m, int abi);
+size_t es_live_count(const es_live *l);
+const es_exposure *es_live_get(const es_live *l, size_t i);
+void es_live_free(es_live *l);
 
 /* Writes the disassembly of NAME's stub chain and its dispatcher in the
  * image of `patches` to f.  Returns 0, or -1 with a message on stderr. */

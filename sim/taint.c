@@ -41,6 +41,7 @@ struct es_taint {
     es_label flags;     /* the arithmetic flags */
     es_label rip_label; /* label of the user RIP (frames, RCX on SYSCALL) */
     es_label rflags_label;
+    bool kernel_only;
 
     shpage *pages;
     size_t cap, n;
@@ -184,6 +185,8 @@ void es_taint_clear(es_taint *t)
         if (t->pages[i].lab)
             memset(t->pages[i].lab, 0, PAGE * sizeof(es_label));
 }
+
+void es_taint_kernel_only(es_taint *t, bool on) { t->kernel_only = on; }
 
 es_label es_taint_reg(const es_taint *t, int reg) { return t->reg[reg & 15]; }
 void es_taint_set_reg(es_taint *t, int reg, es_label l) { t->reg[reg & 15] = l; }
@@ -373,6 +376,11 @@ static void before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         }
     }
 
+    if (t->kernel_only && m->cpl == 3 && d->op != ES_OP_SYSCALL && d->op != ES_OP_SYSENTER &&
+        d->op != ES_OP_INT && d->op != ES_OP_INT3 && d->op != ES_OP_INTO) {
+        t->live = false;
+        return;
+    }
     t->live = true;
     t->rd = 0;
     t->wl = 0;

@@ -61,6 +61,10 @@ void es_taint_label_user_regs(es_taint *t, es_machine *m, int abi);
 /* Clears every label (registers, flags, memory). */
 void es_taint_clear(es_taint *t);
 
+/* With `on`, instructions at CPL 3 other than the kernel entries are not
+ * followed (for callers that relabel at every syscall). */
+void es_taint_kernel_only(es_taint *t, bool on);
+
 es_label es_taint_reg(const es_taint *t, int reg);
 void es_taint_set_reg(es_taint *t, int reg, es_label l);
 es_label es_taint_flags(const es_taint *t);
