@@ -458,32 +458,9 @@ static int cmd_run(int argc, char **argv, options *o)
 
 static int cmd_demo(options *o)
 {
-    uint8_t elf[1024];
-    size_t n = es_demo_elf(elf, sizeof elf);
-    printf("entrysim demo: loading a built-in %zu-byte static x86-64 ELF program and running it\n"
-           "on the simulated CPU; its system calls go to host services (--direct).\n"
-           "--- guest output ---\n",
-           n);
-    fflush(stdout);
-    o->stats = true;
-    es_machine *m = new_machine(o, NULL);
-    if (!m)
-        return EX_ERROR;
-    es_image img;
-    char *args[] = {"demo", NULL};
-    char *env[] = {NULL};
-    if (es_load_elf_mem(m, elf, n, &img) || es_start_process(m, &img, 1, args, env)) {
-        fprintf(stderr, "entrysim: demo: %s\n", m->message);
-        free_machine(m);
-        return EX_ERROR;
-    }
-    int status = finish(m, o);
-    printf("--- guest exited with status %d ---\n"
-           "Next: `entrysim run --stats PROGRAM [ARGS...]` runs any static x86-64, i386\n"
-           "or x32 Linux program; `entrysim --help` lists the options.\n",
-           status);
-    free_machine(m);
-    return status;
+    /* the bundled program under v4.16 and v4.17, with the exposure
+     * comparison (sim/demo.c) */
+    return es_demo_compare(stdout, o->vendor);
 }
 
 int main(int argc, char **argv)
