@@ -502,8 +502,13 @@ int es_op_vmcall(es_machine *m, const es_insn *d)
         snprintf(m->message, sizeof m->message, "guest kernel panic: %s", msg);
         return es_stop(m, ES_STOP_ERROR);
     case ES_HC_PUTS:
-        guest_str(m, m->gpr[ES_RDI], msg, sizeof msg);
-        fputs(msg, stderr);
+        /* in chunks, up to 64 KiB (a runaway string stops somewhere) */
+        for (uint64_t a = m->gpr[ES_RDI], end = a + 0x10000; a < end; a += sizeof msg - 1) {
+            guest_str(m, a, msg, sizeof msg);
+            fputs(msg, stderr);
+            if (strlen(msg) < sizeof msg - 1)
+                break;
+        }
         return ES_OK;
     default:
         m->gpr[ES_RAX] = (uint64_t)-38; /* -ENOSYS */
