@@ -36,10 +36,10 @@ static const char usage_text[] =
     "\n"
     "Runs a static Linux ELF program (x86-64, i386 or x32; ET_EXEC or static-pie)\n"
     "on the simulated CPU, under a modeled Linux kernel whose entry code, syscall\n"
-    "dispatch and syscall stubs run as guest code (system calls enter it through\n"
-    "SYSCALL, INT 0x80 or SYSENTER exactly as on hardware); --direct skips it.\n"
-    "The guest uses this terminal's stdin, stdout and\n"
-    "stderr.  `entrysim` alone, or `entrysim demo`, runs a small built-in program.\n"
+    "dispatch and syscall stubs run as guest code at CPL 0 (system calls enter it\n"
+    "through SYSCALL or INT 0x80 as on hardware); --direct skips it.  The guest\n"
+    "uses this terminal's stdin, stdout and stderr.  `entrysim` alone, or\n"
+    "`entrysim demo`, runs a small built-in program.\n"
     "\n"
     "Options (before PROGRAM; `--` ends them):\n"
     "  --convention v4.16|v4.17\n"
@@ -75,7 +75,7 @@ static const char usage_text[] =
     "  126     PROGRAM is not a loadable static ELF executable\n"
     "  127     PROGRAM not found\n"
     "  2       bad usage\n"
-    "  1       simulator error\n";
+    "  1       simulator error (also a guest kernel panic)\n";
 
 typedef struct options {
     bool stats, rw, deterministic, null_observer, kernel_stats;
