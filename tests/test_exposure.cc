@@ -83,7 +83,8 @@ TEST(Exposure, ReadThroughSyscall64V417ExposesNothing)
 // and the user rip that SYSCALL left in rcx no longer reach do_syscall_64.
 TEST(Exposure, Patch6dc936fClearsRdxRcxAtDispatch)
 {
-    const es_probe &before = P(run(ES_CONV_V416, ES_ENTRY_SYSCALL64, "read"), ES_PROBE_DISPATCH);
+    es_exposure v416 = run(ES_CONV_V416, ES_ENTRY_SYSCALL64, "read");
+    const es_probe &before = P(v416, ES_PROBE_DISPATCH);
     EXPECT_EQ(before.regs[ES_RDX], L(RDX));
     EXPECT_EQ(before.regs[ES_RCX], ES_TL_RIP);
     EXPECT_TRUE(before.exposed & BIT_RDX);
@@ -100,9 +101,11 @@ TEST(Exposure, Patch6dc936fClearsRdxRcxAtDispatch)
 // which is a declared argument there, and the user's rsi is gone.
 TEST(Exposure, PatchDfe64506PassesNrInRdi)
 {
-    const es_probe &before = P(run(ES_CONV_V416, ES_ENTRY_SYSCALL64, "read"), ES_PROBE_DISPATCH);
+    es_exposure v416 = run(ES_CONV_V416, ES_ENTRY_SYSCALL64, "read");
+    const es_probe &before = P(v416, ES_PROBE_DISPATCH);
     EXPECT_EQ(before.regs[ES_RDI], 0u); // v4.16: the regs pointer
-    const es_probe &d = P(run(ES_PATCH_DFE64506, ES_ENTRY_SYSCALL64, "read"), ES_PROBE_DISPATCH);
+    es_exposure e = run(ES_PATCH_DFE64506, ES_ENTRY_SYSCALL64, "read");
+    const es_probe &d = P(e, ES_PROBE_DISPATCH);
     EXPECT_EQ(d.regs[ES_RDI], ES_TL_NR);
     EXPECT_FALSE(d.exposed & (1u << ES_RDI));
     EXPECT_EQ(d.regs[ES_RSI], 0u);
