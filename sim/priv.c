@@ -343,7 +343,7 @@ int es_sysenter_arch(es_machine *m, const es_insn *d)
  * mode, as SYSENTER. */
 int es_op_sysexit(es_machine *m, const es_insn *d)
 {
-    if (m->vendor == VENDOR_AMD && m->cpl == 0)
+    if (m->vendor == VENDOR_AMD) /* invalid in long mode, before the CPL check */
         return ud(m);
     uint16_t base = (uint16_t)m->msr.sysenter_cs & 0xfffc;
     if (m->cpl != 0 || base == 0)

@@ -481,6 +481,10 @@ TEST(Priv, Sysexit)
     a->gpr[ES_RSP] = KSTACK - 0x100;
     ASSERT_EQ(a.step(), ES_OK);
     expect_in_handler(a, ES_VEC_UD, 5, KSTACK - 0x100);
+    K au(ES_MODE_64, 1);
+    au.user({0x0f, 0x35});
+    ASSERT_EQ(au.step(), ES_OK);
+    expect_in_handler(au, ES_VEC_UD, 5);
 }
 
 // Every vendor x entry combination from user mode: the legal ones reach
