@@ -884,3 +884,46 @@ TEST(Priv, KernelAccessDemandPagesUserVma)
     expect_frame(k, true, 0, KCODE + 0x9003, 0x10, 0x202, KSTACK - 0x100, 0x18);
     EXPECT_EQ(k->cr2, va + 0x8000);
 }
+
+// The whole path through es_run: a user getpid by SYSCALL into a kernel
+// entry that does SWAPGS, switches to its stack, asks the host by VMCALL,
+// and returns by SYSRETQ.
+TEST(Priv, SyscallRoundTripThroughKernel)
+{
+    K k;
+    host_init(k.m);
+    const uint64_t percpu = KBUF + 0x100;
+    k.put(k->msr.lstar,
+          {0x0f, 0x01, 0xf8,                                     // swapgs
+           0x65, 0x48, 0x89, 0x24, 0x25, 0x10, 0x00, 0x00, 0x00, // mov %rsp, %gs:0x10
+           0x65, 0x48, 0x8b, 0x24, 0x25, 0x08, 0x00, 0x00, 0x00, // mov %gs:0x8, %rsp
+           0x51, 0x41, 0x53,                                     // push %rcx; push %r11
+           0x48, 0x89, 0xc6,                                     // mov %rax, %rsi
+           0x48, 0xba, 0x00, 0x30, 0x00, 0x82, 0xff, 0xff, 0xff, 0xff, // movabs $KBUF, %rdx
+           0x31, 0xff,                                           // xor %edi, %edi
+           0xb8, 0x01, 0x00, 0x00, 0x00,                         // mov $ES_HC_SYSCALL, %eax
+           0x0f, 0x01, 0xc1,                                     // vmcall
+           0x41, 0x5b, 0x59,                                     // pop %r11; pop %rcx
+           0x65, 0x48, 0x8b, 0x24, 0x25, 0x10, 0x00, 0x00, 0x00, // mov %gs:0x10, %rsp
+           0x0f, 0x01, 0xf8,                                     // swapgs
+           0x48, 0x0f, 0x07});                                   // sysretq
+    uint64_t kstack = KSTACK;
+    k.put(percpu + 8, &kstack, 8);
+    k->msr.kernel_gs_base = percpu;
+    k->seg[ES_SEG_GS].base = 0x7000; // the user's
+    const std::vector<uint8_t> user = {0xb8, 0x27, 0x00, 0x00, 0x00, // mov $39, %eax
+                                       0x0f, 0x05};                  // syscall
+    k.user(user);
+    k->rflags = 0x247;
+    ASSERT_EQ(est_run(k.m, user.size(), 100), 0) << k->message;
+    EXPECT_EQ(k->gpr[ES_RAX], 1000u);
+    EXPECT_EQ(k->gpr[ES_RCX], C + 7);
+    EXPECT_EQ(k->gpr[ES_R11], 0x247u);
+    EXPECT_EQ(k->rflags, 0x247u);
+    EXPECT_EQ(k->gpr[ES_RSP], USTACK);
+    EXPECT_EQ(k->seg[ES_SEG_GS].base, 0x7000u);
+    EXPECT_EQ(k->msr.kernel_gs_base, percpu);
+    EXPECT_EQ(k->cpl, 3);
+    EXPECT_EQ(k.q(percpu + 0x10), USTACK);
+    EXPECT_EQ(k->icount, 2u + 15u); // user + kernel instructions retired
+}
