@@ -1,7 +1,9 @@
 /* system.c - CPUID, RDTSC/RDTSCP, XGETBV, the NOP family (NOP, PAUSE,
  * ENDBR, fences, prefetches, CLFLUSH), UD0/1/2, INT3/INT n/INTO, HLT,
  * SYSCALL/SYSENTER in --direct mode, and the privileged system
- * instructions (#GP(0) at CPL 3; a minimal CPL-0 model otherwise).
+ * instructions (#GP(0) at CPL 3).  With a guest kernel, INT n, SYSCALL and
+ * SYSENTER go to priv.c, which also has SYSRET, SYSEXIT, LTR, LLDT and
+ * VMCALL.
  */
 #include <string.h>
 #include <time.h>
