@@ -12,6 +12,7 @@
 #include <string>
 
 #include "decoder.h"
+#include "demo.h"
 #include "exposure.h"
 #include "kernel.h"
 #include "machine.h"
@@ -286,4 +287,19 @@ TEST(Exposure, ExplainRecvGolden)
 TEST(Exposure, ExplainUnknownNameFails)
 {
     std::string out = capture([](FILE *f) { EXPECT_EQ(es_explain(f, ES_CONV_V417, "nosuchcall", 0), -1); });
+}
+
+// `entrysim demo`: the bundled program through both conventions; under
+// v4.17 no user value is left where it does not belong.
+TEST(Exposure, DemoComparison)
+{
+    int status = -1;
+    std::string out = capture([&](FILE *f) { status = es_demo_compare(f, 1); });
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("syscall 1: write (nr 1, 3 arguments)"), std::string::npos) << out;
+    EXPECT_NE(out.find("exit_group"), std::string::npos) << out;
+    EXPECT_NE(out.find("sys_write                rdi=rdi rsi=rsi rdx=rdx rcx=r10! r8=r8! r9=r9!"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find(", v4.17 0\n"), std::string::npos) << out;
 }
