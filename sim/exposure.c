@@ -670,7 +670,7 @@ void es_exposure_print_text(FILE *f, const es_exposure *e)
         const es_probe *pr = &e->probe[p];
         if (!pr->present)
             continue;
-        fprintf(f, "  %-13s %-28s", point_names[p], pr->symbol);
+        fprintf(f, "  %-13s %-32s", point_names[p], pr->symbol);
         if (!pr->hit) {
             fputs(" (not reached)\n", f);
             continue;
@@ -686,7 +686,7 @@ void es_exposure_print_text(FILE *f, const es_exposure *e)
             snprintf(cell, sizeof cell, "%s=%s%s", es_taint_gpr_name(r), lab,
                      (pr->exposed & (1u << r)) ? "!" : "");
             if (col && col + strlen(cell) > 64) {
-                fprintf(f, "\n  %-13s %-28s", "", "");
+                fprintf(f, "\n  %-13s %-32s", "", "");
                 col = 0;
             }
             col += fprintf(f, " %s", cell);
