@@ -668,6 +668,23 @@ TEST(KernelBoot, I386ProcessGetsTheVdsoPage)
     EXPECT_EQ(bi.user_cs, 0x23u);
 }
 
+TEST(KernelBoot, X32ProcessIsReportedAsX32)
+{
+    auto prog = read_file(guest_path("x32_freestanding"));
+    if (prog.empty())
+        GTEST_SKIP() << "no x32 guest built";
+    auto kimg = fake_kernel(4);
+    Proc p;
+    ASSERT_TRUE(p.start(prog, 4, &kimg)) << (p.m ? p.m->message : "");
+    es_boot_info bi;
+    ASSERT_EQ(es_kernel_read(p.m, KD, &bi, sizeof bi), 0);
+    EXPECT_EQ(bi.abi, (unsigned long long)ES_ABI_X32);
+    EXPECT_EQ(bi.user_cs, 0x33u);
+    EXPECT_EQ(bi.vdso32_base, 0u);
+    EXPECT_EQ(bi.user_rip, p.img.entry);
+    EXPECT_LT(bi.user_rsp, 0x100000000ull) << "x32 stack below 4 GiB";
+}
+
 // ------------------------------------------- the embedded kernel_model images
 
 bool have_images()
