@@ -716,8 +716,9 @@ TEST(KernelImages, EveryVariantLoadsWithTheContractSymbols)
         EXPECT_EQ(es_kernel_sym(m, "__do_sys_getpid") != 0 || es_kernel_sym(m, "__do_sys_read") != 0,
                   x64 || compat)
             << p;
-        if (!x64)
+        if (!x64) {
             EXPECT_NE(es_kernel_sym(m, "SyS_read"), 0u) << p;
+        }
         EXPECT_EQ(es_kernel_sym(m, "__ia32_sys_read") != 0, compat) << p;
         EXPECT_NE(es_kernel_sym(m, x64 ? "__x64_sys_recv" : "SyS_recv"), 0u) << p;
         // the table entries point into the image
@@ -847,8 +848,9 @@ TEST(KernelRun, ReachesUserModeAtTheEntryPoint)
     EXPECT_EQ(k.m->gpr[ES_RSP], bi.user_rsp);
     // start_thread's registers: everything else zero
     for (int r = 0; r < 16; r++) {
-        if (r != ES_RSP)
+        if (r != ES_RSP) {
             EXPECT_EQ(k.m->gpr[r], 0u) << "gpr " << r;
+        }
     }
 }
 
