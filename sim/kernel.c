@@ -669,10 +669,18 @@ int es_kernel_load(es_machine *m, unsigned patches)
     return load_image(m, img, size, patches);
 }
 
-void es_kernel_set_abi(es_machine *m, int abi)
+static int map_vdso32(es_machine *m, struct es_kernel *k);
+
+int es_kernel_set_abi(es_machine *m, int abi)
 {
-    if (m->kernel)
-        m->kernel->abi = abi;
+    if (!m->kernel)
+        return 0;
+    m->kernel->abi = abi;
+    /* mapped now, before es_start_process, so the loader can point
+     * AT_SYSINFO at it */
+    if (abi == ES_ABI_I386 && !m->kernel->vdso32)
+        return map_vdso32(m, m->kernel);
+    return 0;
 }
 
 unsigned es_kernel_patches(const es_machine *m)
@@ -778,8 +786,9 @@ static void flat_seg(es_machine *m, int seg, uint16_t sel)
 }
 
 /* The 32-bit vDSO: one page below 4 GiB, user read+execute, a VMA like
- * Linux's [vdso] (the program may unmap it).  No AT_SYSINFO points at it
- * (yet): static programs keep making their calls with INT 0x80. */
+ * Linux's [vdso] (the program may unmap it).  AT_SYSINFO points at its
+ * __kernel_vsyscall (sim/loader.c), so i386 libcs enter by SYSENTER on
+ * Intel and by 32-bit SYSCALL on AMD, as on Linux. */
 static int map_vdso32(es_machine *m, struct es_kernel *k)
 {
     /* the kernel has one vDSO per vendor: SYSENTER for Intel, SYSCALL for

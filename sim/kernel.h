@@ -6,7 +6,7 @@
  * Order of use (sim/main.c):
  *     es_load_elf(m, path, &img);        the user program
  *     es_kernel_load(m, patches);        the kernel image, supervisor pages
- *     es_kernel_set_abi(m, img.abi);     (only x32 needs it; see below)
+ *     es_kernel_set_abi(m, img.abi);     (i386: maps the vDSO for AT_SYSINFO; x32: the abi)
  *     es_start_process(m, &img, ...);    the user's initial registers/stack
  *     es_kernel_boot(m);                 CPU at startup_64, CPL 0
  *     es_run(m);                         the kernel IRETQs to the program
@@ -78,10 +78,12 @@ int es_kernel_load(es_machine *m, unsigned patches);
  * built with (es_boot_info.patches); pass ~0u to accept any. */
 int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches);
 
-/* The program's ABI (enum es_abi) for es_boot_info.abi.  Without this call
- * es_kernel_boot infers i386 from a 32-bit user CS and x86-64 otherwise, so
- * only x32 programs need it. */
-void es_kernel_set_abi(es_machine *m, int abi);
+/* The program's ABI (enum es_abi) for es_boot_info.abi; for i386 it also
+ * maps the 32-bit vDSO, so call it before es_start_process (which then
+ * passes AT_SYSINFO).  Without this call es_kernel_boot infers i386 from a
+ * 32-bit user CS and x86-64 otherwise, and i386 programs get no
+ * AT_SYSINFO (they use int $0x80).  Returns 0 or -1 with m->message. */
+int es_kernel_set_abi(es_machine *m, int abi);
 
 /* After es_start_process: writes the user's initial state into the
  * kernel's es_boot_info (through physical memory: the page is supervisor),

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "kernel.h"
+#include "../kernel_model/include/es_boot.h"
 #include "mem.h"
 #include "vm.h"
 
@@ -59,7 +61,7 @@ enum {
     AT_NULL = 0, AT_PHDR = 3, AT_PHENT = 4, AT_PHNUM = 5, AT_PAGESZ = 6, AT_BASE = 7,
     AT_FLAGS = 8, AT_ENTRY = 9, AT_UID = 11, AT_EUID = 12, AT_GID = 13, AT_EGID = 14,
     AT_PLATFORM = 15, AT_HWCAP = 16, AT_CLKTCK = 17, AT_SECURE = 23, AT_RANDOM = 25,
-    AT_HWCAP2 = 26, AT_EXECFN = 31, AT_MINSIGSTKSZ = 51,
+    AT_HWCAP2 = 26, AT_EXECFN = 31, AT_SYSINFO = 32, AT_MINSIGSTKSZ = 51,
 };
 
 typedef struct phdr {
@@ -496,7 +498,14 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     if (es_copy_to_guest(m, rnd_addr, rnd, 16))
         goto oom_free;
 
+    /* An i386 process under the modeled kernel gets the 32-bit vDSO's
+     * __kernel_vsyscall as AT_SYSINFO (ARCH_DLINFO_IA32 puts it first), so
+     * its libc enters by SYSENTER (Intel) or 32-bit SYSCALL (AMD) as on
+     * Linux; without a kernel (--direct) or for other ABIs the entry is
+     * skipped and the program uses int $0x80. */
+    uint64_t vdso = img->abi == ES_ABI_I386 ? es_kernel_vdso32(m) : 0;
     uint64_t aux[][2] = {
+        {AT_SYSINFO, vdso + ES_VDSO32_KERNEL_VSYSCALL},
         {AT_MINSIGSTKSZ, minsigstksz(img->abi)},
         {AT_HWCAP, hwcap(m)},
         {AT_PAGESZ, PAGE},
@@ -519,6 +528,8 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
         {AT_NULL, 0},
     };
     size_t naux = sizeof aux / sizeof aux[0];
+    size_t aux0 = vdso ? 0 : 1;
+    naux -= aux0;
     size_t words = 1 + (size_t)argc + 1 + (size_t)envc + 1 + 2 * naux;
     sp = (sp - words * ps) & ~15ull; /* STACK_ROUND */
     uint8_t *vec = calloc(words, (size_t)ps);
@@ -538,8 +549,8 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
         PUT(envpp[i]);
     PUT(0);
     for (size_t i = 0; i < naux; i++) {
-        PUT(aux[i][0]);
-        PUT(aux[i][1]);
+        PUT(aux[aux0 + i][0]);
+        PUT(aux[aux0 + i][1]);
     }
 #undef PUT
     int bad = es_copy_to_guest(m, sp, vec, words * ps);

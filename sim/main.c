@@ -447,7 +447,11 @@ static int cmd_run(int argc, char **argv, options *o)
             free_machine(m);
             return EX_ERROR;
         }
-        es_kernel_set_abi(m, img.abi);
+        if (es_kernel_set_abi(m, img.abi)) {
+            fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
+            free_machine(m);
+            return EX_ERROR;
+        }
     }
     if (es_start_process(m, &img, argc - i, argv + i, environ)) {
         fprintf(stderr, "entrysim: %s: %s\n", prog, m->message);

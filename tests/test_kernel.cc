@@ -518,6 +518,7 @@ struct Proc {
     es_machine *m = nullptr;
     FILE *out = nullptr;
     es_image img{};
+    int vendor = -1; // -1: the machine's default; 0 Intel, 1 AMD
     Proc() = default;
     Proc(const Proc &) = delete;
     ~Proc()
@@ -538,6 +539,8 @@ struct Proc {
         if (!m || !out)
             return false;
         m->deterministic = true;
+        if (vendor >= 0)
+            m->vendor = (uint8_t)vendor;
         es_host_config cfg{};
         cfg.root = ".";
         cfg.deterministic = true;
@@ -1035,3 +1038,66 @@ TEST(KernelRun, VsyscallEmulation)
 }
 
 } // namespace
+
+// Linux gives an i386 process AT_SYSINFO = its vDSO's __kernel_vsyscall
+// (ARCH_DLINFO_IA32); the loader does the same under the modeled kernel,
+// and not with --direct (there is no vDSO).  Static glibc still uses
+// int $0x80; libcs that honour it (and the exposure guests) enter by
+// SYSENTER or 32-bit SYSCALL.
+uint64_t auxv_value(es_machine *m, uint64_t sp, uint64_t type)
+{
+    uint32_t w = 0;
+    es_copy_from_guest(m, &w, sp, 4);
+    uint64_t p = sp + 4 + 4 * (uint64_t)w + 4; // argc, argv[], NULL
+    for (;;) {                                  // envp[], NULL
+        es_copy_from_guest(m, &w, p, 4);
+        p += 4;
+        if (!w)
+            break;
+    }
+    for (int i = 0; i < 64; i++, p += 8) {
+        uint32_t kv[2];
+        if (es_copy_from_guest(m, kv, p, 8) || kv[0] == 0)
+            return 0;
+        if (kv[0] == type)
+            return kv[1];
+    }
+    return 0;
+}
+
+TEST(KernelBoot, I386ProcessGetsAtSysinfo)
+{
+    if (!have_images())
+        GTEST_SKIP() << "entrysim was built without kernel_model/";
+    auto prog = read_file(guest_path("i386_glibc_hello"));
+    if (prog.empty())
+        GTEST_SKIP() << "no i386 glibc guest built";
+    Proc d;
+    ASSERT_TRUE(d.start(prog, -1)) << d.m->message;
+    EXPECT_EQ(auxv_value(d.m, d.m->gpr[ES_RSP], 32), 0u) << "no vDSO with --direct";
+    es_run(d.m);
+    ASSERT_EQ(d.m->stop, ES_STOP_EXIT) << d.m->message;
+    for (int vendor : {0, 1}) {
+        SCOPED_TRACE(vendor ? "AMD" : "Intel");
+        Proc k;
+        k.vendor = vendor;
+        ASSERT_TRUE(k.start(prog, 15)) << k.m->message;
+        uint64_t v = es_kernel_vdso32(k.m);
+        ASSERT_NE(v, 0u);
+        es_boot_info bi;
+        ASSERT_EQ(es_kernel_read(k.m, es_kernel_sym(k.m, "es_boot_info"), &bi, sizeof bi), 0);
+        EXPECT_EQ(auxv_value(k.m, bi.user_rsp, 32), v + ES_VDSO32_KERNEL_VSYSCALL);
+        uint8_t code[8] = {};
+        ASSERT_EQ(es_copy_from_guest(k.m, code, v, sizeof code), 0);
+        // __kernel_vsyscall: push ecx; push edx; push ebp; then SYSENTER
+        // (0f 34, Intel) or mov ebp,ecx; SYSCALL (0f 05, AMD)
+        EXPECT_EQ(code[0], 0x51);
+        if (vendor)
+            EXPECT_TRUE(code[5] == 0x0f && code[6] == 0x05);
+        else
+            EXPECT_TRUE(code[5] == 0x0f && code[6] == 0x34);
+        es_run(k.m);
+        ASSERT_EQ(k.m->stop, ES_STOP_EXIT) << k.m->message;
+        EXPECT_EQ(k.output(), d.output());
+    }
+}
