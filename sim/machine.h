@@ -286,8 +286,10 @@ void es_set_mode(es_machine *m, int cpl, int mode);
 int es_run(es_machine *m);
 
 /* Executes exactly one instruction (observers are called).  Returns the
- * handler status; faults are left in m->fault and m->stop is set as es_run
- * would. */
+ * handler status; without a guest kernel, faults are left in m->fault and
+ * m->stop is set as es_run would.  With one (has_kernel), a fault is
+ * delivered through the guest IDT and es_step returns ES_OK with RIP at the
+ * handler; only a triple fault stops the run. */
 int es_step(es_machine *m);
 
 /* Attaches an observer; returns 0, or -1 when the table is full. */
