@@ -825,12 +825,25 @@ static const char *optval(int argc, char **argv, int *i, const char *opt)
     return NULL;
 }
 
-static int parse_common(int argc, char **argv, int *i, unsigned *convs, int *nconv, bool *given,
-                        int *syntax, int *vendor, bool *ok)
+/* *given collects GIVEN_CONVENTION / GIVEN_PATCHES: both choose the kernel,
+ * so giving both is refused (as `entrysim run` does) rather than letting the
+ * last one win silently. */
+enum { GIVEN_CONVENTION = 1, GIVEN_PATCHES = 2 };
+
+static int both_given(void)
+{
+    return usage("%s", "--convention and --patches both choose the kernel; give one "
+                       "(--patches lists commits applied on top of v4.16)");
+}
+
+static int parse_common(int argc, char **argv, int *i, unsigned *convs, int *nconv,
+                        unsigned *given, int *syntax, int *vendor, bool *ok)
 {
     const char *v;
     *ok = true;
     if ((v = optval(argc, argv, i, "--convention"))) {
+        if (*given & GIVEN_PATCHES)
+            return both_given();
         if (!strcmp(v, "v4.16") || !strcmp(v, "4.16"))
             convs[0] = ES_CONV_V416;
         else if (!strcmp(v, "v4.17") || !strcmp(v, "4.17"))
@@ -838,13 +851,15 @@ static int parse_common(int argc, char **argv, int *i, unsigned *convs, int *nco
         else
             return usage("--convention must be v4.16 or v4.17, not '%s'", v);
         *nconv = 1;
-        *given = true;
+        *given |= GIVEN_CONVENTION;
     } else if ((v = optval(argc, argv, i, "--patches"))) {
+        if (*given & GIVEN_CONVENTION)
+            return both_given();
         char err[200];
         if (es_patches_parse(v, &convs[0], err, sizeof err))
             return usage("--patches: %s", err);
         *nconv = 1;
-        *given = true;
+        *given |= GIVEN_PATCHES;
     } else if (syntax && (v = optval(argc, argv, i, "--syntax"))) {
         if (!strcmp(v, "intel"))
             *syntax = ES_SYNTAX_INTEL;
@@ -869,7 +884,8 @@ int es_exposure_cmd(int argc, char **argv)
 {
     unsigned convs[2] = {ES_CONV_V416, ES_CONV_V417};
     int nconv = 2, entry = ES_ENTRY_SYSCALL64, vendor = -1;
-    bool given = false, all = false, json = false;
+    unsigned given = 0;
+    bool all = false, json = false;
     const char *name = NULL;
     for (int i = 0; i < argc; i++) {
         bool ok;
@@ -984,7 +1000,7 @@ int es_explain_cmd(int argc, char **argv)
 {
     unsigned convs[2] = {ES_CONV_V417, 0};
     int nconv = 1, syntax = ES_SYNTAX_ATT;
-    bool given = false;
+    unsigned given = 0;
     const char *name = NULL;
     for (int i = 0; i < argc; i++) {
         bool ok;

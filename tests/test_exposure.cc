@@ -10,6 +10,9 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "decoder.h"
 #include "demo.h"
@@ -302,4 +305,68 @@ TEST(Exposure, DemoComparison)
               std::string::npos)
         << out;
     EXPECT_NE(out.find(", v4.17 0\n"), std::string::npos) << out;
+}
+
+// Runs `entrysim exposure|explain ARGS` in-process with stdout and stderr
+// redirected to temporary files.
+struct CmdResult {
+    int status;
+    std::string out, err;
+};
+
+static std::string slurp(FILE *f)
+{
+    std::string s;
+    rewind(f);
+    char b[4096];
+    size_t n;
+    while ((n = fread(b, 1, sizeof b, f)) > 0)
+        s.append(b, n);
+    fclose(f);
+    return s;
+}
+
+static CmdResult cmd(int (*fn)(int, char **), std::vector<std::string> args)
+{
+    std::vector<char *> av;
+    for (auto &a : args)
+        av.push_back(a.data());
+    av.push_back(nullptr);
+    fflush(stdout);
+    fflush(stderr);
+    FILE *o = tmpfile(), *e = tmpfile();
+    int so = dup(1), se = dup(2);
+    dup2(fileno(o), 1);
+    dup2(fileno(e), 2);
+    CmdResult r;
+    r.status = fn((int)args.size(), av.data());
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+}
+
+// --convention and --patches both choose the kernel: giving both is a usage
+// error, as for `entrysim run`, in either order and for both commands.
+TEST(ExposureCmd, ConventionAndPatchesTogetherAreRefused)
+{
+    for (auto fn : {es_exposure_cmd, es_explain_cmd}) {
+        std::vector<std::string> pre =
+            fn == es_exposure_cmd ? std::vector<std::string>{"--syscall", "read"}
+                                  : std::vector<std::string>{"read"};
+        auto a = pre, b = pre;
+        a.insert(a.end(), {"--convention", "v4.17", "--patches", "ebeb8c8"});
+        b.insert(b.end(), {"--patches=ebeb8c8", "--convention=v4.16"});
+        for (auto &args : {a, b}) {
+            CmdResult r = cmd(fn, args);
+            EXPECT_EQ(r.status, 2) << r.err;
+            EXPECT_EQ(r.out, "");
+            EXPECT_NE(r.err.find("give one"), std::string::npos) << r.err;
+        }
+    }
 }
