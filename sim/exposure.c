@@ -397,12 +397,16 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
             e->arity = arity_of(args64, NELEM(args64), e->nr);
     }
     if (e->nr < 0) {
-        snprintf(e->error, sizeof e->error, "%s: no such syscall in the %s table%s", name,
-                 is32(entry) ? "i386" : "x86-64",
-                 entry == ES_ENTRY_VSYSCALL ? " (vsyscall: gettimeofday, time, getcpu)"
-                 : entry == ES_ENTRY_X32    ? " for x32"
-                 : entry == ES_ENTRY_SYSCALL64 ? " for 64-bit processes"
-                                            : "");
+        e->bad_name = true;
+        if (entry == ES_ENTRY_VSYSCALL)
+            snprintf(e->error, sizeof e->error,
+                     "%s: the vsyscall page offers only gettimeofday, time and getcpu", name);
+        else
+            snprintf(e->error, sizeof e->error, "%s: no such syscall in the %s table%s", name,
+                     is32(entry) ? "i386" : "x86-64",
+                     entry == ES_ENTRY_X32         ? " for x32"
+                     : entry == ES_ENTRY_SYSCALL64 ? " for 64-bit processes"
+                                                   : "");
         return -1;
     }
     size_t imgsz;
@@ -948,14 +952,13 @@ int es_exposure_cmd(int argc, char **argv)
 
     int status = 0, cases = 0;
     int total[2] = {0, 0}, perpt[2][ES_NPROBES] = {{0}}, ran[2] = {0, 0};
-    if (json)
-        fputs("[", stdout);
     for (size_t k = 0; k < nn; k++) {
         for (int c = 0; c < nconv; c++) {
             es_exposure e;
             if (es_exposure_run(convs[c], entry, vendor, names[k], &e)) {
                 fprintf(stderr, "entrysim: exposure: %s\n", e.error);
-                status = 1;
+                /* a name the entry does not have is the user's mistake */
+                status = e.bad_name && !all ? 2 : 1;
                 if (!all)
                     goto done;
                 continue;
@@ -966,7 +969,7 @@ int es_exposure_cmd(int argc, char **argv)
                 if (e.probe[p].hit)
                     perpt[c][p] += __builtin_popcount(e.probe[p].exposed);
             if (json) {
-                fputs(cases ? ",\n " : "\n ", stdout);
+                fputs(cases ? ",\n " : "[\n ", stdout);
                 es_exposure_print_json(stdout, &e);
             } else {
                 es_exposure_print_text(stdout, &e);
@@ -977,9 +980,12 @@ int es_exposure_cmd(int argc, char **argv)
             fputc('\n', stdout);
     }
 done:
-    if (json)
+    if (json && cases)
         fputs("\n]\n", stdout);
-    if (all || nconv > 1) {
+    else if (json && !status)
+        fputs("[]\n", stdout);
+    /* a summary of nothing would read as "0 exposed registers" */
+    if ((all || nconv > 1) && cases) {
         FILE *sf = json ? stderr : stdout;
         fprintf(sf, "summary (%s):", es_entry_name(entry));
         for (int c = 0; c < nconv; c++) {

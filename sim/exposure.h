@@ -59,6 +59,7 @@ typedef struct es_exposure {
     int arity;
     es_probe probe[ES_NPROBES];
     char error[320]; /* set when the case could not run */
+    bool bad_name;   /* ...because the entry has no syscall of that name (a usage error) */
 } es_exposure;
 
 /* Name of an entry ("syscall64"); its number from a name, -1 if unknown. */

@@ -370,3 +370,34 @@ TEST(ExposureCmd, ConventionAndPatchesTogetherAreRefused)
         }
     }
 }
+
+// An unknown syscall is a usage error: exit 2, the reason on stderr, no
+// summary (nothing ran).  vsyscall names its three entries.
+TEST(ExposureCmd, UnknownSyscallIsAUsageErrorWithoutSummary)
+{
+    CmdResult r = cmd(es_exposure_cmd, {"--syscall", "nosuch"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.find("summary"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nosuch: no such syscall in the x86-64 table"), std::string::npos)
+        << r.err;
+    r = cmd(es_exposure_cmd, {"--syscall", "nosuch", "--json"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.find("summary"), std::string::npos) << r.err;
+    r = cmd(es_exposure_cmd, {"--entry", "vsyscall", "--syscall", "read"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("vsyscall page offers only gettimeofday, time and getcpu"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("no such syscall"), std::string::npos) << r.err;
+    // a case that cannot run for another reason: failure, still no summary
+    r = cmd(es_exposure_cmd, {"--entry", "syscall32", "--syscall", "read", "--cpu", "intel"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    // and a good one still prints both conventions and the summary
+    r = cmd(es_exposure_cmd, {"--syscall", "read"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("summary (syscall64): v4.16: "), std::string::npos) << r.out;
+}
