@@ -14,6 +14,7 @@
 #include "kernel.h"
 #include "loader.h"
 #include "machine.h"
+#include "native/measure.h"
 #include "vm.h"
 
 extern char **environ;
@@ -37,6 +38,7 @@ static const char usage_text[] =
     "                [--cpu intel|amd] [--json]\n"
     "       entrysim explain NAME [--convention v4.16|v4.17] [--patches LIST]\n"
     "                [--syntax intel|att]\n"
+    "       entrysim measure-native --file BLOCKS [--reps N] [--json]  (x86-64 host)\n"
     "       entrysim --help | --version\n"
     "\n"
     "Runs a static Linux ELF program (x86-64, i386 or x32; ET_EXEC or static-pie)\n"
@@ -496,6 +498,8 @@ int main(int argc, char **argv)
         return es_exposure_cmd(argc - 2, argv + 2);
     if (!strcmp(cmd, "explain"))
         return es_explain_cmd(argc - 2, argv + 2);
+    if (!strcmp(cmd, "measure-native"))
+        return es_native_cmd(argc - 2, argv + 2);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2, &o);
     return usage_error("unknown command '%s' (try 'entrysim run PROGRAM')", cmd);
