@@ -753,6 +753,23 @@ static int dis_sym(FILE *f, es_machine *m, const char *sym, int syntax)
     return 0;
 }
 
+/* Does the table `table` hold any of the n addresses? */
+static bool table_refers(es_machine *m, const char *table, const uint64_t *addrs, int n)
+{
+    uint64_t tab, sz;
+    if (!es_kernel_sym_size(m, table, &tab, &sz))
+        return false;
+    for (uint64_t off = 0; off + 8 <= sz; off += 8) {
+        uint64_t slot;
+        if (es_kernel_read(m, tab + off, &slot, 8))
+            return false;
+        for (int i = 0; i < n; i++)
+            if (slot == addrs[i])
+                return true;
+    }
+    return false;
+}
+
 int es_explain(FILE *f, unsigned patches, const char *name, int syntax)
 {
     es_machine *m = es_machine_new(16ull << 20);
@@ -770,36 +787,48 @@ int es_explain(FILE *f, unsigned patches, const char *name, int syntax)
         "__ia32_compat_sys_%s", "__x32_compat_sys_%s", "__se_compat_sys_%s",
         "__do_compat_sys_%s", "sys_%s", "SyS_%s", "SYSC_%s", "compat_sys_%s", "C_SYSC_%s",
     };
-    fprintf(f, "# %s in the %s kernel image: the stub chain and the dispatcher\n\n", name, conv);
-    int found = 0;
-    uint64_t seen[32];
-    int nseen = 0;
-    for (size_t i = 0; i < NELEM(pats); i++) {
-        char sym[128];
-        snprintf(sym, sizeof sym, pats[i], name);
-        uint64_t a = es_kernel_sym(m, sym);
-        if (!a)
-            continue;
-        bool dup = false;
-        for (int j = 0; j < nseen; j++)
-            dup |= seen[j] == a;
-        if (dup) {
-            uint64_t off;
-            const char *s = es_kernel_addr2sym(m, a, &off);
-            fprintf(f, "%016llx <%s>: alias of <%s>\n\n", (unsigned long long)a, sym, s ? s : "?");
-            continue;
-        }
-        if (nseen < 32)
-            seen[nseen++] = a;
-        if (dis_sym(f, m, sym, syntax) == 0)
-            found++;
+    enum { NP = NELEM(pats) };
+    char syms[NP][128];
+    uint64_t addr[NP];
+    int nfound = 0;
+    for (size_t i = 0; i < NP; i++) {
+        snprintf(syms[i], sizeof syms[i], pats[i], name);
+        addr[i] = es_kernel_sym(m, syms[i]);
+        if (addr[i])
+            addr[nfound] = addr[i], memmove(syms[nfound], syms[i], sizeof syms[i]), nfound++;
     }
-    if (!found) {
+    if (!nfound) {
+        /* nothing on f: the header alone would read as an empty listing */
         fprintf(stderr, "entrysim: explain: no stub named after '%s' in the %s image\n", name,
                 conv);
+        rc = -2;
         goto out;
     }
-    dis_sym(f, m, "do_syscall_64", syntax);
+    fprintf(f, "# %s in the %s kernel image: the stub chain and the dispatcher\n\n", name, conv);
+    for (int i = 0; i < nfound; i++) {
+        /* several names, one address (v4.16's sys_X is SyS_X): the code is
+         * listed under the first name printed, the others point to it */
+        int first = -1;
+        for (int j = 0; j < i && first < 0; j++)
+            if (addr[j] == addr[i])
+                first = j;
+        if (first >= 0)
+            fprintf(f, "%016llx <%s>: alias of <%s>\n\n", (unsigned long long)addr[i], syms[i],
+                    syms[first]);
+        else
+            dis_sym(f, m, syms[i], syntax);
+    }
+    /* the dispatchers that call through a table holding one of these stubs:
+     * do_syscall_64 for sys_call_table (64-bit and x32 rows), the int80 and
+     * fast (SYSENTER/SYSCALL32) ones for ia32_sys_call_table */
+    bool t64 = table_refers(m, "sys_call_table", addr, nfound);
+    bool t32 = table_refers(m, "ia32_sys_call_table", addr, nfound);
+    if (t64 || !t32)
+        dis_sym(f, m, "do_syscall_64", syntax);
+    if (t32) {
+        dis_sym(f, m, "do_int80_syscall_32", syntax);
+        dis_sym(f, m, "do_fast_syscall_32", syntax);
+    }
     rc = 0;
 out:
     es_machine_free(m);
@@ -1023,5 +1052,6 @@ int es_explain_cmd(int argc, char **argv)
     }
     if (!name)
         return usage("%s", "explain: which syscall? (entrysim explain NAME)");
-    return es_explain(stdout, convs[0], name, syntax) ? 1 : 0;
+    int rc = es_explain(stdout, convs[0], name, syntax);
+    return rc == -2 ? 2 : rc ? 1 : 0;
 }

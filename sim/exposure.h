@@ -90,8 +90,11 @@ size_t es_live_count(const es_live *l);
 const es_exposure *es_live_get(const es_live *l, size_t i);
 void es_live_free(es_live *l);
 
-/* Writes the disassembly of NAME's stub chain and its dispatcher in the
- * image of `patches` to f.  Returns 0, or -1 with a message on stderr. */
+/* Writes the disassembly of NAME's stub chain and its dispatchers in the
+ * image of `patches` to f (do_syscall_64 when sys_call_table holds a stub,
+ * do_int80_syscall_32 and do_fast_syscall_32 when ia32_sys_call_table
+ * does).  Returns 0; -2 when the image has no stub of that name (nothing
+ * written to f); -1 otherwise; a message on stderr in both cases. */
 int es_explain(FILE *f, unsigned patches, const char *name, int syntax);
 
 /* The `entrysim exposure ...` and `entrysim explain ...` commands (argv

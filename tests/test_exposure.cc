@@ -218,6 +218,50 @@ static std::string capture(const std::function<void(FILE *)> &fn)
     return s;
 }
 
+// Runs `entrysim exposure|explain ARGS` in-process with stdout and stderr
+// redirected to temporary files.
+struct CmdResult {
+    int status;
+    std::string out, err;
+};
+
+static std::string slurp(FILE *f)
+{
+    std::string s;
+    rewind(f);
+    char b[4096];
+    size_t n;
+    while ((n = fread(b, 1, sizeof b, f)) > 0)
+        s.append(b, n);
+    fclose(f);
+    return s;
+}
+
+static CmdResult cmd(int (*fn)(int, char **), std::vector<std::string> args)
+{
+    std::vector<char *> av;
+    for (auto &a : args)
+        av.push_back(a.data());
+    av.push_back(nullptr);
+    fflush(stdout);
+    fflush(stderr);
+    FILE *o = tmpfile(), *e = tmpfile();
+    int so = dup(1), se = dup(2);
+    dup2(fileno(o), 1);
+    dup2(fileno(e), 2);
+    CmdResult r;
+    r.status = fn((int)args.size(), av.data());
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+}
+
 TEST(Exposure, JsonFormat)
 {
     es_exposure e = run(ES_CONV_V416, ES_ENTRY_SYSCALL64, "read");
@@ -289,7 +333,32 @@ TEST(Exposure, ExplainRecvGolden)
 
 TEST(Exposure, ExplainUnknownNameFails)
 {
-    std::string out = capture([](FILE *f) { EXPECT_EQ(es_explain(f, ES_CONV_V417, "nosuchcall", 0), -1); });
+    std::string out = capture([](FILE *f) { EXPECT_EQ(es_explain(f, ES_CONV_V417, "nosuchcall", 0), -2); });
+    EXPECT_EQ(out, ""); // no header for a name that is not there
+    CmdResult r = cmd(es_explain_cmd, {"nosuchcall"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("no stub named after 'nosuchcall'"), std::string::npos) << r.err;
+}
+
+// An alias names the first name printed for its address, never itself; the
+// ia32 table's stubs come with the ia32 dispatchers.
+TEST(Exposure, ExplainAliasesAndIa32Dispatchers)
+{
+    unsigned p;
+    char err[200];
+    ASSERT_EQ(es_patches_parse("ebeb8c8", &p, err, sizeof err), 0) << err;
+    std::string out = capture([&](FILE *f) { EXPECT_EQ(es_explain(f, p, "readv", 0), 0); });
+    EXPECT_NE(out.find("<SyS_readv>: alias of <sys_readv>"), std::string::npos) << out;
+    EXPECT_EQ(out.find("<SyS_readv>: alias of <SyS_readv>"), std::string::npos) << out;
+    std::regex self("<([^>]+)>: alias of <\\1>");
+    EXPECT_FALSE(std::regex_search(out, self)) << out;
+    EXPECT_NE(out.find("<do_syscall_64>:\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("<do_int80_syscall_32>:\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("<do_fast_syscall_32>:\n"), std::string::npos) << out;
+    // recv has no table row: only the 64-bit dispatcher, as in the golden file
+    out = capture([](FILE *f) { EXPECT_EQ(es_explain(f, ES_CONV_V417, "recv", 0), 0); });
+    EXPECT_EQ(out.find("<do_int80_syscall_32>"), std::string::npos) << out;
 }
 
 // `entrysim demo`: the bundled program through both conventions; under
@@ -307,49 +376,6 @@ TEST(Exposure, DemoComparison)
     EXPECT_NE(out.find(", v4.17 0\n"), std::string::npos) << out;
 }
 
-// Runs `entrysim exposure|explain ARGS` in-process with stdout and stderr
-// redirected to temporary files.
-struct CmdResult {
-    int status;
-    std::string out, err;
-};
-
-static std::string slurp(FILE *f)
-{
-    std::string s;
-    rewind(f);
-    char b[4096];
-    size_t n;
-    while ((n = fread(b, 1, sizeof b, f)) > 0)
-        s.append(b, n);
-    fclose(f);
-    return s;
-}
-
-static CmdResult cmd(int (*fn)(int, char **), std::vector<std::string> args)
-{
-    std::vector<char *> av;
-    for (auto &a : args)
-        av.push_back(a.data());
-    av.push_back(nullptr);
-    fflush(stdout);
-    fflush(stderr);
-    FILE *o = tmpfile(), *e = tmpfile();
-    int so = dup(1), se = dup(2);
-    dup2(fileno(o), 1);
-    dup2(fileno(e), 2);
-    CmdResult r;
-    r.status = fn((int)args.size(), av.data());
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
-}
 
 // --convention and --patches both choose the kernel: giving both is a usage
 // error, as for `entrysim run`, in either order and for both commands.
