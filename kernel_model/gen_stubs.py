@@ -15,7 +15,8 @@ by tables/gen_syscalls.py) and writes into <output dir>:
   stubs_special.c  the entries that are no definition (sys32_*sigreturn);
   tables.c         sys_call_table (64-bit and x32 rows at their numbers) and
                    ia32_sys_call_table, holes -> sys_ni_syscall;
-  syscall_nrs.h    NR_syscalls and IA32_NR_syscalls.
+  syscall_nrs.h    NR_syscalls and IA32_NR_syscalls, and ES_NR64_<name>,
+                   ES_NRX32_<name>, ES_NR32_<name> (as es_syscall_names.h).
 
 The tables are written with 4.17's names; tables.c maps each to the name of
 the convention it is compiled for (ES_T64/ES_TX32/ES_T32/ES_T32C).  Every
@@ -161,8 +162,18 @@ def main():
 
     n64 = max(r[0] for r in t64) + 1
     n32 = max(r[0] for r in t32) + 1
+    # The numbers by name, as tables/gen_syscalls.py writes them into
+    # es_syscall_names.h (same guard, so both headers can meet); the
+    # freestanding kernel build does not see the simulator's generated dir.
+    nrs = ["#ifndef ES_SYSCALL_NUMBERS_DEFINED\n#define ES_SYSCALL_NUMBERS_DEFINED\n"]
+    for nr, abi, name, _, _ in t64:
+        nrs.append("#define ES_NR%s_%s %d\n" % ("X32" if abi == "x32" else "64", name, nr))
+    for nr, _, name, _, _ in t32:
+        nrs.append("#define ES_NR32_%s %d\n" % (name, nr))
+    nrs.append("#endif\n")
     g.write_if_changed(os.path.join(out, "syscall_nrs.h"),
-                       head + "#define NR_syscalls %d\n#define IA32_NR_syscalls %d\n" % (n64, n32))
+                       head + "#define NR_syscalls %d\n#define IA32_NR_syscalls %d\n" % (n64, n32)
+                       + "".join(nrs))
 
     def tname(entry, table):
         kind, dname = classify(entry)

@@ -29,7 +29,24 @@ __es_get_user_4:
 	ret
 	.size	__es_get_user_4, .-__es_get_user_4
 
+/* int __es_probe_write_1(unsigned long uaddr) - 0 when the user byte can be
+ * read and written back unchanged, -EFAULT when either access faults
+ * (what Linux's copy_to_user would hit under sig_on_uaccess_err) */
+	.p2align 4
+	.globl	__es_probe_write_1
+	.type	__es_probe_write_1, @function
+__es_probe_write_1:
+5:	movb	(%rdi), %al
+6:	movb	%al, (%rdi)
+	xorl	%eax, %eax
+	ret
+7:	movl	$-EFAULT, %eax
+	ret
+	.size	__es_probe_write_1, .-__es_probe_write_1
+
 	.section __ex_table, "a"
 	.p2align 3
 	.quad	1b, 2b
 	.quad	3b, 4b
+	.quad	5b, 7b
+	.quad	6b, 7b

@@ -8,11 +8,23 @@
  * sys_gettimeofday(di, si), sys_time(di), sys_getcpu(di, si, NULL). */
 #include "kmodel.h"
 #include "syscalls.h"
+#include "syscall_nrs.h" /* generated: ES_NR64_* */
 
 #define VSYSCALL_ADDR 0xffffffffff600000UL
-#define __NR_gettimeofday 96
-#define __NR_time 201
-#define __NR_getcpu 309
+#define X86_TRAP_PF 14
+/* the #PF error code Linux records for a bad vsyscall pointer: user mode,
+ * write, page not present (write_ok_or_segv) */
+#define VSYSCALL_PF_ERR 6
+#define TASK_SIZE_MAX ((1UL << 47) - 4096)
+
+/* sizes of what the three calls write (struct timeval, struct timezone,
+ * time_t, unsigned) */
+#define SIZEOF_TIMEVAL 16
+#define SIZEOF_TIMEZONE 8
+#define SIZEOF_TIME_T 8
+#define SIZEOF_UNSIGNED 4
+
+int __es_probe_write_1(unsigned long uaddr);
 
 struct timeval;
 struct timezone;
@@ -35,6 +47,27 @@ static int addr_to_vsyscall_nr(unsigned long addr)
         return -EINVAL;
     int nr = (int)((addr & 0xC00UL) >> 10);
     return nr >= 3 ? -EINVAL : nr;
+}
+
+/* A bad output pointer of an emulated vsyscall is no -EFAULT return: Linux
+ * 4.16/4.17 raise SIGSEGV ("vsyscall fault") as for a user #PF, with
+ * cr2 = the pointer and error code 6.  write_ok_or_segv() signals for a
+ * range outside user space; an in-range but unwritable pointer faults in
+ * the syscall's copy_to_user, which sig_on_uaccess_err turns into the same
+ * SIGSEGV at the faulting address.  Our bodies write through the host, so
+ * that second case is found by probing the first and last byte before the
+ * call (the faulting byte is reported as cr2).  NULL is no output and
+ * passes, as in the syscalls.  Does not return on a bad pointer. */
+static void write_ok_or_segv(const struct pt_regs *regs, unsigned long ptr, unsigned long size)
+{
+    if (!ptr)
+        return;
+    if (ptr > TASK_SIZE_MAX || size > TASK_SIZE_MAX - ptr)
+        es_signal(X86_TRAP_PF, VSYSCALL_PF_ERR, ptr, regs->ip);
+    if (__es_probe_write_1(ptr))
+        es_signal(X86_TRAP_PF, VSYSCALL_PF_ERR, ptr, regs->ip);
+    if (__es_probe_write_1(ptr + size - 1))
+        es_signal(X86_TRAP_PF, VSYSCALL_PF_ERR, ptr + size - 1, regs->ip);
 }
 
 /* Called for a user-mode instruction fetch fault in the vsyscall page.
@@ -63,13 +96,18 @@ __visible bool emulate_vsyscall(struct pt_regs *regs, unsigned long address)
 
     switch (vsyscall_nr) {
     case 0:
-        syscall_nr = __NR_gettimeofday;
+        syscall_nr = ES_NR64_gettimeofday;
+        write_ok_or_segv(regs, regs->di, SIZEOF_TIMEVAL);
+        write_ok_or_segv(regs, regs->si, SIZEOF_TIMEZONE);
         break;
     case 1:
-        syscall_nr = __NR_time;
+        syscall_nr = ES_NR64_time;
+        write_ok_or_segv(regs, regs->di, SIZEOF_TIME_T);
         break;
     default:
-        syscall_nr = __NR_getcpu;
+        syscall_nr = ES_NR64_getcpu;
+        write_ok_or_segv(regs, regs->di, SIZEOF_UNSIGNED);
+        write_ok_or_segv(regs, regs->si, SIZEOF_UNSIGNED);
         break;
     }
 
@@ -107,6 +145,11 @@ __visible bool emulate_vsyscall(struct pt_regs *regs, unsigned long address)
 #endif
         break;
     }
+
+    /* the probes passed, yet the call failed to write (Linux: the
+     * WARN_ON_ONCE fallback "goto sigsegv"): still a SIGSEGV */
+    if (ret == -EFAULT)
+        es_signal(X86_TRAP_PF, VSYSCALL_PF_ERR, 0, regs->ip);
 
     regs->ax = ret;
     regs->ip = caller;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "es_syscall_names.h" /* generated: ES_NR64_*, ES_NR32_* */
 #include "host.h"
 #include "hypercall.h"
 #include "ops.h"
@@ -426,9 +427,11 @@ static void guest_str(es_machine *m, uint64_t va, char *out, size_t n)
     out[i] = 0;
 }
 
-#define NR_ARCH_PRCTL 158     /* x86-64 and x32 (common row) */
-#define NR_SET_THREAD_AREA_64 205
-#define NR_SET_THREAD_AREA_32 243
+/* syscall numbers from the generated tables (es_syscall_names.h):
+ * arch_prctl is a common row (x86-64 and x32) */
+#define NR_ARCH_PRCTL ES_NR64_arch_prctl
+#define NR_SET_THREAD_AREA_64 ES_NR64_set_thread_area
+#define NR_SET_THREAD_AREA_32 ES_NR32_set_thread_area
 #define GDT_TLS_MIN 12
 #define GDT_TLS_MAX 14
 
