@@ -317,6 +317,48 @@ static void record(es_probe *p, const es_taint *t)
     }
 }
 
+/* The name the convention gives the function at a table slot's address.
+ * Under v4.16 sys_X and SyS_X (compat_sys_X and compat_SyS_X) are one
+ * address, and es_kernel_addr2sym may return either; the table's own entry
+ * names (sys_X, compat_sys_X under v4.16; __x64_sys_X, __ia32_sys_X,
+ * __ia32_compat_sys_X, __x32_compat_sys_X under v4.17) are preferred so
+ * that every probe of a run is named the same way.  Falls back to
+ * es_kernel_addr2sym's name.  Returns false if the address starts no
+ * symbol. */
+static bool table_entry_name(const es_machine *m, uint64_t addr, char *out, size_t n)
+{
+    static const char *const prefixes[] = {"__x64_sys_", "__ia32_sys_", "__ia32_compat_sys_",
+                                           "__x32_compat_sys_", "compat_sys_", "compat_SyS_",
+                                           "sys_", "SyS_"};
+    uint64_t off;
+    const char *s = es_kernel_addr2sym(m, addr, &off);
+    if (!s || off != 0)
+        return false;
+    snprintf(out, n, "%s", s);
+    const char *base = NULL;
+    for (size_t i = 0; i < NELEM(prefixes) && !base; i++)
+        if (starts(s, prefixes[i]))
+            base = s + strlen(prefixes[i]);
+    if (!base)
+        return true;
+    char b[80];
+    snprintf(b, sizeof b, "%s", base);
+    /* entry names only: the SyS_ spellings are v4.16's aliases */
+    for (size_t i = 0; i < NELEM(prefixes); i++) {
+        if (starts(prefixes[i], "SyS_") || starts(prefixes[i], "compat_SyS_"))
+            continue;
+        char cand[128];
+        snprintf(cand, sizeof cand, "%s%s", prefixes[i], b);
+        if (es_kernel_sym(m, cand) == addr) {
+            size_t l = strlen(cand) < n ? strlen(cand) : n - 1; /* symbols fit; be safe */
+            memcpy(out, cand, l);
+            out[l] = 0;
+            return true;
+        }
+    }
+    return true;
+}
+
 /* Finds the probe points of e's syscall in the loaded image and what each
  * register may hold at each of them. */
 static void setup_probes(es_machine *m, es_exposure *e, int entry, unsigned patches)
@@ -338,9 +380,8 @@ static void setup_probes(es_machine *m, es_exposure *e, int entry, unsigned patc
     unsigned idx = entry == ES_ENTRY_VSYSCALL ? (unsigned)e->nr : (unsigned)e->nr;
     if (es_kernel_sym_size(m, table, &tab, &tabsz) && (idx + 1) * 8ull <= tabsz &&
         es_kernel_read(m, tab + idx * 8ull, &slot, 8) == 0 && slot) {
-        uint64_t off;
-        const char *s = es_kernel_addr2sym(m, slot, &off);
-        if (s && off == 0) {
+        char s[sizeof pt->symbol];
+        if (table_entry_name(m, slot, s, sizeof s)) {
             snprintf(pt->symbol, sizeof pt->symbol, "%s", s);
             pt->addr = slot;
             pt->present = true;

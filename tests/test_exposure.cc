@@ -427,3 +427,19 @@ TEST(ExposureCmd, UnknownSyscallIsAUsageErrorWithoutSummary)
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("summary (syscall64): v4.16: "), std::string::npos) << r.out;
 }
+
+// v4.16's sys_X and SyS_X share an address: the probe is named as the table
+// names its entry (sys_X, compat_sys_X), for every syscall alike.
+TEST(Exposure, V416TableTargetsUseTheTableEntryNames)
+{
+    for (const char *name : {"read", "exit_group", "write", "readv"}) {
+        es_exposure e = run(ES_CONV_V416, ES_ENTRY_SYSCALL64, name);
+        EXPECT_EQ(std::string(e.probe[ES_PROBE_TABLE_TARGET].symbol), std::string("sys_") + name);
+    }
+    es_exposure c = run(ES_CONV_V416, ES_ENTRY_INT80, "readv");
+    EXPECT_EQ(std::string(c.probe[ES_PROBE_TABLE_TARGET].symbol), "compat_sys_readv");
+    es_exposure v = run(ES_CONV_V417, ES_ENTRY_INT80, "readv");
+    EXPECT_EQ(std::string(v.probe[ES_PROBE_TABLE_TARGET].symbol), "__ia32_compat_sys_readv");
+    std::string out = capture([&](FILE *f) { es_demo_compare(f, 1); });
+    EXPECT_EQ(out.find("SyS_"), std::string::npos) << out;
+}
