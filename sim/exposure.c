@@ -9,9 +9,9 @@
  *   int80       int 0x80                                 (i386 process)
  *   sysenter32  push ecx; push edx; push ebp; mov ebp, esp; sysenter
  *               (the vDSO's __kernel_vsyscall on Intel: arg 6 is on the stack)
- *   syscall32   push ebp; mov ebp, ecx; syscall
- *               (the vDSO on AMD: SYSCALL clobbers ECX, so arg 2 rides in EBP
- *               and arg 6 on the stack)
+ *   syscall32   push ecx; push edx; push ebp; mov ebp, ecx; syscall
+ *               (the vDSO's __kernel_vsyscall on AMD: SYSCALL clobbers ECX,
+ *               so arg 2 rides in EBP and arg 6 on the stack)
  *   vsyscall    call [ptr] with ptr = 0xffffffffff600000 + 0x400 * n
  * The kernel boots, IRETQs to the program, the program runs to its entry
  * instruction; there every user register is labelled with itself and the
@@ -223,8 +223,11 @@ static size_t gen_code(int entry, int nr, uint8_t *c, size_t *label_off)
         *label_off = k;
         c[k++] = 0x0f, c[k++] = 0x34; /* sysenter */
     } else {
-        c[k++] = 0x55;                /* push ebp */
-        c[k++] = 0x89, c[k++] = 0xcd; /* mov ebp, ecx */
+        /* as the vDSO's __kernel_vsyscall enters on AMD: the same three
+         * pushes as for SYSENTER, then arg 2 moves to EBP because SYSCALL
+         * overwrites ECX with the return address */
+        c[k++] = 0x51, c[k++] = 0x52, c[k++] = 0x55; /* push ecx; push edx; push ebp */
+        c[k++] = 0x89, c[k++] = 0xcd;                 /* mov ebp, ecx */
         *label_off = k;
         c[k++] = 0x0f, c[k++] = 0x05; /* syscall */
     }
