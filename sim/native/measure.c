@@ -9,11 +9,12 @@
  *    code area, followed by `dec qword [rip+counter]; jnz top`; the loop
  *    counter lives in a data page right after the code, so the block keeps
  *    every general register.  The loop top is 64-byte aligned.
- *  - Before each run the harness saves the caller's RSP, switches to a
- *    private scratch stack (so push/pop and leave cannot hurt the child),
- *    resets x87 (FNINIT), MXCSR (0x1F80), the upper vector state (VZEROALL:
- *    XMM/YMM/ZMM zero) and DF (CLD), and points every general register except
- *    RSP at R = 0x1234560000, the middle of a large region nobody maps.
+ *  - Before each run the harness saves the caller's RSP in its data page,
+ *    resets x87 (FNINIT), MXCSR (0x1F80), the vector registers (VZEROALL:
+ *    XMM/YMM zero) and DF (CLD), points every general register except RSP at
+ *    R = 0x1234560000, the middle of a large region nobody maps, and RSP at
+ *    R + 1 GiB in the same kind of region (so push/pop, leave and RSP drift
+ *    cannot hurt the child, and stack accesses behave like the others).
  *  - Pages the block touches are mapped on demand by a SIGSEGV handler, all
  *    to one shared physical page (a memfd mapped MAP_SHARED|MAP_FIXED_NOREPLACE
  *    page by page), filled with the 8-byte pattern R so that pointers loaded
@@ -24,12 +25,17 @@
  *    with LFENCE/RDTSC/RDTSCP around the call, alternating, `reps` (25) times
  *    each, and keeps the minima; ticks per block = (t2 - t1) / ((iters2 -
  *    iters1) * unroll), which cancels the call, the register setup and the
- *    loop entry and exit.
+ *    loop entry and exit (the loop's own dec/jnz, once per `unroll` copies,
+ *    remains and overlaps with the block).
  *  - The TSC does not count core cycles (it ticks at a fixed rate, about 0.70
  *    to 0.73 ticks per core cycle at this machine's boost clock) and there are
  *    no performance counters in this VM, so next to each block a chain of 16
  *    dependent `add rax, 1` (1 cycle of latency each, so 1 cycle per add) is
- *    measured the same way: cycles = block ticks / ticks per add.
+ *    measured the same way, its runs interleaved with the block's so that
+ *    both minima see the same clock: cycles = block ticks / ticks per add.
+ *    (Measuring the chain first and the block after it let frequency changes
+ *    in between scatter results by 10-20% at the 90th percentile on this
+ *    shared host; interleaved, two runs agree within 1.4%.)
  *  - Calibration + block are measured twice; the block is flagged noisy when
  *    the two cycle counts differ by more than noisy_pct (2%); the lower one is
  *    reported.
@@ -236,7 +242,7 @@ int es_native_check_block(const uint8_t *code, size_t len, char *err, size_t err
 #define REG_INIT 0x1234560000ull /* every GPR but RSP; 9*R stays canonical */
 #define PAGE 4096ul
 #define MAX_PAGES 2048u          /* on-demand pages before giving up */
-#define SCRATCH_STACK (1ul << 20)
+#define STACK_OFFSET 0x40000000ull /* RSP = REG_INIT + this */
 #define CAL_ADDS 16u             /* dependent adds per calibration block */
 
 /* The record a child writes into the pipe: fixed size, below PIPE_BUF, one
@@ -489,21 +495,36 @@ static uint64_t timed_run(harness *h, unsigned iters)
     }
 }
 
-/* TSC ticks per copy of the block: (min t2 - min t1) / (block copies between). */
-static double ticks_per_block(harness *h, const es_native_opts *o)
+/* TSC ticks per copy of the calibration chain (cal_out) and of the block
+ * (blk_out, when b is not NULL): (min t2 - min t1) / (copies between).  The
+ * two harnesses' runs are interleaved so that both minima come from the same
+ * stretch of time, at the same core clock. */
+static void ticks_per_copy(harness *c, harness *b, const es_native_opts *o, double *cal_out,
+                           double *blk_out)
 {
-    timed_run(h, o->iters1); /* warm-up: maps the working set, fills caches */
-    timed_run(h, o->iters2);
-    uint64_t best1 = UINT64_MAX, best2 = UINT64_MAX;
-    for (unsigned r = 0; r < o->reps; r++) {
-        uint64_t t1 = timed_run(h, o->iters1), t2 = timed_run(h, o->iters2);
-        if (t1 < best1)
-            best1 = t1;
-        if (t2 < best2)
-            best2 = t2;
+    harness *hs[2] = {c, b};
+    uint64_t best[2][2] = {{UINT64_MAX, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}};
+    for (int k = 0; k < 2; k++) {
+        if (!hs[k])
+            continue;
+        timed_run(hs[k], o->iters1); /* warm-up: maps the working set, fills caches */
+        timed_run(hs[k], o->iters2);
     }
-    return ((double)best2 - (double)best1) /
-           ((double)(o->iters2 - o->iters1) * (double)o->unroll);
+    for (unsigned r = 0; r < o->reps; r++) {
+        for (int k = 0; k < 2; k++) {
+            if (!hs[k])
+                continue;
+            uint64_t t1 = timed_run(hs[k], o->iters1), t2 = timed_run(hs[k], o->iters2);
+            if (t1 < best[k][0])
+                best[k][0] = t1;
+            if (t2 < best[k][1])
+                best[k][1] = t2;
+        }
+    }
+    double copies = (double)(o->iters2 - o->iters1) * (double)o->unroll;
+    *cal_out = ((double)best[0][1] - (double)best[0][0]) / copies;
+    if (b)
+        *blk_out = ((double)best[1][1] - (double)best[1][0]) / copies;
 }
 
 static void pin_to_current_cpu(void)
@@ -545,11 +566,11 @@ static void child_main(const uint8_t *block, size_t len, const es_native_opts *o
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
 
-    uint8_t *stack = mmap(NULL, SCRATCH_STACK, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (stack == MAP_FAILED)
-        child_die("scratch stack mmap failed", false, 0);
-    uint64_t scratch_rsp = ((uint64_t)(uintptr_t)stack + SCRATCH_STACK / 2) & ~15ull;
+    /* RSP gets its own point in the region, 1 GiB above the others: pushes,
+     * pops and RSP-relative stores land on the one shared page like every
+     * other access (as in the reference data: stack stores and loads through
+     * other registers may alias in the physical page). */
+    uint64_t scratch_rsp = REG_INIT + STACK_OFFSET;
 
     bool avx = __builtin_cpu_supports("avx");
     uint8_t cal[CAL_ADDS * 4];
@@ -566,9 +587,11 @@ static void child_main(const uint8_t *block, size_t len, const es_native_opts *o
     child_record r;
     memset(&r, 0, sizeof r);
     for (int k = 0; k < 2; k++) {
-        r.tpc[k] = ticks_per_block(&hc, o) / CAL_ADDS;
+        double cal = 0, blk = 0;
+        ticks_per_copy(&hc, calibrate_only ? NULL : &hb, o, &cal, &blk);
+        r.tpc[k] = cal / CAL_ADDS;
         if (!calibrate_only)
-            r.cycles[k] = ticks_per_block(&hb, o) / r.tpc[k];
+            r.cycles[k] = blk / r.tpc[k];
     }
     ssize_t w = write(fd, &r, sizeof r);
     (void)w;
