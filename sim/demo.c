@@ -166,7 +166,8 @@ out:
 
 static void demo_probe(FILE *out, const es_exposure *e, int p)
 {
-    static const char *const pn[ES_NPROBES] = {"dispatch", "table target", "body"};
+    /* the point names exposure prints */
+    static const char *const pn[ES_NPROBES] = {"dispatch", "table_target", "body"};
     const es_probe *pr = &e->probe[p];
     if (!pr->present)
         return;
@@ -182,7 +183,7 @@ static void demo_probe(FILE *out, const es_exposure *e, int p)
     for (int i = 0; i < 16; i++) {
         int r = ord[i];
         es_label l = pr->regs[r];
-        if (!l || l == ES_TL_NR) /* the number alone: every path has it */
+        if (!l) /* nr alone is shown, as exposure does, and never counted */
             continue;
         char lab[128];
         es_taint_label_str(l, e->abi, lab, sizeof lab);
@@ -190,7 +191,7 @@ static void demo_probe(FILE *out, const es_exposure *e, int p)
         shown++;
     }
     if (!shown)
-        fputs(" -", out);
+        fputs(" (no user values)", out);
     fputc('\n', out);
 }
 
@@ -228,8 +229,9 @@ int es_demo_compare(FILE *out, int vendor)
     fprintf(out,
             "User values in registers at the first instruction of the kernel's C functions\n"
             "(reg=labels: the register holds a value derived from those user registers at the\n"
-            "syscall instruction; rip = the user RIP that SYSCALL saved in rcx; ! = exposed: not\n"
-            "a declared argument of that function in that register)\n");
+            "syscall instruction; nr = the syscall number, carried by every path and never\n"
+            "counted; rip = the user RIP that SYSCALL saved in rcx; ! = exposed: not a declared\n"
+            "argument of that function in that register)\n");
     int tot[2] = {0, 0};
     size_t n = runs[0].n > runs[1].n ? runs[0].n : runs[1].n;
     for (size_t i = 0; i < n; i++) {

@@ -675,9 +675,11 @@ void es_exposure_print_json(FILE *f, const es_exposure *e)
     for (int i = 0; i < ES_NPATCHES; i++)
         if (e->patches & (1u << i))
             fprintf(f, "%s\"%.8s\"", k++ ? ", " : "", es_patch_id(i));
-    fprintf(f, "], \"entry\": \"%s\", \"cpu\": \"%s\", \"syscall\": \"%s\", \"nr\": %d, "
+    /* "nr" is the table row; an x32 program passes it with the x32 bit set */
+    fprintf(f, "], \"entry\": \"%s\", \"cpu\": \"%s\", \"syscall\": \"%s\", \"nr\": %d, %s"
                "\"arity\": %d, \"probes\": [",
-            es_entry_name(e->entry), e->vendor ? "amd" : "intel", e->name, e->nr, e->arity);
+            es_entry_name(e->entry), e->vendor ? "amd" : "intel", e->name, e->nr,
+            e->entry == ES_ENTRY_X32 ? "\"x32_bit\": true, " : "", e->arity);
     k = 0;
     for (int p = 0; p < ES_NPROBES; p++) {
         const es_probe *pr = &e->probe[p];

@@ -443,3 +443,20 @@ TEST(Exposure, V416TableTargetsUseTheTableEntryNames)
     std::string out = capture([&](FILE *f) { es_demo_compare(f, 1); });
     EXPECT_EQ(out.find("SyS_"), std::string::npos) << out;
 }
+
+// x32 JSON objects say the x32 bit was set; "nr" is the table row.  The demo
+// names its points as exposure does and shows nr-only registers like it.
+TEST(Exposure, X32JsonAndDemoWording)
+{
+    es_exposure e = run(ES_CONV_V417, ES_ENTRY_X32, "readv");
+    std::string j = capture([&](FILE *f) { es_exposure_print_json(f, &e); });
+    EXPECT_NE(j.find("\"nr\": 515, \"x32_bit\": true, \"arity\": 3"), std::string::npos) << j;
+    es_exposure r = run(ES_CONV_V417, ES_ENTRY_SYSCALL64, "read");
+    j = capture([&](FILE *f) { es_exposure_print_json(f, &r); });
+    EXPECT_EQ(j.find("x32_bit"), std::string::npos) << j;
+    std::string out = capture([](FILE *f) { es_demo_compare(f, 1); });
+    EXPECT_EQ(out.find("table target"), std::string::npos) << out;
+    EXPECT_NE(out.find("    table_target  __x64_sys_write          rax=nr\n"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("nr = the syscall number"), std::string::npos) << out;
+}
