@@ -24,14 +24,15 @@ typedef struct es_native_opts {
     unsigned iters2;      /* loop iterations of the long run (default 200) */
     double noisy_pct;     /* flag when the two measurements differ more (default 2) */
     double timeout_s;     /* per block, enforced by the parent (default 10) */
+    unsigned tries;       /* measurements until two agree (2..16, default 4) */
 } es_native_opts;
 
 typedef struct es_native_result {
     int status;              /* 0 measured; otherwise error[] says why */
-    double cycles;           /* core cycles per iteration: the lower of the two */
-    double cycles_each[2];   /* the two independent measurements */
+    double cycles;           /* core cycles per iteration: the lower of the pair */
+    double cycles_each[2];   /* the closest pair of independent measurements */
     double ticks_per_cycle;  /* TSC ticks per core cycle of the first measurement */
-    bool noisy;              /* the two differ by more than noisy_pct */
+    bool noisy;              /* even the closest pair differs by more than noisy_pct */
     char error[160];
 } es_native_result;
 
