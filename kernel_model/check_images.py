@@ -103,6 +103,18 @@ def main():
             return pre + name, ["__se_compat_sys_" + name], "__do_compat_sys_" + name
         return "compat_sys_" + name, ["compat_SyS_" + name], "C_SYSC_" + name
 
+    def check_seed_alias(p, syms, what, stub):
+        """A 4.17-final compat stub __{ia32,x32}_compat_sys_NAME has the seed
+        ebeb8c82's name __compat_sys_{ia32,x32}_NAME as an alias."""
+        for abi in ("ia32", "x32"):
+            pre = "__%s_compat_sys_" % abi
+            if stub.startswith(pre):
+                alias = "__compat_sys_%s_%s" % (abi, stub[len(pre):])
+                if alias not in syms:
+                    err("p%02d: %s: no %s" % (p, what, alias))
+                elif stub in syms and syms[alias] != syms[stub]:
+                    err("p%02d: %s: %s is not an alias of %s" % (p, what, alias, stub))
+
     always = ["startup_64", "es_boot_info", "entry_SYSCALL_64", "entry_INT80_compat",
               "entry_SYSCALL_compat", "entry_SYSENTER_compat", "do_syscall_64",
               "do_int80_syscall_32", "do_fast_syscall_32", "emulate_vsyscall",
@@ -132,6 +144,7 @@ def main():
                 for s in [want] + helpers + ([body] if body else []):
                     if s not in syms:
                         err("p%02d: 64-bit row %d (%s): no %s" % (p, nr, name, s))
+            check_seed_alias(p, syms, "64-bit row %d (%s)" % (nr, name), want)
             slot = elf.u64(syms["sys_call_table"] + 8 * nr)
             if want in syms and slot != syms[want]:
                 err("p%02d: sys_call_table[%d] is not %s" % (p, nr, want))
@@ -143,6 +156,7 @@ def main():
                 for s in [want] + helpers + ([body] if body else []):
                     if s not in syms:
                         err("p%02d: i386 row %d (%s): no %s" % (p, nr, name, s))
+            check_seed_alias(p, syms, "i386 row %d (%s)" % (nr, name), want)
             slot = elf.u64(syms["ia32_sys_call_table"] + 8 * nr)
             if want in syms and slot != syms[want]:
                 err("p%02d: ia32_sys_call_table[%d] is not %s" % (p, nr, want))

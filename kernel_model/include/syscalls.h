@@ -25,6 +25,8 @@
  *   ebeb8c82: __ia32_compat_sys_NAME (bx, cx, dx, si, di, bp) and
  *     __x32_compat_sys_NAME (di, si, dx, r10, r8, r9) decode pt_regs and call
  *     __se_compat_sys_NAME, which calls the body __do_compat_sys_NAME.
+ *     __compat_sys_ia32_NAME / __compat_sys_x32_NAME (the seed's own names)
+ *     are aliases of the two stubs.
  *
  * Differences from Linux, on purpose: the bodies (SYSC_*, __do_sys_*,
  * C_SYSC_*, __do_compat_sys_*) are real functions (noinline, noclone) so the
@@ -179,6 +181,12 @@
     {                                                                                        \
         return __se_compat_sys##name(ES_X86_64_REGS(x));                                     \
     }                                                                                        \
+    /* the names of the seed as posted (ebeb8c82), renamed in 4.17-final;  \
+     * both exist so probes and tools written against either find them */ \
+    long __compat_sys_ia32##name(const struct pt_regs *regs)                                 \
+        __attribute__((alias("__ia32_compat_sys" ES_STR(name))));                            \
+    long __compat_sys_x32##name(const struct pt_regs *regs)                                  \
+        __attribute__((alias("__x32_compat_sys" ES_STR(name))));                             \
     long __se_compat_sys##name(ES_PLIST(x, ES_LONG, __VA_ARGS__))                            \
     {                                                                                        \
         return __do_compat_sys##name(ES_MAP(x, ES_DELOUSE, __VA_ARGS__));                    \
