@@ -330,9 +330,14 @@ static void record(es_probe *p, const es_taint *t)
  * symbol. */
 static bool table_entry_name(const es_machine *m, uint64_t addr, char *out, size_t n)
 {
+    /* entry names first; after them the alias spellings, which are only
+     * stripped: v4.16's SyS_, and the seed series' own __compat_sys_ia32_ /
+     * __compat_sys_x32_ (renamed in the merged 4.17) */
     static const char *const prefixes[] = {"__x64_sys_", "__ia32_sys_", "__ia32_compat_sys_",
-                                           "__x32_compat_sys_", "compat_sys_", "compat_SyS_",
-                                           "sys_", "SyS_"};
+                                           "__x32_compat_sys_", "compat_sys_", "sys_",
+                                           "compat_SyS_", "SyS_", "__compat_sys_ia32_",
+                                           "__compat_sys_x32_"};
+    enum { NENTRY = 6 };
     uint64_t off;
     const char *s = es_kernel_addr2sym(m, addr, &off);
     if (!s || off != 0)
@@ -346,10 +351,7 @@ static bool table_entry_name(const es_machine *m, uint64_t addr, char *out, size
         return true;
     char b[80];
     snprintf(b, sizeof b, "%s", base);
-    /* entry names only: the SyS_ spellings are v4.16's aliases */
-    for (size_t i = 0; i < NELEM(prefixes); i++) {
-        if (starts(prefixes[i], "SyS_") || starts(prefixes[i], "compat_SyS_"))
-            continue;
+    for (size_t i = 0; i < NENTRY; i++) {
         char cand[128];
         snprintf(cand, sizeof cand, "%s%s", prefixes[i], b);
         if (es_kernel_sym(m, cand) == addr) {
