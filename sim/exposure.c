@@ -186,6 +186,16 @@ static size_t gen_code(int entry, int nr, uint8_t *c, size_t *label_off)
             k += 8;
         }
         if (entry == ES_ENTRY_VSYSCALL) {
+            /* emulate_vsyscall checks the output pointers before the call
+             * (write_ok_or_segv): they must be writable user memory, so
+             * they point below the stack pointer.  Labels go by register,
+             * not by value, so this changes nothing in the analysis. */
+            static const uint8_t lea[] = {
+                0x48, 0x8d, 0xbc, 0x24, 0x00, 0xff, 0xff, 0xff, /* lea rdi, [rsp-0x100] */
+                0x48, 0x8d, 0xb4, 0x24, 0x00, 0xfe, 0xff, 0xff, /* lea rsi, [rsp-0x200] */
+            };
+            memcpy(c + k, lea, sizeof lea);
+            k += sizeof lea;
             *label_off = k;
             c[k++] = 0xff, c[k++] = 0x15; /* call [rip+2] */
             put(c + k, 2, 4);
