@@ -12,7 +12,7 @@
  *  - Before each run the harness saves the caller's RSP in its data page,
  *    resets x87 (FNINIT), MXCSR (0x1F80), the vector registers (VZEROALL:
  *    XMM/YMM zero) and DF (CLD), points every general register except RSP at
- *    R = 0x1234560000, the middle of a large region nobody maps, and RSP at
+ *    R = 0x12345600 (BHive's value), the middle of a large region nobody maps, and RSP at
  *    R + 1 GiB in the same kind of region (so push/pop, leave and RSP drift
  *    cannot hurt the child, and stack accesses behave like the others).
  *  - Pages the block touches are mapped on demand by a SIGSEGV handler, all
@@ -241,7 +241,8 @@ int es_native_check_block(const uint8_t *code, size_t len, char *err, size_t err
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-#define REG_INIT 0x1234560000ull /* every GPR but RSP; 9*R stays canonical */
+#define REG_INIT 0x12345600ull /* every GPR but RSP (BHive's value): low, so 9*R
+                                 * stays canonical and clear of ASan's shadow */
 #define PAGE 4096ul
 #define MAX_PAGES 2048u          /* on-demand pages before giving up */
 #define STACK_OFFSET 0x40000000ull /* RSP = REG_INIT + this */
