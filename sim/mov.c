@@ -23,6 +23,57 @@ static int mov_from_seg(es_machine *m, const es_insn *d)
 }
 
 /* MOV to/from CRn or DRn: privileged (SDM MOV CR: #GP(0) if CPL != 0). */
+#define CR0_PE 0x1ull
+#define CR0_NW (1ull << 29)
+#define CR0_CD (1ull << 30)
+#define CR0_PG (1ull << 31)
+#define CR0_AM (1ull << 18)
+#define CR4_PAE (1ull << 5)
+#define EFER_LME (1ull << 8)
+#define EFER_LMA (1ull << 10)
+/* CR4 bits this CPU has: VME..OSXMMEXCPT (0-10), UMIP (11, modelled for
+ * SGDT/SIDT/SLDT/SMSW/STR) and OSXSAVE (18).  The rest are reserved here:
+ * bit 15 and 25+ always, and the features CPUID does not report (LA57,
+ * VMXE, SMXE, FSGSBASE, PCIDE, KL, SMEP, SMAP, PKE, CET, PKS). */
+#define CR4_VALID (0xfffull | (1ull << 18))
+/* CPUID 0x80000008 reports MAXPHYADDR 48: CR3 bits 63:48 are reserved
+ * (bit 63 is the PCID no-flush hint only with CR4.PCIDE, not supported). */
+#define CR3_RESERVED (~0ull << 48)
+
+/* The #GP(0) conditions of MOV to CR0/CR3/CR4/CR8 (SDM Vol. 2B, MOV-Move
+ * to/from Control Registers, Protected Mode and 64-Bit Mode Exceptions;
+ * Vol. 3A 2.5 Control Registers): a 1 in a reserved bit, CR0.PG without
+ * PE, CR0.NW without CD, clearing CR0.PG or CR4.PAE while IA-32e mode is
+ * active, setting CR0.PG with EFER.LME and no CR4.PAE. */
+static bool cr_write_bad(const es_machine *m, int cr, uint64_t v)
+{
+    bool lma = (m->efer & EFER_LMA) != 0;
+    switch (cr) {
+    case 0:
+        if (v >> 32)
+            return true;
+        if ((v & CR0_PG) && !(v & CR0_PE))
+            return true;
+        if ((v & CR0_NW) && !(v & CR0_CD))
+            return true;
+        if (lma && !(v & CR0_PG))
+            return true;
+        if ((v & CR0_PG) && !(m->cr0 & CR0_PG) && (m->efer & EFER_LME) && !(m->cr4 & CR4_PAE))
+            return true;
+        return false;
+    case 3:
+        return lma && (v & CR3_RESERVED);
+    case 4:
+        if (v & ~CR4_VALID)
+            return true;
+        return lma && !(v & CR4_PAE);
+    case 8:
+        return (v >> 4) != 0; /* TPR: bits 3:0 only */
+    default:
+        return false;
+    }
+}
+
 static int mov_cr_dr(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
@@ -48,9 +99,14 @@ static int mov_cr_dr(es_machine *m, const es_insn *d)
         return ES_OK;
     }
     uint64_t v = m->gpr[d->o[1].reg] & es_mask(d->o[1].size);
+    if (c->kind == ES_OPK_CR && cr_write_bad(m, c->reg, v))
+        return es_raise(m, ES_VEC_GP, 0);
+    uint64_t old = *r;
     *r = v;
     if (c->kind == ES_OPK_CR && (c->reg == 0 || c->reg == 3 || c->reg == 4))
         es_tlb_flush(m); /* paging-structure changes: drop all translations */
+    if (c->kind == ES_OPK_CR && c->reg == 0 && ((old ^ v) & CR0_AM))
+        es_update_ac(m); /* alignment checking follows CR0.AM */
     return ES_OK;
 }
 

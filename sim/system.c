@@ -55,9 +55,12 @@ static int op_priv(es_machine *m, const es_insn *d)
     (BIT(0) /* SSE3 */ | BIT(9) /* SSSE3 */ | BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ |         \
      BIT(20) /* SSE4.2 */ | BIT(22) /* MOVBE */ | BIT(23) /* POPCNT */ | BIT(26) /* XSAVE */ |    \
      BIT(27) /* OSXSAVE */)
+/* SEP (bit 11): SYSENTER/SYSEXIT are implemented (--cpu intel, and 32-bit
+ * code on AMD); both vendors set it in CPUID.1:EDX (SDM Vol. 2A CPUID,
+ * Table 3-11; AMD APM Vol. 3, CPUID Fn0000_0001_EDX). */
 #define CPUID1_EDX                                                                                 \
     (BIT(0) /* FPU */ | BIT(4) /* TSC */ | BIT(5) /* MSR */ | BIT(8) /* CX8 */ |                  \
-     BIT(15) /* CMOV */ | BIT(19) /* CLFSH */ | BIT(24) /* FXSR */ | BIT(25) /* SSE */ |          \
+     BIT(11) /* SEP */ | BIT(15) /* CMOV */ | BIT(19) /* CLFSH */ | BIT(24) /* FXSR */ | BIT(25) /* SSE */ |          \
      BIT(26) /* SSE2 */)
 #define CPUID7_EBX (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(19) /* ADX */)
 #define CPUID7_EDX (BIT(4) /* FSRM */)
@@ -411,11 +414,24 @@ static int op_wrmsr(es_machine *m, const es_insn *d)
     uint64_t *p = msr_slot(m, n);
     if (!p)
         return es_raise(m, ES_VEC_GP, 0);
-    /* base and target-address MSRs must be canonical (SDM WRMSR) */
+    /* base and target-address MSRs must be canonical (SDM Vol. 2B WRMSR:
+     * FS/GS base, KERNEL_GS_BASE, LSTAR, SYSENTER_EIP, SYSENTER_ESP; CSTAR
+     * too, as on AMD) */
     if ((n == 0xc0000100 || n == 0xc0000101 || n == 0xc0000102 || n == 0xc0000082 ||
-         n == 0xc0000083) &&
+         n == 0xc0000083 || n == 0x00000175 || n == 0x00000176) &&
         (uint64_t)((int64_t)(v << 16) >> 16) != v)
         return es_raise(m, ES_VEC_GP, 0);
+    if (n == 0xc0000080) {
+        /* IA32_EFER (SDM Vol. 4, Table 2-2; Vol. 3A 10.8.5): SCE, LME, LMA,
+         * NXE exist, any other 1 is #GP(0); LMA is the processor's (a
+         * write leaves it); LME cannot change while CR0.PG is set. */
+        const uint64_t sce = 1, lme = 1u << 8, lma = 1u << 10, nxe = 1u << 11;
+        if (v & ~(sce | lme | lma | nxe))
+            return es_raise(m, ES_VEC_GP, 0);
+        if ((m->cr0 & (1ull << 31)) && ((v ^ m->efer) & lme))
+            return es_raise(m, ES_VEC_GP, 0);
+        v = (v & ~lma) | (m->efer & lma);
+    }
     *p = v;
     return ES_OK;
 }

@@ -105,6 +105,109 @@ TEST(System, Cpl0Msrs)
     EXPECT_EQ(m->fault.vector, ES_VEC_GP);
 }
 
+// WRMSR checks of SDM Vol. 2B WRMSR and Vol. 3A 10.8.5: SYSENTER_ESP/EIP
+// must be canonical like the base MSRs; EFER has no bits besides SCE, LME,
+// LMA, NXE; LME cannot change with paging on; LMA is not writable.
+TEST(System, WrmsrEferAndSysenterChecks)
+{
+    M m(M64);
+    es_set_mode(m.m, 0, ES_MODE_64);
+    auto wrmsr = [&](uint32_t n, uint64_t v) {
+        m->rip = C;
+        m->gpr[ES_RCX] = n;
+        m->gpr[ES_RAX] = v & 0xffffffffu;
+        m->gpr[ES_RDX] = v >> 32;
+        return m.run({0x0f, 0x30});
+    };
+    const uint64_t noncanon = 0x0000800000000000ull, canon = 0xffff800000001000ull;
+    for (uint32_t n : {0x175u, 0x176u}) {
+        EXPECT_EQ(wrmsr(n, noncanon), ES_STOP_FAULT) << std::hex << n;
+        EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+        EXPECT_EQ(m->fault.error, 0u);
+        ASSERT_EQ(wrmsr(n, canon), 0) << m->message;
+    }
+    EXPECT_EQ(m->msr.sysenter_esp, canon);
+    EXPECT_EQ(m->msr.sysenter_eip, canon);
+    ASSERT_EQ(m->efer, 0xd01u);
+    // reserved bits (bit 1, bit 12 = AMD's SVME, bit 63)
+    for (uint64_t bad : {0xd03ull, 0x1d01ull, 0x8000000000000d01ull}) {
+        EXPECT_EQ(wrmsr(0xc0000080, bad), ES_STOP_FAULT) << std::hex << bad;
+        EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+        EXPECT_EQ(m->efer, 0xd01u);
+    }
+    // clearing LME while CR0.PG is set
+    EXPECT_EQ(wrmsr(0xc0000080, 0xc01), ES_STOP_FAULT);
+    EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+    EXPECT_EQ(m->efer, 0xd01u);
+    // SCE and NXE may change; a written LMA is ignored (the processor's)
+    ASSERT_EQ(wrmsr(0xc0000080, 0x100), 0) << m->message;
+    EXPECT_EQ(m->efer, 0x500u);
+    ASSERT_EQ(wrmsr(0xc0000080, 0xd01), 0) << m->message;
+    EXPECT_EQ(m->efer, 0xd01u);
+}
+
+// MOV to CR0/CR3/CR4/CR8: #GP(0) for reserved bits and illegal
+// combinations (SDM Vol. 2B MOV-Move to/from Control Registers; Vol. 3A
+// 2.5); a change of CR0.AM re-evaluates alignment checking.
+TEST(System, MovToCrChecks)
+{
+    M m(M64);
+    es_set_mode(m.m, 0, ES_MODE_64);
+    const uint64_t cr0 = m->cr0, cr3 = m->cr3, cr4 = m->cr4;
+    auto mov_to = [&](int cr, uint64_t v) {
+        m->rip = C;
+        m->gpr[ES_RAX] = v;
+        switch (cr) {
+        case 0: return m.run({0x0f, 0x22, 0xc0});
+        case 3: return m.run({0x0f, 0x22, 0xd8});
+        case 4: return m.run({0x0f, 0x22, 0xe0});
+        default: return m.run({0x44, 0x0f, 0x22, 0xc0}); // mov cr8, rax
+        }
+    };
+    struct Bad {
+        int cr;
+        uint64_t v;
+        const char *why;
+    } bad[] = {
+        {0, cr0 | 1ull << 32, "CR0 bit 32 reserved"},
+        {0, cr0 & ~1ull, "CR0.PG without PE"},
+        {0, cr0 | 1ull << 29, "CR0.NW without CD"},
+        {0, cr0 & ~(1ull << 31), "clearing CR0.PG in IA-32e mode"},
+        {3, cr3 | 1ull << 52, "CR3 above MAXPHYADDR"},
+        {3, cr3 | 1ull << 63, "CR3 bit 63 without PCIDE"},
+        {4, cr4 & ~(1ull << 5), "clearing CR4.PAE in IA-32e mode"},
+        {4, cr4 | 1ull << 15, "CR4 bit 15 reserved"},
+        {4, cr4 | 1ull << 12, "CR4.LA57 not supported"},
+        {4, cr4 | 1ull << 20, "CR4.SMEP not reported by CPUID"},
+        {4, cr4 | 1ull << 32, "CR4 bit 32 reserved"},
+        {8, 0x10, "CR8 bits 63:4 reserved"},
+    };
+    for (const Bad &b : bad) {
+        EXPECT_EQ(mov_to(b.cr, b.v), ES_STOP_FAULT) << b.why;
+        EXPECT_EQ(m->fault.vector, ES_VEC_GP) << b.why;
+        EXPECT_EQ(m->fault.error, 0u) << b.why;
+    }
+    EXPECT_EQ(m->cr0, cr0);
+    EXPECT_EQ(m->cr3, cr3);
+    EXPECT_EQ(m->cr4, cr4);
+    // legal writes: CD+NW (caches off), TPR 15, CR4.TSD
+    ASSERT_EQ(mov_to(0, cr0 | 3ull << 29), 0) << m->message;
+    EXPECT_EQ(m->cr0, cr0 | 3ull << 29);
+    ASSERT_EQ(mov_to(0, cr0), 0) << m->message;
+    ASSERT_EQ(mov_to(8, 15), 0) << m->message;
+    EXPECT_EQ(m->cr8, 15u);
+    ASSERT_EQ(mov_to(4, cr4 | 4), 0) << m->message;
+    EXPECT_EQ(m->cr4, cr4 | 4);
+    ASSERT_EQ(mov_to(4, cr4), 0) << m->message;
+    // CR0.AM: the write re-evaluates alignment checking (es_update_ac);
+    // a stale "on" left in ac_check must be recomputed (off at CPL 0)
+    m->ac_check = true;
+    ASSERT_EQ(mov_to(0, cr0 & ~(1ull << 18)), 0) << m->message;
+    EXPECT_EQ(m->cr0, cr0 & ~(1ull << 18));
+    EXPECT_FALSE(m->ac_check);
+    ASSERT_EQ(mov_to(0, cr0), 0) << m->message;
+}
+
 static void cpuid(es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
     m->gpr[ES_RAX] = 0xffffffff00000000ull | leaf;
@@ -139,12 +242,19 @@ TEST(System, Cpuid)
     cpuid(m.m, 1, 0, r);
     EXPECT_EQ((r[0] >> 8) & 0xf, 0xfu);           // AMD: base family 0xf
     EXPECT_EQ(((r[0] >> 20) & 0xff) + 0xf, 0x19u); // Zen 4: family 19h
-    const uint32_t want_edx = 1u << 0 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 15 | 1u << 19 |
-                              1u << 24 | 1u << 25 | 1u << 26;
+    // bit 11 SEP (SYSENTER/SYSEXIT), reported by Intel and AMD alike; was
+    // missing before although SYSENTER works
+    const uint32_t want_edx = 1u << 0 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 11 | 1u << 15 |
+                              1u << 19 | 1u << 24 | 1u << 25 | 1u << 26;
     const uint32_t want_ecx = 1u << 0 | 1u << 9 | 1u << 13 | 1u << 19 | 1u << 20 | 1u << 22 |
                               1u << 23 | 1u << 26 | 1u << 27;
     EXPECT_EQ(r[3], want_edx); // no MMX (bit 23), no HTT, no APIC
     EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12), AES (25), RDRAND (30)
+    m->vendor = 0;
+    cpuid(m.m, 1, 0, r);
+    EXPECT_EQ(r[3], want_edx); // Intel: the same features, SEP included
+    EXPECT_NE(r[3] & 1u << 11, 0u);
+    m->vendor = 1;
     cpuid(m.m, 7, 0, r);
     EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 19); // BMI1 BMI2 ERMS ADX; no AVX2 (5)
     EXPECT_EQ(r[3], 1u << 4);                                 // FSRM
