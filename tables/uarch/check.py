@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Validate the data files in tables/uarch/ (standalone; exit status 0 = all good).
+
+  *.llvm.tsv  header and column count, numeric fields, 0/1 flags, port list syntax,
+              unique forms, same form set for every microarchitecture.
+  *.cfg       "key = value  # source" lines: dotted lowercase keys, no duplicates, every
+              value carries a source comment, the required keys are present, and the
+              port names of ports.* keys occur in that uarch's .llvm.tsv.
+
+Usage: python3 tables/uarch/check.py [DIR]
+"""
+import glob
+import os
+import re
+import sys
+
+HEADER = ["form", "uops", "latency", "rthroughput", "ports", "load", "store", "side_effects", "asm", "source"]
+PORT_RE = re.compile(r"^(-|[A-Za-z0-9_]+:\d+(\.\d+)?(\+[A-Za-z0-9_]+:\d+(\.\d+)?)*)$")
+REQUIRED = """fetch.bytes_per_cycle decode.width opcache.entries opcache.ops_per_cycle dispatch.width retire.width
+rob.entries sched.int_entries sched.fp_entries ports.int_alu ports.agu ports.branch ports.mul ports.div ports.fp
+lsu.loads_per_cycle lsu.stores_per_cycle lsu.load_queue lsu.store_queue l1i.size_kb l1i.assoc l1d.size_kb
+l1d.assoc l1d.latency l2.size_kb l2.assoc l2.latency l3.size_kb l3.assoc l3.latency itlb.l1_entries
+dtlb.l1_entries dtlb.l2_entries pagewalk.latency btb.l1_entries ras.entries branch.mispredict_penalty""".split()
+
+errors = []
+
+
+def err(path, line, msg):
+    errors.append(f"{path}:{line}: {msg}")
+
+
+def check_tsv(path):
+    forms, ports = set(), set()
+    header_seen = False
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if line.startswith("#") or not line:
+                continue
+            cols = line.split("\t")
+            if not header_seen:
+                if cols != HEADER:
+                    err(path, n, f"header must be {HEADER}, got {cols}")
+                header_seen = True
+                continue
+            if len(cols) != len(HEADER):
+                err(path, n, f"{len(cols)} columns, expected {len(HEADER)}")
+                continue
+            r = dict(zip(HEADER, cols))
+            if not r["form"] or r["form"] in forms:
+                err(path, n, f"empty or duplicate form {r['form']!r}")
+            forms.add(r["form"])
+            for k in ("uops", "latency"):
+                if not re.fullmatch(r"\d+", r[k]):
+                    err(path, n, f"{k} not a non-negative integer: {r[k]!r}")
+            if not re.fullmatch(r"\d+(\.\d+)?", r["rthroughput"]):
+                err(path, n, f"rthroughput not a number: {r['rthroughput']!r}")
+            for k in ("load", "store", "side_effects"):
+                if r[k] not in ("0", "1"):
+                    err(path, n, f"{k} must be 0 or 1: {r[k]!r}")
+            if not PORT_RE.match(r["ports"]):
+                err(path, n, f"bad ports list {r['ports']!r}")
+            elif r["ports"] != "-":
+                ports.update(p.split(":")[0] for p in r["ports"].split("+"))
+            if not r["asm"] or not r["source"]:
+                err(path, n, "asm and source must be non-empty")
+    if not header_seen:
+        err(path, 0, "no header line")
+    return forms, ports
+
+
+def check_cfg(path, ports):
+    keys = {}
+    with open(path) as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"^([a-z0-9_]+(\.[a-z0-9_]+)+)\s*=\s*([^#]+?)\s*#\s*(\S.*)$", line)
+            if not m:
+                err(path, n, "expected 'unit.key = value  # source'")
+                continue
+            key, val, src = m.group(1), m.group(3), m.group(4)
+            if key in keys:
+                err(path, n, f"duplicate key {key}")
+            keys[key] = val
+            if key.startswith("ports."):
+                for p in val.split(","):
+                    if ports and p not in ports:
+                        err(path, n, f"port {p!r} does not occur in the .llvm.tsv of this uarch")
+            elif not re.fullmatch(r"\d+(\.\d+)?", val):
+                err(path, n, f"value of {key} is not a number: {val!r}")
+    for k in REQUIRED:
+        if k not in keys:
+            err(path, 0, f"missing required key {k}")
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    tsvs = sorted(glob.glob(os.path.join(d, "*.llvm.tsv")))
+    if not tsvs:
+        err(d, 0, "no *.llvm.tsv files")
+    formsets, portsets = {}, {}
+    for p in tsvs:
+        name = os.path.basename(p).split(".")[0]
+        formsets[name], portsets[name] = check_tsv(p)
+    names = list(formsets)
+    for a in names[1:]:
+        if formsets[a] != formsets[names[0]]:
+            diff = sorted(formsets[a] ^ formsets[names[0]])[:5]
+            err(d, 0, f"form sets of {names[0]} and {a} differ (e.g. {diff})")
+    for p in sorted(glob.glob(os.path.join(d, "*.cfg"))):
+        check_cfg(p, portsets.get(os.path.basename(p)[:-4], set()))
+    for e in errors:
+        print(e, file=sys.stderr)
+    print(f"check.py: {len(tsvs)} tables, {sum(len(s) for s in formsets.values())} rows, "
+          f"{len(errors)} error(s)", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
