@@ -403,16 +403,15 @@ def parse(out, keep, lines):
     for reg in regions:
         name = reg.split("\n", 1)[0].strip()
         i = int(name[1:])
-        info = re.search(r"\[1\]\s+\[2\]\s+\[3\]\s+\[4\]\s+\[5\]\s+\[6\]\s+Instructions:\n(.*)\n", reg)
-        row = info.group(1)
-        # columns are fixed width: uops latency rthroughput then 7-wide flag columns
+        info = re.search(r"^(\[1\]\s+\[2\]\s+\[3\]\s+\[4\]\s+\[5\]\s+\[6\]\s+)Instructions:\n(.*)\n", reg, re.M)
+        head, row = info.group(1), info.group(2)
         m = re.match(r"\s*(\d+)\s+(\d+)\s+([\d.]+)", row)
         uops, lat, rtp = m.group(1), m.group(2), m.group(3)
-        start = m.end()
-        flags = row[start:start + 22]
-        load = "*" in flags[0:7]
-        store = "*" in flags[7:14]
-        side = "U" in flags[14:22]
+        # the flag columns are aligned under their "[4]" "[5]" "[6]" headings
+        c4, c5, c6 = head.index("[4]"), head.index("[5]"), head.index("[6]")
+        load = "*" in row[c4:c5]
+        store = "*" in row[c5:c6]
+        side = "U" in row[c6:len(head)]
         res = dict(re.findall(r"^\[([\d.]+)\]\s+- (\S+)", reg, re.M))
         hdr = re.search(r"Resource pressure by instruction:\n(.*)\n(.*)\n", reg)
         cols = re.findall(r"\[([\d.]+)\]", hdr.group(1))
