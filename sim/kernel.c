@@ -251,49 +251,40 @@ static uint8_t *kptr_pa(es_machine *m, uint64_t va, uint64_t *pa_out)
     return NULL;
 }
 
-static uint8_t *kptr(es_machine *m, uint64_t va)
+/* Copies n bytes between host memory and kernel virtual addresses, page by
+ * page; a write bumps the code generation of pages holding decoded code
+ * (written behind the CPU's back, their decodes are stale). */
+static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, bool write)
 {
-    return kptr_pa(m, va, NULL);
-}
-
-int es_kernel_read(es_machine *m, uint64_t va, void *dst, size_t n)
-{
-    uint8_t *d = dst;
-    while (n) {
-        uint8_t *p = kptr(m, va);
-        if (!p)
-            return -1;
-        size_t chunk = PAGE - (va & (PAGE - 1));
-        if (chunk > n)
-            chunk = n;
-        memcpy(d, p, chunk);
-        d += chunk;
-        va += chunk;
-        n -= chunk;
-    }
-    return 0;
-}
-
-static int kwrite(es_machine *m, uint64_t va, const void *src, size_t n)
-{
-    const uint8_t *s = src;
     while (n) {
         uint64_t pa = 0;
         uint8_t *p = kptr_pa(m, va, &pa);
         if (!p)
             return -1;
-        /* written behind the CPU's back: decodes of the page are stale */
-        if ((pa >> 12) < m->nframes && m->frames[pa >> 12].has_code)
+        if (write && (pa >> 12) < m->nframes && m->frames[pa >> 12].has_code)
             m->frames[pa >> 12].code_gen++;
         size_t chunk = PAGE - (va & (PAGE - 1));
         if (chunk > n)
             chunk = n;
-        memcpy(p, s, chunk);
-        s += chunk;
+        if (write)
+            memcpy(p, host, chunk);
+        else
+            memcpy(host, p, chunk);
+        host += chunk;
         va += chunk;
         n -= chunk;
     }
     return 0;
+}
+
+int es_kernel_read(es_machine *m, uint64_t va, void *dst, size_t n)
+{
+    return kcopy(m, va, dst, n, false);
+}
+
+static int kwrite(es_machine *m, uint64_t va, const void *src, size_t n)
+{
+    return kcopy(m, va, (uint8_t *)src, n, true);
 }
 
 int es_kernel_write(es_machine *m, uint64_t va, const void *src, size_t n)
