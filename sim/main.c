@@ -9,12 +9,18 @@
 #include <unistd.h>
 
 #include "demo.h"
+#include "debugger.h"
 #include "exposure.h"
+#include "gdbstub.h"
 #include "host.h"
 #include "kernel.h"
 #include "loader.h"
 #include "machine.h"
+#include "matrix.h"
+#include "mitigations.h"
 #include "native/measure.h"
+#include "phases.h"
+#include "timing/timing.h"
 #include "vm.h"
 
 extern char **environ;
@@ -38,7 +44,10 @@ static const char usage_text[] =
     "                [--cpu intel|amd] [--json]\n"
     "       entrysim explain NAME [--convention v4.16|v4.17] [--patches LIST]\n"
     "                [--syntax intel|att]\n"
+    "       entrysim throughput [--uarch U] HEX... | --file BLOCKS\n"
     "       entrysim measure-native --file BLOCKS [--reps N] [--json]  (x86-64 host)\n"
+    "       entrysim bench --matrix FILE [OPTIONS]   (bench/README.md)\n"
+    "       entrysim debug [OPTIONS] PROGRAM [ARGS...]   (the step-through debugger)\n"
     "       entrysim --help | --version\n"
     "\n"
     "Runs a static Linux ELF program (x86-64, i386 or x32; ET_EXEC or static-pie)\n"
@@ -59,6 +68,18 @@ static const char usage_text[] =
     "                    a unique prefix of at least 7 hex digits of its id:\n"
     "                    dfe64506c01e fa697140f9a2 ebeb8c82ffaf 6dc936f175cc\n"
     "                    (e.g. --patches dfe6450,fa69714; '' = v4.16)\n"
+    "  --mitigations LIST\n"
+    "                    guest-kernel mitigations on top of the default (nospec):\n"
+    "                    pti, retpoline, ibrs, nospec; no-NAME removes one, none\n"
+    "                    clears them, all sets all (e.g. --mitigations pti,retpoline)\n"
+    "  --timing          run the cycle model (--uarch) and report cycles, IPC and\n"
+    "                    each system call's cycles by phase on stderr at the end\n"
+    "  --timing-json FILE\n"
+    "                    the same report as JSON in FILE (implies --timing)\n"
+    "  --uarch NAME      the cycle model's microarchitecture: znver4 (default) or\n"
+    "                    skylake\n"
+    "  --gdb [HOST]:PORT wait for gdb (target remote HOST:PORT) before the first\n"
+    "                    instruction and let it control the run\n"
     "  --direct          no guest kernel: system calls go straight to host services\n"
     "                    and faults end the run in the simulator\n"
     "  --stats           print instructions retired, decodes, wall time, MIPS and\n"
@@ -98,6 +119,12 @@ typedef struct options {
     uint64_t mem_cap_mb;
     const char *root;
     int vendor; /* 0 Intel, 1 AMD */
+    unsigned mitigations; /* ES_MIT_* */
+    const char *mitigation_list;
+    bool timing;
+    const char *timing_json;
+    const char *uarch;
+    const char *gdb;
 } options;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -209,7 +236,9 @@ static int finish(es_machine *m, const options *o)
         es_observe(m, &ob);
     }
     double t0 = now();
-    es_run(m);
+    /* --gdb may have run the guest to its end already */
+    if (m->stop == ES_STOP_NONE)
+        es_run(m);
     double secs = now() - t0;
     fflush(stdout);
     int status;
@@ -353,7 +382,9 @@ static int cmd_run(int argc, char **argv, options *o)
         bool takes = !strcmp(name, "--max-insns") || !strcmp(name, "--mem-cap") ||
                      !strcmp(name, "--timeout") || !strcmp(name, "--root") ||
                      !strcmp(name, "--cpu") || !strcmp(name, "--convention") ||
-                     !strcmp(name, "--patches");
+                     !strcmp(name, "--patches") || !strcmp(name, "--mitigations") ||
+                     !strcmp(name, "--timing-json") || !strcmp(name, "--uarch") ||
+                     !strcmp(name, "--gdb");
         if (takes && !val) {
             if (i + 1 >= argc)
                 return usage_error("option %s needs a value", name);
@@ -378,6 +409,26 @@ static int cmd_run(int argc, char **argv, options *o)
             if (es_patches_parse(val, &o->patches, err, sizeof err))
                 return usage_error("--patches: %s", err);
             o->patch_list = val;
+        } else if (!strcmp(name, "--mitigations")) {
+            char err[200];
+            if (es_mitigations_parse(val, &o->mitigations, err, sizeof err))
+                return usage_error("--mitigations: %s", err);
+            o->mitigation_list = val;
+        } else if (!strcmp(name, "--timing")) {
+            o->timing = true;
+        } else if (!strcmp(name, "--timing-json")) {
+            o->timing = true;
+            o->timing_json = val;
+        } else if (!strcmp(name, "--uarch")) {
+            bool known = false;
+            for (const char *const *u = es_timing_uarchs(); *u; u++)
+                known |= !strcmp(*u, val);
+            if (!known)
+                return usage_error("--uarch: unknown microarchitecture '%s' (znver4, skylake)",
+                                   val);
+            o->uarch = val;
+        } else if (!strcmp(name, "--gdb")) {
+            o->gdb = val;
         } else if (!strcmp(name, "--stats")) {
             o->stats = true;
         } else if (!strcmp(name, "--null-observer")) {
@@ -419,9 +470,9 @@ static int cmd_run(int argc, char **argv, options *o)
     if (o->convention && o->patch_list)
         return usage_error("%s", "--convention and --patches both choose the kernel; give one "
                                  "(--patches lists commits applied on top of v4.16)");
-    if (o->direct && (o->convention || o->patch_list))
-        return usage_error("%s", "--direct runs without the guest kernel; --convention and "
-                                 "--patches choose that kernel");
+    if (o->direct && (o->convention || o->patch_list || o->mitigation_list))
+        return usage_error("%s", "--direct runs without the guest kernel; --convention, "
+                                 "--patches and --mitigations choose that kernel");
 
     char pathbuf[4096];
     const char *prog = argv[i];
@@ -449,7 +500,7 @@ static int cmd_run(int argc, char **argv, options *o)
             free_machine(m);
             return EX_ERROR;
         }
-        if (es_kernel_set_abi(m, img.abi)) {
+        if (es_kernel_set_mitigations(m, o->mitigations) || es_kernel_set_abi(m, img.abi)) {
             fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
             free_machine(m);
             return EX_ERROR;
@@ -465,7 +516,43 @@ static int cmd_run(int argc, char **argv, options *o)
         free_machine(m);
         return EX_ERROR;
     }
+    es_timing *t = NULL;
+    es_phases *ph = NULL;
+    if (o->timing) {
+        char err[200];
+        t = es_timing_new(o->uarch, err, sizeof err);
+        if (!t || es_timing_attach(t, m) || !(ph = es_phases_attach(m, t))) {
+            fprintf(stderr, "entrysim: --timing: %s\n", t ? "cannot attach the cycle model" : err);
+            es_timing_free(t);
+            free_machine(m);
+            return EX_ERROR;
+        }
+    }
+    if (o->gdb && es_gdb_serve(m, o->gdb)) {
+        fprintf(stderr, "entrysim: %s\n", m->message);
+        es_phases_free(ph);
+        es_timing_free(t);
+        free_machine(m);
+        return EX_ERROR;
+    }
     int status = finish(m, o);
+    if (o->timing) {
+        char kname[64] = "direct", mname[64];
+        if (!o->direct)
+            es_patches_name(es_kernel_patches(m), kname, sizeof kname);
+        es_mitigations_name(o->direct ? 0 : o->mitigations, mname, sizeof mname);
+        es_run_meta meta = {.program = prog, .uarch = o->uarch, .kernel = kname,
+                            .mitigations = mname, .cpu = o->vendor ? "amd" : "intel",
+                            .exit_status = status};
+        es_phases_print(ph, m, &meta, stderr);
+        if (o->timing_json && es_phases_write_json(ph, m, &meta, o->timing_json)) {
+            fprintf(stderr, "entrysim: --timing-json: cannot write %s\n", o->timing_json);
+            if (status == 0)
+                status = EX_ERROR;
+        }
+    }
+    es_phases_free(ph);
+    es_timing_free(t);
     free_machine(m);
     return status;
 }
@@ -479,7 +566,8 @@ static int cmd_demo(options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.mem_cap_mb = 1024, .root = ".", .vendor = 1, .patches = ES_CONV_V417};
+    options o = {.mem_cap_mb = 1024, .root = ".", .vendor = 1, .patches = ES_CONV_V417,
+                 .mitigations = ES_MIT_DEFAULT, .uarch = "znver4"};
     if (argc < 2 || !strcmp(argv[1], "demo")) {
         if (argc > 2)
             return usage_error("%s", "demo takes no arguments");
@@ -500,6 +588,12 @@ int main(int argc, char **argv)
         return es_explain_cmd(argc - 2, argv + 2);
     if (!strcmp(cmd, "measure-native"))
         return es_native_cmd(argc - 2, argv + 2);
+    if (!strcmp(cmd, "throughput"))
+        return es_throughput_cmd(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench"))
+        return es_bench_cmd(argc - 2, argv + 2, "/proc/self/exe");
+    if (!strcmp(cmd, "debug"))
+        return es_debug_cmd(argc - 2, argv + 2);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2, &o);
     return usage_error("unknown command '%s' (try 'entrysim run PROGRAM')", cmd);

@@ -1,0 +1,72 @@
+/* timing.h - the cycle model: an out-of-order core parameterised per
+ * microarchitecture (tables/uarch/), attached to a machine as an observer.
+ *
+ * Off by default: nothing here runs unless es_timing_attach() is called, so
+ * functional runs keep the plain loop.  With it attached every retired
+ * instruction (user and guest kernel, including the privileged transitions
+ * costed from tables/uarch/<uarch>.priv.tsv) advances the model's clock.
+ * Deterministic: the same instruction stream gives the same cycles.
+ */
+#ifndef ENTRYSIM_TIMING_H
+#define ENTRYSIM_TIMING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct es_timing es_timing;
+
+/* The built-in microarchitectures, NULL-terminated ("znver4", "skylake"). */
+const char *const *es_timing_uarchs(void);
+
+/* Creates a model of `uarch` from the tables built into the binary.
+ * Returns NULL with a message in err (unknown name, allocation failure). */
+es_timing *es_timing_new(const char *uarch, char *err, size_t errlen);
+void es_timing_free(es_timing *t);
+
+/* Attaches the model to m as an observer; every instruction m retires from
+ * then on is costed.  Returns 0, or -1 when m's observer table is full.
+ * Observers attached after it see es_timing_cycles() already updated for
+ * the instruction they are told about. */
+int es_timing_attach(es_timing *t, es_machine *m);
+
+/* Cycle at which the most recently retired instruction retired (0 before
+ * any); never decreases. */
+uint64_t es_timing_cycles(const es_timing *t);
+
+/* Retire-time difference between the last retired instruction and the one
+ * before it: the "cycles per instruction" a debugger shows. */
+uint64_t es_timing_last_cost(const es_timing *t);
+
+typedef struct es_timing_stats {
+    uint64_t cycles, insns, uops;
+    uint64_t branches, mispredicts;
+    uint64_t l1i_misses, l1d_misses, l2_misses, l3_misses;
+    uint64_t itlb_misses, dtlb_misses;
+    uint64_t stlf;        /* loads served by store-to-load forwarding */
+    uint64_t serialising; /* serialising / privileged transitions costed from the table */
+} es_timing_stats;
+
+void es_timing_get_stats(const es_timing *t, es_timing_stats *out);
+
+/* Steady-state cycles per iteration of the basic block code[0..len) in
+ * `mode` (ES_MODE_64 / ES_MODE_32), BHive's definition (registers pointing
+ * into a region mapped on demand, block unrolled and looped).  Returns 0 and
+ * sets *cycles, or -1 with a message in err (does not decode, control flow,
+ * privileged...). */
+int es_timing_throughput(const char *uarch, const uint8_t *code, size_t len, int mode,
+                         double *cycles, char *err, size_t errlen);
+
+/* `entrysim throughput [--uarch U] HEX | --file BLOCKS`; returns the exit
+ * status. */
+int es_throughput_cmd(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
