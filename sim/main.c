@@ -14,6 +14,7 @@
 #include "gdbstub.h"
 #include "host.h"
 #include "kernel.h"
+#include "launch.h"
 #include "loader.h"
 #include "machine.h"
 #include "matrix.h"
@@ -284,79 +285,6 @@ static int finish(es_machine *m, const options *o)
     return status;
 }
 
-/* The program's path as the guest sees it (under the root, which the guest
- * sees as /), or NULL when it lies outside the root. */
-static char *guest_path(const char *root, const char *prog)
-{
-    char *r = realpath(root, NULL), *p = realpath(prog, NULL), *out = NULL;
-    if (r && p) {
-        size_t n = strlen(r);
-        if (strcmp(r, "/") == 0)
-            out = strdup(p);
-        else if (strncmp(p, r, n) == 0 && p[n] == '/')
-            out = strdup(p + n);
-    }
-    free(r);
-    free(p);
-    return out;
-}
-
-static es_machine *new_machine(const options *o, const char *exe)
-{
-    es_machine *m = es_machine_new(o->mem_cap_mb << 20);
-    if (!m) {
-        fprintf(stderr, "entrysim: cannot allocate the machine\n");
-        return NULL;
-    }
-    m->deterministic = o->deterministic;
-    m->vendor = (uint8_t)o->vendor;
-    m->max_insns = o->max_insns;
-    m->wall_limit = o->timeout;
-    es_host_config cfg = {
-        .root = o->root,
-        .rw = o->rw,
-        .deterministic = o->deterministic,
-        .stdin_fd = 0,
-        .stdout_fd = 1,
-        .stderr_fd = 2,
-        .exe = exe,
-    };
-    if (es_host_init(m, &cfg)) {
-        fprintf(stderr, "entrysim: %s\n", m->message[0] ? m->message : "host services failed");
-        es_host_free(m);
-        es_machine_free(m);
-        return NULL;
-    }
-    return m;
-}
-
-static void free_machine(es_machine *m)
-{
-    es_host_free(m);
-    es_machine_free(m);
-}
-
-/* PROGRAM without a slash that is not in the current directory is looked
- * up in PATH, as a shell would. */
-static const char *resolve(const char *prog, char *buf, size_t bufsz)
-{
-    struct stat st;
-    if (strchr(prog, '/') || stat(prog, &st) == 0)
-        return prog;
-    const char *path = getenv("PATH");
-    if (!path)
-        return prog;
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t n = colon ? (size_t)(colon - path) : strlen(path);
-        if (n && (size_t)snprintf(buf, bufsz, "%.*s/%s", (int)n, path, prog) < bufsz &&
-            stat(buf, &st) == 0 && S_ISREG(st.st_mode))
-            return buf;
-        path += n + (colon ? 1 : 0);
-    }
-    return prog;
-}
-
 static int cmd_run(int argc, char **argv, options *o)
 {
     int i = 0;
@@ -474,47 +402,20 @@ static int cmd_run(int argc, char **argv, options *o)
         return usage_error("%s", "--direct runs without the guest kernel; --convention, "
                                  "--patches and --mitigations choose that kernel");
 
-    char pathbuf[4096];
     const char *prog = argv[i];
-    const char *path = resolve(prog, pathbuf, sizeof pathbuf);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "entrysim: %s: %s\n", prog, strerror(errno));
-        return errno == ENOENT || errno == ENOTDIR ? EX_NOTFOUND : EX_NOEXEC;
-    }
-
-    char *exe = guest_path(o->root, path);
-    es_machine *m = new_machine(o, exe);
-    free(exe); /* es_host_init keeps its own copy */
-    if (!m)
-        return EX_ERROR;
-    es_image img;
-    if (es_load_elf(m, path, &img)) {
-        fprintf(stderr, "entrysim: %s: %s\n", prog, m->message);
-        free_machine(m);
-        return EX_NOEXEC;
-    }
-    if (!o->direct) {
-        if (es_kernel_load(m, o->patches)) {
-            fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
-            free_machine(m);
-            return EX_ERROR;
-        }
-        if (es_kernel_set_mitigations(m, o->mitigations) || es_kernel_set_abi(m, img.abi)) {
-            fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
-            free_machine(m);
-            return EX_ERROR;
-        }
-    }
-    if (es_start_process(m, &img, argc - i, argv + i, environ)) {
-        fprintf(stderr, "entrysim: %s: %s\n", prog, m->message);
-        free_machine(m);
-        return EX_NOEXEC;
-    }
-    if (!o->direct && es_kernel_boot(m)) {
-        fprintf(stderr, "entrysim: guest kernel: %s\n", m->message);
-        free_machine(m);
-        return EX_ERROR;
+    es_launch_cfg lc = {
+        .program = prog, .argc = argc - i, .argv = argv + i, .envp = environ,
+        .root = o->root, .rw = o->rw, .deterministic = o->deterministic,
+        .mem_cap_mb = o->mem_cap_mb, .vendor = o->vendor, .direct = o->direct,
+        .patches = o->patches, .mitigations = o->mitigations, .max_insns = o->max_insns,
+        .timeout = o->timeout, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
+    };
+    es_machine *m;
+    char err[400];
+    int lrc = es_launch(&lc, &m, err, sizeof err);
+    if (lrc) {
+        fprintf(stderr, "entrysim: %s\n", err);
+        return lrc;
     }
     es_timing *t = NULL;
     es_phases *ph = NULL;
@@ -524,7 +425,7 @@ static int cmd_run(int argc, char **argv, options *o)
         if (!t || es_timing_attach(t, m) || !(ph = es_phases_attach(m, t))) {
             fprintf(stderr, "entrysim: --timing: %s\n", t ? "cannot attach the cycle model" : err);
             es_timing_free(t);
-            free_machine(m);
+            es_launch_free(m);
             return EX_ERROR;
         }
     }
@@ -532,7 +433,7 @@ static int cmd_run(int argc, char **argv, options *o)
         fprintf(stderr, "entrysim: %s\n", m->message);
         es_phases_free(ph);
         es_timing_free(t);
-        free_machine(m);
+        es_launch_free(m);
         return EX_ERROR;
     }
     int status = finish(m, o);
@@ -553,7 +454,7 @@ static int cmd_run(int argc, char **argv, options *o)
     }
     es_phases_free(ph);
     es_timing_free(t);
-    free_machine(m);
+    es_launch_free(m);
     return status;
 }
 
