@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Behaviour of bench/score_blocks.py on a tiny fixture with a fake predictor
+(no llvm-mca needed): the metrics against values worked out by hand, the
+categories, the fixed split, error accounting and the exit statuses.
+  usage: test_scoring.py SCORE_BLOCKS.py"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+score = sys.argv[1]
+here = os.path.dirname(os.path.abspath(__file__))
+fixture = os.path.join(here, "fixture.tsv")
+fake = os.path.join(here, "fake_throughput.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def close(a, b):
+    return a is not None and abs(a - b) < 1e-9
+
+
+def run(*extra):
+    return subprocess.run([sys.executable, score, *extra], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    pb = os.path.join(tmp, "per_block.tsv")
+    r = run(fixture, "--entrysim", fake, "--llvm-mca", "none", "--json", "--per-block", pb)
+    check(r.returncode == 0, f"exit 0 expected, got {r.returncode}: {r.stderr}")
+    rep = json.loads(r.stdout)
+    es = rep["predictors"]["entrysim"]
+    # 7 blocks: 5 predicted, one "error: ..." line, one with no output line.
+    check(rep["blocks"] == 7 and es["scored"] == 5 and es["errors"] == 2,
+          f"counts: {rep['blocks']} {es['scored']} {es['errors']}")
+    check(es["error_blocks"].get("4801c04801c0", "").startswith("error: fake predictor"),
+          "the predictor's error message is kept")
+    check("no output line" in es["error_blocks"].get("4831c04831db", ""),
+          "a block without an output line is an error, not dropped")
+    # measured 1,2,4,8,10 vs predicted 1.0,2.1,3.4,10.4,5.0:
+    # APE 0, .05, .15, .30, .50 -> MAPE .2, median .15, <=10% 2/5, <=20% 3/5;
+    # only the pair (8,10)/(10.4,5.0) is discordant: tau = (9-1)/10.
+    m = es["common"]
+    check(m["n"] == 5, f"n {m['n']}")
+    check(close(m["mape"], 0.2), f"MAPE {m['mape']}")
+    check(close(m["median_ape"], 0.15), f"median APE {m['median_ape']}")
+    check(close(m["within10"], 0.4), f"within10 {m['within10']}")
+    check(close(m["within20"], 0.6), f"within20 {m['within20']}")
+    check(close(m["kendall_tau"], 0.8), f"tau {m['kendall_tau']}")
+    check(rep["categories"] == {"Scalar": 3, "Load": 1, "Store": 1, "Vec": 1, "Vec+Mem": 1},
+          f"categories {rep['categories']}")
+    bc = es["by_category"]
+    check(bc["Vec+Mem"]["n"] == 1 and close(bc["Vec+Mem"]["mape"], 0.5), "Vec+Mem row")
+    check(bc["Scalar"]["n"] == 1 and close(bc["Scalar"]["mape"], 0.0), "Scalar row (errors excluded)")
+    # Per-block file: every block, its split = parity of sha1's last digit.
+    with open(pb) as f:
+        rows = [l.rstrip("\n").split("\t") for l in f][1:]
+    check(len(rows) == 7, "per-block rows")
+    for row in rows:
+        want = "train" if int(hashlib.sha1(row[0].encode()).hexdigest()[-1], 16) % 2 == 0 else "test"
+        check(row[5] == want, f"split of {row[0]}")
+    n_split = 0
+    for s in ("train", "test"):
+        r = run(fixture, "--entrysim", fake, "--llvm-mca", "none", "--json", "--split", s)
+        if r.returncode == 0:
+            n_split += json.loads(r.stdout)["blocks"]
+        else:
+            check("no blocks in the" in r.stderr, f"split {s}: {r.stderr}")
+    check(n_split == 7, f"train + test = all ({n_split})")
+
+    # Malformed input: a clear message and status 2, no traceback.
+    bad = os.path.join(tmp, "bad.tsv")
+    for content, msg in (("4801d8\n", "expected 'hex<TAB>cycles'"),
+                         ("48zz\t1\n", "hex"), ("4801d8\t-1\n", "> 0"),
+                         ("4801d8\tnan\n", "> 0"), ("4801d8\tabc\n", "not a number")):
+        with open(bad, "w") as f:
+            f.write(content)
+        r = run(bad, "--entrysim", fake, "--llvm-mca", "none")
+        check(r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr,
+              f"malformed {content!r}: {r.returncode} {r.stderr}")
+    r = run(os.path.join(tmp, "missing.tsv"), "--llvm-mca", "none")
+    check(r.returncode == 2 and "cannot read" in r.stderr, "missing data file")
+    # A predictor that cannot run: reported, status 3.
+    r = run(fixture, "--entrysim", os.path.join(tmp, "no-such-entrysim"), "--llvm-mca", "none")
+    check(r.returncode == 3 and "not found" in r.stderr, f"missing entrysim: {r.returncode}")
+
+# Kendall tau-b with ties in both variables (hand-worked: C=4, D=0, one tie
+# in x, one in y, n0=6 -> 4/sqrt(5*5)).
+sys.path.insert(0, os.path.dirname(score))
+import score_blocks  # noqa: E402
+check(close(score_blocks.kendall_tau_b([1, 2, 2, 3], [1, 2, 3, 3]), 0.8), "tau-b with ties")
+check(close(score_blocks.kendall_tau_b([1, 2, 3], [3, 2, 1]), -1.0), "tau-b reversed")
+check(score_blocks.kendall_tau_b([1, 1], [1, 2]) is None, "tau-b undefined")
+
+print("FAILED" if failures else "ok", len(failures))
+sys.exit(1 if failures else 0)
