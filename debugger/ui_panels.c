@@ -1,0 +1,500 @@
+/* ui_panels.c - layout and drawing of the debugger window from an
+ * es_ui_view snapshot.  Pure drawing into a pixel buffer: no SDL window,
+ * no session, so the tests can draw hand-made views and the headless
+ * screenshot path draws exactly what the window shows. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui.h"
+
+#define GAP 4   /* pixels between panels */
+#define PAD 4   /* pixels inside a panel body */
+
+/* 16 distinct colours for the taint labels, in label-bit order (rax..r15,
+ * rip, rflags, nr, ...), chosen to stay readable on the dark panels. */
+static const uint32_t label_palette[16] = {
+    0xFFFF8C69u, 0xFF7FD67Fu, 0xFF6FB7FFu, 0xFFE6C85Au, 0xFFD98CFFu, 0xFF5FD7D7u,
+    0xFFFFA3C8u, 0xFFB5E35Bu, 0xFFFFB347u, 0xFF9FA8FFu, 0xFF7FFFD4u, 0xFFFF6F91u,
+    0xFFC9B27Cu, 0xFF8FD3FFu, 0xFFE07BE0u, 0xFFA6E3A1u,
+};
+
+uint32_t es_ui_label_colour(int bit)
+{
+    return label_palette[(unsigned)bit % 16u];
+}
+
+uint32_t es_ui_taint_colour(es_label t)
+{
+    if (!t)
+        return ES_UI_FG;
+    int bit = 0;
+    while (!(t & 1u))
+        t >>= 1, bit++;
+    return es_ui_label_colour(bit);
+}
+
+void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
+{
+    memset(lo, 0, sizeof *lo);
+    int cw = es_ui_font_cell_w(f), ch = es_ui_font_cell_h(f);
+    lo->cw = cw, lo->ch = ch;
+    int bar = ch + 4;
+    lo->p[ES_UI_P_STATUS] = (es_ui_rect){0, 0, w, bar};
+    lo->p[ES_UI_P_MESSAGE] = (es_ui_rect){0, h - bar, w, bar};
+    int top = bar + GAP, bottom = h - bar - GAP, mid_h = bottom - top;
+    if (mid_h < 0)
+        mid_h = 0;
+    /* Columns: the disassembly needs the most characters (address, text,
+     * symbol), the registers and pt_regs about 45 each. */
+    int left_w = w * 38 / 100, mid_w = w * 34 / 100;
+    int right_w = w - left_w - mid_w - 4 * GAP;
+    int x0 = GAP, x1 = x0 + left_w + GAP, x2 = x1 + mid_w + GAP;
+    int dis_h = mid_h * 50 / 100, mem_h = mid_h * 24 / 100;
+    lo->p[ES_UI_P_DISASM] = (es_ui_rect){x0, top, left_w, dis_h};
+    lo->p[ES_UI_P_MEM] = (es_ui_rect){x0, top + dis_h + GAP, left_w, mem_h};
+    lo->p[ES_UI_P_OUTPUT] =
+        (es_ui_rect){x0, top + dis_h + mem_h + 2 * GAP, left_w, mid_h - dis_h - mem_h - 2 * GAP};
+    int regs_h = mid_h * 62 / 100;
+    lo->p[ES_UI_P_REGS] = (es_ui_rect){x1, top, mid_w, regs_h};
+    lo->p[ES_UI_P_EXPOSURE] = (es_ui_rect){x1, top + regs_h + GAP, mid_w, mid_h - regs_h - GAP};
+    lo->p[ES_UI_P_PTREGS] = (es_ui_rect){x2, top, right_w, mid_h};
+    for (int i = 0; i < ES_UI_NPANELS; i++) {
+        if (lo->p[i].w < 0)
+            lo->p[i].w = 0;
+        if (lo->p[i].h < 0)
+            lo->p[i].h = 0;
+    }
+}
+
+es_ui_rect es_ui_panel_body(const es_ui_layout *lo, int p)
+{
+    es_ui_rect r = lo->p[p];
+    if (p == ES_UI_P_STATUS || p == ES_UI_P_MESSAGE)
+        return (es_ui_rect){r.x + PAD, r.y + 2, r.w - 2 * PAD, r.h - 4};
+    int title = lo->ch + 2;
+    es_ui_rect b = {r.x + PAD, r.y + title + PAD / 2, r.w - 2 * PAD, r.h - title - PAD};
+    if (b.w < 0)
+        b.w = 0;
+    if (b.h < 0)
+        b.h = 0;
+    return b;
+}
+
+es_ui_rect es_ui_panel_row(const es_ui_layout *lo, int p, int row)
+{
+    es_ui_rect b = es_ui_panel_body(lo, p);
+    return (es_ui_rect){b.x, b.y + row * lo->ch, b.w, lo->ch};
+}
+
+static int panel_rows(const es_ui_layout *lo, int p)
+{
+    return es_ui_panel_body(lo, p).h / lo->ch;
+}
+
+/* ---- registers ----
+ * The 16 GPRs in a first sub-column ("rax value labels"), everything else
+ * (rip, rflags and its decoded flags, cpl, mode, selectors and bases, entry
+ * MSRs) in a second one beside it, or below it when the panel is narrower
+ * than REGS_SIDE_COLS characters. */
+#define GPR_NAME_COLS 4   /* "r15 " */
+#define MISC_NAME_COLS 13 /* "sysenter_esp " */
+#define REGS_SIDE_COLS 60
+
+static bool reg_first_col(const es_dbg_reg *r)
+{
+    return r->group == ES_DBG_RG_GPR && strcmp(r->name, "rip") && strcmp(r->name, "rflags");
+}
+
+es_ui_rect es_ui_reg_rect(const es_ui_layout *lo, const es_ui_view *v, size_t i)
+{
+    es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_REGS);
+    bool first = reg_first_col(&v->regs[i]), side = b.w / lo->cw >= REGS_SIDE_COLS;
+    int row = 0, nfirst = 0;
+    for (size_t k = 0; k < v->nregs; k++)
+        nfirst += reg_first_col(&v->regs[k]);
+    for (size_t k = 0; k < i; k++)
+        if (reg_first_col(&v->regs[k]) == first)
+            row += !strcmp(v->regs[k].name, "rflags") ? 2 : 1; /* decoded flags below rflags */
+    if (!side)
+        return (es_ui_rect){b.x, b.y + (first ? row : nfirst + 1 + row) * lo->ch, b.w, lo->ch};
+    int misc_w = (MISC_NAME_COLS + 17) * lo->cw;
+    if (first)
+        return (es_ui_rect){b.x, b.y + row * lo->ch, b.w - misc_w, lo->ch};
+    return (es_ui_rect){b.x + b.w - misc_w, b.y + row * lo->ch, misc_w, lo->ch};
+}
+
+static void draw_regs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                      const es_ui_view *v)
+{
+    int cw = lo->cw;
+    for (size_t i = 0; i < v->nregs; i++) {
+        const es_dbg_reg *r = &v->regs[i];
+        es_ui_rect rr = es_ui_reg_rect(lo, v, i);
+        char val[40];
+        if (!strcmp(r->name, "mode"))
+            snprintf(val, sizeof val, "%s", r->value == ES_MODE_64 ? "64-bit" : "compat");
+        else if (!strcmp(r->name, "cpl"))
+            snprintf(val, sizeof val, "%" PRIu64, r->value);
+        else {
+            int digits = r->width ? r->width * 2 : 16;
+            if (digits > 16)
+                digits = 16;
+            snprintf(val, sizeof val, "%0*" PRIx64, digits, r->value);
+        }
+        int vx = rr.x + (reg_first_col(r) ? GPR_NAME_COLS : MISC_NAME_COLS) * cw;
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, r->name);
+        uint32_t fg = r->taint ? es_ui_taint_colour(r->taint) : ES_UI_FG;
+        if (r->changed) {
+            es_ui_rect hl = {vx - 2, rr.y, (int)strlen(val) * cw + 4, lo->ch};
+            if (hl.x + hl.w > rr.x + rr.w)
+                hl.w = rr.x + rr.w - hl.x;
+            es_ui_fill(cv, hl, ES_UI_CHANGED_BG);
+            if (!r->taint)
+                fg = ES_UI_CHANGED_FG;
+        }
+        int end = es_ui_text(cv, f, rr, vx, rr.y, fg, val);
+        if (r->labels[0])
+            es_ui_text(cv, f, rr, end + cw, rr.y, es_ui_taint_colour(r->taint), r->labels);
+        if (!strcmp(r->name, "rflags") && v->flags[0])
+            es_ui_text(cv, f, (es_ui_rect){rr.x, rr.y + lo->ch, rr.w, lo->ch}, vx,
+                       rr.y + lo->ch, ES_UI_DIM, v->flags);
+    }
+}
+
+/* ---- disassembly ---- */
+static void draw_disasm(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                        const es_ui_view *v)
+{
+    /* Rows: a label row before each symbol's first instruction, then one
+     * row per instruction.  Scroll so that RIP sits a third of the way
+     * down. */
+    int rows = panel_rows(lo, ES_UI_P_DISASM), cur_row = 0, total = 0;
+    for (size_t i = 0; i < v->nlines; i++) {
+        if (v->lines[i].label && v->lines[i].sym[0])
+            total++;
+        if (v->lines[i].current)
+            cur_row = total;
+        total++;
+    }
+    int first = cur_row - rows / 3;
+    if (first > total - rows)
+        first = total - rows;
+    if (first < 0)
+        first = 0;
+    int cw = lo->cw, row = -first;
+    for (size_t i = 0; i < v->nlines && row < rows; i++) {
+        const es_dbg_line *l = &v->lines[i];
+        if (l->label && l->sym[0]) {
+            if (row >= 0) {
+                es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_DISASM, row);
+                char lab[112];
+                snprintf(lab, sizeof lab, "<%s>:", l->sym);
+                es_ui_text(cv, f, rr, rr.x + 2 * cw, rr.y, ES_UI_SYM, lab);
+            }
+            row++;
+        }
+        if (row >= 0 && row < rows) {
+            es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_DISASM, row);
+            if (l->current)
+                es_ui_fill(cv, rr, ES_UI_CURRENT_BG);
+            if (l->breakpoint) {
+                int d = lo->ch / 2;
+                es_ui_fill(cv, (es_ui_rect){rr.x + 1, rr.y + (lo->ch - d) / 2, d, d}, ES_UI_BP);
+            }
+            if (l->current)
+                es_ui_text(cv, f, rr, rr.x + cw, rr.y, ES_UI_CHANGED_FG, ">");
+            char addr[24];
+            snprintf(addr, sizeof addr, "%016" PRIx64, l->addr);
+            int x = es_ui_text(cv, f, rr, rr.x + 2 * cw, rr.y, ES_UI_DIM, addr);
+            x = es_ui_text(cv, f, rr, x + 2 * cw, rr.y, ES_UI_FG, l->len ? l->text : "(bad)");
+            char right[48] = "";
+            if (l->cycles >= 0)
+                snprintf(right, sizeof right, "%" PRId64 " cyc", l->cycles);
+            if (right[0]) {
+                int rx = rr.x + rr.w - (int)strlen(right) * cw;
+                if (rx > x + cw)
+                    es_ui_text(cv, f, rr, rx, rr.y, ES_UI_DIM, right);
+            }
+        }
+        row++;
+    }
+}
+
+/* ---- pt_regs ---- */
+static void draw_ptregs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                        const es_ui_view *v)
+{
+    int cw = lo->cw;
+    if (!v->has_ptregs) {
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_PTREGS, 0);
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, "(no guest kernel)");
+        return;
+    }
+    for (int i = 0; i < ES_DBG_PTREGS_SLOTS; i++) {
+        const es_dbg_slot *s = &v->slots[i];
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_PTREGS, i);
+        if (s->cleared)
+            es_ui_fill(cv, rr, ES_UI_CLEARED_BG);
+        char off[8];
+        snprintf(off, sizeof off, "%02x", s->off);
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, off);
+        es_ui_text(cv, f, rr, rr.x + 3 * cw, rr.y, s->written ? ES_UI_FG : ES_UI_DIM,
+                   s->field ? s->field : "?");
+        int vx = rr.x + 11 * cw;
+        int end;
+        if (s->written) {
+            char val[24];
+            snprintf(val, sizeof val, "%016" PRIx64, s->value);
+            end = es_ui_text(cv, f, rr, vx, rr.y,
+                             s->taint ? es_ui_taint_colour(s->taint) : ES_UI_WRITTEN_FG, val);
+        } else {
+            end = es_ui_text(cv, f, rr, vx, rr.y, ES_UI_DIM, "................");
+        }
+        char tail[128];
+        if (s->cleared)
+            snprintf(tail, sizeof tail, "cleared%s%s", s->labels[0] ? " " : "", s->labels);
+        else if (s->written && s->order)
+            snprintf(tail, sizeof tail, "#%-2u %s", s->order, s->labels);
+        else
+            snprintf(tail, sizeof tail, "%s", s->labels);
+        es_ui_text(cv, f, rr, end + cw, rr.y,
+                   s->cleared ? ES_UI_ERROR : (s->taint ? es_ui_taint_colour(s->taint) : ES_UI_DIM),
+                   tail);
+    }
+}
+
+/* Draws text split at '\n', starting at body row `row`; returns rows used. */
+static int draw_lines(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo, int p,
+                      int row, const char *s, size_t n, uint32_t fg)
+{
+    int rows = panel_rows(lo, p), used = 0;
+    char buf[512];
+    for (size_t i = 0; i < n && row + used < rows;) {
+        size_t k = 0;
+        while (i < n && s[i] != '\n') {
+            if (k + 1 < sizeof buf)
+                buf[k++] = s[i] == '\t' ? ' ' : s[i];
+            i++;
+        }
+        buf[k] = 0;
+        es_ui_rect rr = es_ui_panel_row(lo, p, row + used);
+        es_ui_text(cv, f, rr, rr.x, rr.y, fg, buf);
+        used++;
+        i++; /* the '\n' */
+    }
+    return used;
+}
+
+static void draw_exposure(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                          const es_ui_view *v)
+{
+    if (v->probe) {
+        draw_lines(cv, f, lo, ES_UI_P_EXPOSURE, 0, v->probe, strlen(v->probe), ES_UI_FG);
+        return;
+    }
+    int rows = panel_rows(lo, ES_UI_P_EXPOSURE), cw = lo->cw;
+    if (!v->nlive) {
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_EXPOSURE, 0);
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, "no user-derived values live");
+        return;
+    }
+    for (size_t i = 0; i < v->nlive && (int)i < rows; i++) {
+        const es_dbg_live *l = &v->live[i];
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_EXPOSURE, (int)i);
+        uint32_t c = es_ui_taint_colour(l->taint);
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_FG, l->where);
+        char val[24];
+        snprintf(val, sizeof val, "%016" PRIx64, l->value);
+        int end = es_ui_text(cv, f, rr, rr.x + 14 * cw, rr.y, c, val);
+        es_ui_text(cv, f, rr, end + cw, rr.y, c, l->labels);
+    }
+}
+
+static void draw_mem(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                     const es_ui_view *v)
+{
+    es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_MEM);
+    int cols = b.w / lo->cw;
+    /* "addr  hh hh ... ascii": 18 + 4 per byte */
+    int per = cols >= 18 + 4 * 16 ? 16 : 8;
+    int rows = panel_rows(lo, ES_UI_P_MEM);
+    for (int r = 0; r < rows && (size_t)(r * per) < ES_UI_MEM_BYTES; r++) {
+        char line[128];
+        int o = snprintf(line, sizeof line, "%016" PRIx64 " ", v->mem_addr + (uint64_t)r * per);
+        char ascii[20];
+        for (int k = 0; k < per; k++) {
+            size_t i = (size_t)r * per + k;
+            if (i < v->mem_len) {
+                o += snprintf(line + o, sizeof line - o, " %02x", v->mem[i]);
+                ascii[k] = v->mem[i] >= 0x20 && v->mem[i] < 0x7f ? (char)v->mem[i] : '.';
+            } else {
+                o += snprintf(line + o, sizeof line - o, " ??");
+                ascii[k] = ' ';
+            }
+        }
+        ascii[per] = 0;
+        snprintf(line + o, sizeof line - o, "  %s", ascii);
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_MEM, r);
+        line[16] = 0; /* address dim, bytes normal */
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, line);
+        es_ui_text(cv, f, rr, rr.x + 16 * lo->cw, rr.y, ES_UI_FG, line + 17);
+    }
+}
+
+static void draw_output(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                        const es_ui_view *v)
+{
+    /* The last lines that fit (a trailing newline does not count). */
+    int rows = panel_rows(lo, ES_UI_P_OUTPUT);
+    size_t n = v->output_len, start = n;
+    if (!v->output || !n || rows <= 0)
+        return;
+    if (v->output[n - 1] == '\n')
+        n--, start--;
+    int lines = 1;
+    while (start > 0) {
+        if (v->output[start - 1] == '\n' && ++lines > rows)
+            break;
+        start--;
+    }
+    draw_lines(cv, f, lo, ES_UI_P_OUTPUT, 0, v->output + start, n - start, ES_UI_FG);
+}
+
+/* Stop reasons as the status line words them (enum es_dbg_stop); kept
+ * here so the renderer does not need a session. */
+static const char *stop_word(int why)
+{
+    static const char *const w[] = {"stepped", "reached", "breakpoint", "exited",
+                                    "faulted", "budget spent", "oldest state"};
+    return why >= 0 && why < (int)(sizeof w / sizeof *w) ? w[why] : "?";
+}
+
+static void draw_status(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                        const es_ui_view *v)
+{
+    const es_dbg_status *s = &v->st;
+    es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_STATUS);
+    char line[768], cyc[64] = "";
+    if (s->timing)
+        snprintf(cyc, sizeof cyc, "  cycles %" PRIu64 " (+%" PRIu64 ")", s->cycles, s->last_cost);
+    char state[96];
+    if (s->exited)
+        snprintf(state, sizeof state, "exited %d", s->exit_status);
+    else if (s->bp_hit)
+        snprintf(state, sizeof state, "%s #%d", stop_word(s->last_stop), s->bp_hit);
+    else
+        snprintf(state, sizeof state, "%s", stop_word(s->last_stop));
+    snprintf(line, sizeof line,
+             "%s CPL %d  insns %" PRIu64 "%s  | %s  mitigations %s  %s | %s | undo %" PRIu64
+             "  %s  %s",
+             s->mode == ES_MODE_64 ? "64-bit" : "compat", s->cpl, s->icount, cyc,
+             s->convention[0] ? s->convention : "?",
+             s->mitigation_names[0] ? s->mitigation_names : "none", s->vendor ? "amd" : "intel",
+             state, s->history, v->syntax == ES_SYNTAX_ATT ? "att" : "intel", s->program);
+    es_ui_text(cv, f, b, b.x, b.y, s->cpl == 0 ? ES_UI_CHANGED_FG : ES_UI_FG, line);
+}
+
+static void draw_message(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                         const es_ui_view *v)
+{
+    es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_MESSAGE);
+    const char *hint = "F1/? help";
+    int hx = b.x + b.w - (int)strlen(hint) * lo->cw;
+    if (v->prompt) {
+        char line[300];
+        snprintf(line, sizeof line, ":%s_", v->prompt);
+        es_ui_text(cv, f, b, b.x, b.y, ES_UI_CHANGED_FG, line);
+    } else {
+        /* the first line of the report */
+        char line[256];
+        snprintf(line, sizeof line, "%s", v->message);
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        es_ui_rect clip = b;
+        clip.w = hx - b.x - lo->cw;
+        es_ui_text(cv, f, clip, b.x, b.y, v->message_error ? ES_UI_ERROR : ES_UI_FG, line);
+    }
+    es_ui_text(cv, f, b, hx, b.y, ES_UI_DIM, hint);
+}
+
+static void draw_help(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                      const es_ui_view *v)
+{
+    if (!v->help)
+        return;
+    int lines = 1, longest = 0, cur = 0;
+    for (const char *p = v->help; *p; p++) {
+        if (*p == '\n')
+            lines++, cur = 0;
+        else if (++cur > longest)
+            longest = cur;
+    }
+    int w = (longest + 4) * lo->cw, h = (lines + 2) * lo->ch;
+    if (w > cv->w - 2 * GAP)
+        w = cv->w - 2 * GAP;
+    if (h > cv->h - 2 * GAP)
+        h = cv->h - 2 * GAP;
+    es_ui_rect box = {(cv->w - w) / 2, (cv->h - h) / 2, w, h};
+    es_ui_fill(cv, (es_ui_rect){box.x - 2, box.y - 2, box.w + 4, box.h + 4}, ES_UI_SYM);
+    es_ui_fill(cv, box, ES_UI_STATUS_BG);
+    es_ui_rect inner = {box.x + 2 * lo->cw, box.y + lo->ch, box.w - 4 * lo->cw, box.h - 2 * lo->ch};
+    const char *p = v->help;
+    for (int row = 0; *p && (row + 1) * lo->ch <= inner.h; row++) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char buf[256];
+        if (n >= sizeof buf)
+            n = sizeof buf - 1;
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        es_ui_text(cv, f, inner, inner.x, inner.y + row * lo->ch, ES_UI_FG, buf);
+        p = e ? e + 1 : p + strlen(p);
+    }
+}
+
+static void draw_frame(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo, int p,
+                       const char *title)
+{
+    es_ui_rect r = lo->p[p];
+    es_ui_fill(cv, r, ES_UI_PANEL);
+    es_ui_rect t = {r.x, r.y, r.w, lo->ch + 2};
+    es_ui_fill(cv, t, ES_UI_TITLE_BG);
+    es_ui_text(cv, f, t, r.x + PAD, r.y + 1, ES_UI_FG, title);
+}
+
+void es_ui_render(es_ui_canvas *cv, const es_ui_font *f, const es_ui_view *v)
+{
+    es_ui_layout lo;
+    es_ui_layout_compute(&lo, cv->w, cv->h, f);
+    es_ui_fill(cv, (es_ui_rect){0, 0, cv->w, cv->h}, ES_UI_BG);
+    es_ui_fill(cv, lo.p[ES_UI_P_STATUS], ES_UI_STATUS_BG);
+    es_ui_fill(cv, lo.p[ES_UI_P_MESSAGE], ES_UI_STATUS_BG);
+
+    char t[128];
+    draw_frame(cv, f, &lo, ES_UI_P_DISASM,
+               v->syntax == ES_SYNTAX_ATT ? "disassembly (AT&T)" : "disassembly (Intel)");
+    snprintf(t, sizeof t, "memory @ %016" PRIx64, v->mem_addr);
+    draw_frame(cv, f, &lo, ES_UI_P_MEM, t);
+    draw_frame(cv, f, &lo, ES_UI_P_OUTPUT, "guest output");
+    draw_frame(cv, f, &lo, ES_UI_P_REGS, "registers (changed / from user)");
+    draw_frame(cv, f, &lo, ES_UI_P_EXPOSURE,
+               v->probe ? "exposure at this probe" : "live user values");
+    if (v->has_ptregs)
+        snprintf(t, sizeof t, "pt_regs @ %016" PRIx64, v->ptregs_base);
+    else
+        snprintf(t, sizeof t, "pt_regs");
+    draw_frame(cv, f, &lo, ES_UI_P_PTREGS, t);
+
+    draw_status(cv, f, &lo, v);
+    draw_disasm(cv, f, &lo, v);
+    draw_mem(cv, f, &lo, v);
+    draw_output(cv, f, &lo, v);
+    draw_regs(cv, f, &lo, v);
+    draw_exposure(cv, f, &lo, v);
+    draw_ptregs(cv, f, &lo, v);
+    draw_message(cv, f, &lo, v);
+    if (v->show_help)
+        draw_help(cv, f, &lo, v);
+}
