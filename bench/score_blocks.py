@@ -6,8 +6,9 @@ Input: a TSV of `hex<TAB>measured cycles per iteration` ('#' lines are
 comments).  entrysim runs once over all blocks (`entrysim throughput --uarch U
 --file BLOCKS`, one `hex<TAB>cycles` or `hex<TAB>error: ...` line back per
 block); llvm-mca runs once per block on its disassembly, and its prediction
-is Total Cycles / Iterations with -iterations=100 (the steady-state
-throughput definition BHive and Ithemal use for llvm-mca).
+is Total Cycles / Iterations with -iterations=100 (how BHive and Ithemal
+scored llvm-mca), or with --mca-steady (cycles(2N) - cycles(N)) / N, the
+measurement's own steady-state definition.
 
 Reported per predictor, overall and per category (defined in
 classify_block): MAPE, median APE, fraction within 10% and 20%, Kendall's
@@ -273,8 +274,8 @@ def run_entrysim(path, uarch, blocks, timeout):
     return pred, errs, None
 
 
-def mca_one(mca, cpu, asm, iterations, timeout):
-    src = ".text\n" + "\n".join(asm) + "\n"
+def mca_total(mca, cpu, src, iterations, timeout):
+    """(Total Cycles, None) of one llvm-mca run, or (None, error)."""
     try:
         proc = subprocess.run([mca, "-mtriple=x86_64-unknown-unknown", f"-mcpu={cpu}",
                                f"-iterations={iterations}", "-"],
@@ -284,13 +285,29 @@ def mca_one(mca, cpu, asm, iterations, timeout):
         return None, "error: llvm-mca timed out"
     it = re.search(r"^Iterations:\s+(\d+)", proc.stdout, re.M)
     cyc = re.search(r"^Total Cycles:\s+(\d+)", proc.stdout, re.M)
-    if proc.returncode != 0 or not it or not cyc or int(it.group(1)) == 0:
+    if proc.returncode != 0 or not it or not cyc or int(it.group(1)) != iterations:
         msg = (proc.stderr.strip().splitlines() or ["no summary"])[0]
         return None, f"error: llvm-mca: {msg[:120]}"
-    return int(cyc.group(1)) / int(it.group(1)), None
+    return int(cyc.group(1)), None
 
 
-def run_mca(mca, cpu, att, iterations, jobs, timeout):
+def mca_one(mca, cpu, asm, iterations, steady, timeout):
+    """llvm-mca's cycles per iteration: Total Cycles / iterations, or with
+    `steady` the difference of a 2N- and an N-iteration run over N (the
+    measurement's own definition, which cancels pipeline fill and drain)."""
+    src = ".text\n" + "\n".join(asm) + "\n"
+    t1, err = mca_total(mca, cpu, src, iterations, timeout)
+    if err or not steady:
+        return (None, err) if err else (t1 / iterations, None)
+    t2, err = mca_total(mca, cpu, src, 2 * iterations, timeout)
+    if err:
+        return None, err
+    if t2 <= t1:
+        return None, "error: llvm-mca: no steady state (2N run not longer)"
+    return (t2 - t1) / iterations, None
+
+
+def run_mca(mca, cpu, att, iterations, steady, jobs, timeout):
     """({hex: cycles}, {hex: error}, fatal or None).  Fed AT&T text from
     objdump, which LLVM's GAS-compatible parser reads."""
     path = shutil.which(mca)
@@ -303,7 +320,7 @@ def run_mca(mca, cpu, att, iterations, jobs, timeout):
         if a is None:
             errs[h] = "error: objdump could not decode the block"
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = {ex.submit(mca_one, path, cpu, a, iterations, timeout): h for h, a in todo.items()}
+        futs = {ex.submit(mca_one, path, cpu, a, iterations, steady, timeout): h for h, a in todo.items()}
         for fu in concurrent.futures.as_completed(futs):
             v, e = fu.result()
             if e:
@@ -380,6 +397,9 @@ def main():
     ap.add_argument("--mcpu", default=None, help="llvm-mca -mcpu (default: from --uarch)")
     ap.add_argument("--mca-iterations", type=int, default=MCA_ITERATIONS,
                     help=f"llvm-mca -iterations (default {MCA_ITERATIONS})")
+    ap.add_argument("--mca-steady", action="store_true",
+                    help="llvm-mca's steady state: (cycles(2N) - cycles(N)) / N instead of "
+                    "cycles(N) / N")
     ap.add_argument("--split", choices=["train", "test", "all"], default="all",
                     help="which half of the fixed split to score (see split_of)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -414,7 +434,8 @@ def main():
             fatal["entrysim"] = f
     if args.llvm_mca != "none":
         cpu = args.mcpu or MCA_CPU.get(args.uarch, args.uarch)
-        p, e, f = run_mca(args.llvm_mca, cpu, att, args.mca_iterations, args.jobs, 120)
+        p, e, f = run_mca(args.llvm_mca, cpu, att, args.mca_iterations, args.mca_steady,
+                          args.jobs, 120)
         preds["llvm-mca"], errors["llvm-mca"] = p, e
         if f:
             fatal["llvm-mca"] = f
@@ -428,7 +449,7 @@ def main():
     report = {
         "data": args.data, "split": args.split, "uarch": args.uarch,
         "mca_cpu": args.mcpu or MCA_CPU.get(args.uarch, args.uarch) if "llvm-mca" in preds else None,
-        "mca_iterations": args.mca_iterations,
+        "mca_iterations": args.mca_iterations, "mca_steady": args.mca_steady,
         "blocks": len(hexes), "common": len(common),
         "categories": {c: sum(cat[h] == c for h in hexes) for c in cats},
         "unavailable": fatal,
