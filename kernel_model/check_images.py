@@ -53,6 +53,20 @@ class Elf:
         raise KeyError(hex(va))
 
 
+def without_ibrs(lines):
+    """Drops the IBRS_ENTER/IBRS_EXIT bodies (calling.h: mov $0x48,%ecx ..
+    wrmsr): they load EDX/EAX for WRMSR, which is not 6dc936f's clearing."""
+    out, skip = [], False
+    for l in lines:
+        if l.startswith("mov    $0x48,%ecx"):
+            skip = True
+        if not skip:
+            out.append(l)
+        if l.startswith("wrmsr"):
+            skip = False
+    return out
+
+
 def disasm(objdump, path, sym):
     out = subprocess.run([objdump, "-d", "--no-show-raw-insn", "--disassemble=" + sym, path],
                          check=True, capture_output=True, text=True).stdout
@@ -198,11 +212,12 @@ def main():
             for off in ("0x20", "0x28", "0x58", "0x60", "0x68", "0x70"):
                 if off + "(" not in d:
                     err("p%02d: do_int80_syscall_32 does not load pt_regs %s" % (p, off))
-        e64 = disasm(objdump, path, "entry_SYSCALL_64") + disasm(objdump, path, "entry_SYSCALL_64_after_hwframe")
+        e64 = without_ibrs(disasm(objdump, path, "entry_SYSCALL_64") +
+                           disasm(objdump, path, "entry_SYSCALL_64_after_hwframe"))
         cleared = {r for r in ("%edx", "%ecx") if "xor    %s,%s" % (r, r) in e64}
         if bool(p & CLR) != (cleared == {"%edx", "%ecx"}) or (not p & CLR and cleared):
             err("p%02d: entry_SYSCALL_64 clears %s" % (p, sorted(cleared)))
-        i80 = disasm(objdump, path, "entry_INT80_compat")
+        i80 = without_ibrs(disasm(objdump, path, "entry_INT80_compat"))
         cleared = {r for r in ("%esi", "%edx", "%ecx") if "xor    %s,%s" % (r, r) in i80}
         if (p & CLR and len(cleared) != 3) or (not p & CLR and cleared):
             err("p%02d: entry_INT80_compat clears %s" % (p, sorted(cleared)))

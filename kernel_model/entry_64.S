@@ -4,8 +4,18 @@
  * cpu_current_top_of_stack).
  *
  * Depends on ES_PATCHES bits dfe64506 (do_syscall_64's arguments) and
- * 6dc936f (DX/CX cleared by PUSH_AND_CLEAR_REGS). */
+ * 6dc936f (DX/CX cleared by PUSH_AND_CLEAR_REGS).
+ *
+ * Mitigation sites (calling.h, patched before boot): SWITCH_TO_KERNEL_CR3
+ * right after SWAPGS on every entry from user mode and SWITCH_TO_USER_CR3
+ * as the last step before SYSRET/IRET (pti); IBRS_ENTER once pt_regs is
+ * saved and IBRS_EXIT before the registers are restored (ibrs).  The code
+ * lives in .entry.text, the only kernel text the user PGD maps under pti,
+ * so everything up to the CR3 switch (and after the switch back) must be
+ * here and touch only the entry data (es_percpu, GDT/IDT/TSS) and the task
+ * stack. */
 #include "kmodel.h"
+#include "calling.h"
 
 /* Builds the register part of struct pt_regs below an orig_ax slot, in
  * Linux's push order (di first, r15 last), clearing each register Linux
@@ -77,7 +87,7 @@
 	.endif
 .endm
 
-	.text
+	.section .entry.text, "ax"
 
 /* SYSCALL from 64-bit mode (MSR_LSTAR).  The CPU left RIP in RCX, RFLAGS
  * in R11, CS/SS from STAR, interrupts masked by SFMASK; RSP is still the
@@ -88,6 +98,7 @@
 entry_SYSCALL_64:
 	swapgs
 	movq	%rsp, %gs:PCPU_RSP_SCRATCH
+	SWITCH_TO_KERNEL_CR3 scratch_reg=%rsp
 	movq	%gs:PCPU_TOP_OF_STACK, %rsp
 
 	/* the hardware frame IRET would use */
@@ -109,7 +120,9 @@ entry_SYSCALL_64_after_hwframe:
 #else
 	movq	%rsp, %rdi
 #endif
+	IBRS_ENTER				/* after the arguments: clobbers ax, cx, dx */
 	call	do_syscall_64
+	IBRS_EXIT
 
 	/* Opportunistic SYSRET (Linux's conditions): RCX == RIP, canonical
 	 * RIP (SYSRET #GPs in ring 0 on Intel otherwise), CS and SS the
@@ -117,41 +130,47 @@ entry_SYSCALL_64_after_hwframe:
 	movq	RCX(%rsp), %rcx
 	movq	RIP(%rsp), %r11
 	cmpq	%rcx, %r11
-	jne	swapgs_restore_regs_and_return_to_usermode
+	jne	.Lrestore_regs_and_return_to_usermode
 
 	shlq	$16, %rcx			/* 64 - (47 + 1) */
 	sarq	$16, %rcx
 	cmpq	%rcx, %r11
-	jne	swapgs_restore_regs_and_return_to_usermode
+	jne	.Lrestore_regs_and_return_to_usermode
 
 	cmpq	$__USER_CS, CS(%rsp)
-	jne	swapgs_restore_regs_and_return_to_usermode
+	jne	.Lrestore_regs_and_return_to_usermode
 
 	movq	R11(%rsp), %r11
 	cmpq	%r11, EFLAGS(%rsp)
-	jne	swapgs_restore_regs_and_return_to_usermode
+	jne	.Lrestore_regs_and_return_to_usermode
 
 	testq	$(X86_EFLAGS_RF | X86_EFLAGS_TF), %r11
-	jnz	swapgs_restore_regs_and_return_to_usermode
+	jnz	.Lrestore_regs_and_return_to_usermode
 
 	cmpq	$__USER_DS, SS(%rsp)
-	jne	swapgs_restore_regs_and_return_to_usermode
+	jne	.Lrestore_regs_and_return_to_usermode
 
 	.globl	syscall_return_via_sysret
 syscall_return_via_sysret:
 	POP_REGS pop_rdi=0 skip_r11rcx=1
+	SWITCH_TO_USER_CR3 scratch_reg=%rdi	/* RDI is popped below */
 	popq	%rdi
 	movq	RSP-ORIG_RAX(%rsp), %rsp
 	swapgs
 	sysretq
 	.size	entry_SYSCALL_64, .-entry_SYSCALL_64
 
-/* The IRET way back to user mode (any entry; pt_regs on the stack). */
+/* The IRET way back to user mode (any entry; pt_regs on the stack).  The
+ * 64-bit SYSCALL path did IBRS_EXIT already and comes in below it. */
 	.p2align 4
 	.globl	swapgs_restore_regs_and_return_to_usermode
 	.type	swapgs_restore_regs_and_return_to_usermode, @function
 swapgs_restore_regs_and_return_to_usermode:
-	POP_REGS
+	IBRS_EXIT
+.Lrestore_regs_and_return_to_usermode:
+	POP_REGS pop_rdi=0
+	SWITCH_TO_USER_CR3 scratch_reg=%rdi	/* on the task stack: mapped in both PGDs */
+	popq	%rdi
 	addq	$8, %rsp			/* orig_ax */
 	swapgs
 	iretq
@@ -168,11 +187,16 @@ swapgs_restore_regs_and_return_to_usermode:
 	.if \has_err == 0
 	pushq	$-1
 	.endif
-	testb	$3, CS-ORIG_RAX(%rsp)
+	/* pt_regs first (the task stack is mapped in the user PGD too), so
+	 * the CR3 switch and IBRS have scratch registers (Linux 4.17's
+	 * error_entry order) */
+	PUSH_AND_CLEAR_REGS
+	testb	$3, CS(%rsp)
 	jz	1f
 	swapgs					/* from user mode */
+	SWITCH_TO_KERNEL_CR3 scratch_reg=%rax
+	IBRS_ENTER
 1:
-	PUSH_AND_CLEAR_REGS
 	cld
 	movq	%rsp, %rdi
 	movl	$\vec, %esi

@@ -4,8 +4,13 @@
  * Depends on ES_PATCHES bit 6dc936f only: seed 6dc936f175cc clears SI, DX
  * and CX after saving them in entry_SYSCALL_compat and entry_INT80_compat
  * (do_fast_syscall_32 and do_int80_syscall_32 take one argument, in DI).
- * The seed leaves entry_SYSENTER_compat alone, and so do we. */
+ * The seed leaves entry_SYSENTER_compat alone, and so do we.
+ *
+ * Mitigation sites as in entry_64.S (pti: CR3 switch right after SWAPGS
+ * and before SYSRETL; ibrs: IBRS_ENTER before the C call, IBRS_EXIT on the
+ * way out, the IRET way in swapgs_restore_regs_and_return_to_usermode). */
 #include "kmodel.h"
+#include "calling.h"
 
 /* The rest of pt_regs for the 32-bit entries: r8-r11 are not part of the
  * 32-bit register file, so Linux stores 0 for them; bx and bp are saved
@@ -45,7 +50,7 @@
 	.endif
 .endm
 
-	.text
+	.section .entry.text, "ax"
 
 /* SYSENTER (MSR_IA32_SYSENTER_EIP), from the vDSO: user ESP in EBP (the
  * vDSO did mov %esp,%ebp), arg6 at [EBP]; SYSENTER lost the user EIP, so
@@ -55,6 +60,7 @@
 	.type	entry_SYSENTER_compat, @function
 entry_SYSENTER_compat:
 	swapgs
+	SWITCH_TO_KERNEL_CR3 scratch_reg=%rsp	/* RSP is replaced anyway */
 	movq	%gs:PCPU_TOP_OF_STACK, %rsp
 	movl	%eax, %eax			/* zero-extend the number */
 
@@ -78,6 +84,7 @@ entry_SYSENTER_compat:
 	testl	$(X86_EFLAGS_NT | X86_EFLAGS_AC | X86_EFLAGS_TF), EFLAGS(%rsp)
 	jnz	.Lsysenter_fix_flags
 .Lsysenter_flags_fixed:
+	IBRS_ENTER
 	movq	%rsp, %rdi
 	call	do_fast_syscall_32
 	testl	%eax, %eax
@@ -98,6 +105,7 @@ entry_SYSENTER_compat:
 entry_SYSCALL_compat:
 	swapgs
 	movl	%esp, %r8d			/* user ESP */
+	SWITCH_TO_KERNEL_CR3 scratch_reg=%rsp
 	movq	%gs:PCPU_TOP_OF_STACK, %rsp
 
 	pushq	$__USER32_DS			/* pt_regs->ss */
@@ -124,7 +132,7 @@ entry_SYSCALL_compat_after_hwframe:
 #endif
 	pushq	$-ENOSYS			/* pt_regs->ax */
 	PUSH_COMPAT_TAIL 0
-
+	IBRS_ENTER
 	movq	%rsp, %rdi
 	call	do_fast_syscall_32
 	testl	%eax, %eax
@@ -134,6 +142,7 @@ entry_SYSCALL_compat_after_hwframe:
 	 * it): back to the landing pad in ECX with RFLAGS from R11. */
 	.globl	sysret32_from_system_call
 sysret32_from_system_call:
+	IBRS_EXIT				/* ax, cx, dx are reloaded below */
 	movq	RBX(%rsp), %rbx
 	movq	RBP(%rsp), %rbp
 	movq	EFLAGS(%rsp), %r11
@@ -147,6 +156,7 @@ sysret32_from_system_call:
 	movq	RSP-ORIG_RAX(%rsp), %rsp
 	/* R12-R15 still hold what the task had; R8-R10 are zeroed so no
 	 * kernel value leaks. */
+	SWITCH_TO_USER_CR3 scratch_reg=%r8	/* on the user stack: no memory touched */
 	xorl	%r8d, %r8d
 	xorl	%r9d, %r9d
 	xorl	%r10d, %r10d
@@ -165,6 +175,7 @@ entry_INT80_compat:
 	movl	%eax, %eax			/* zero-extend the number */
 	pushq	%rax				/* pt_regs->orig_ax */
 	pushq	%rdi				/* pt_regs->di */
+	SWITCH_TO_KERNEL_CR3 scratch_reg=%rdi	/* RDI saved; set again before the call */
 	pushq	%rsi				/* pt_regs->si */
 #if ES_HAS(6DC936F)
 	xorl	%esi, %esi			/* 6dc936f: nospec si */
@@ -180,6 +191,7 @@ entry_INT80_compat:
 	pushq	$-ENOSYS			/* pt_regs->ax */
 	PUSH_COMPAT_TAIL 1
 	cld
+	IBRS_ENTER
 
 	movq	%rsp, %rdi
 	call	do_int80_syscall_32

@@ -4,8 +4,13 @@
  * SS 0x18, interrupts off, RSP = es_boot_info.boot_stack_top, with
  * es_boot_info filled in.  es_setup (setup.c) loads the GDT, TSS, IDT and
  * MSRs; then we enter the user program with IRETQ, all GPRs zero, as
- * Linux's start_thread leaves them. */
+ * Linux's start_thread leaves them.
+ *
+ * startup_64 is entry text (.text.head is the first part of .entry.text in
+ * kernel.lds): under pti its last instructions run on the user PGD.  The
+ * IRET frame is built on the task stack, which both PGDs map. */
 #include "kmodel.h"
+#include "calling.h"
 
 	.section .text.head, "ax"
 	.p2align 4
@@ -15,7 +20,8 @@ startup_64:
 	cld
 	call	es_setup
 
-	/* IRET frame from es_boot_info */
+	/* IRET frame from es_boot_info, on the task stack */
+	leaq	es_task_stack_top(%rip), %rsp
 	pushq	es_boot_info+ES_BOOT_USER_SS(%rip)
 	pushq	es_boot_info+ES_BOOT_USER_RSP(%rip)
 	pushq	es_boot_info+ES_BOOT_USER_RFLAGS(%rip)
@@ -23,6 +29,7 @@ startup_64:
 	pushq	es_boot_info+ES_BOOT_USER_RIP(%rip)
 
 	swapgs				/* GS base: the user's (0); per-cpu area in KERNEL_GS_BASE */
+	SWITCH_TO_USER_CR3 scratch_reg=%rax
 	xorl	%eax, %eax
 	xorl	%ebx, %ebx
 	xorl	%ecx, %ecx
@@ -49,6 +56,8 @@ boot_stack:
 	.globl	boot_stack_top
 boot_stack_top:
 	.globl	es_task_stack
+	.type	es_task_stack, @object
+	.size	es_task_stack, KERNEL_STACK_SIZE	/* sized: pti maps it in the user PGD */
 es_task_stack:
 	.skip	KERNEL_STACK_SIZE
 	.globl	es_task_stack_top

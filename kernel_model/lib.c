@@ -3,7 +3,9 @@
  * descriptors of set_thread_area. */
 #include "kmodel.h"
 
-struct es_percpu es_percpu __attribute__((aligned(64)));
+/* Entry data (kernel.lds): the SYSCALL entry saves the user RSP here before
+ * it switches CR3, so under pti the user PGD maps this page. */
+struct es_percpu es_percpu __attribute__((aligned(64), section(".entry.data")));
 
 /* ES_HC_SYSCALL: RDI = abi, RSI = nr, RDX = address of six arguments. */
 long es_hc_syscall6(unsigned long a0, unsigned long a1, unsigned long a2,

@@ -24,12 +24,17 @@ struct es_tss {
 } __attribute__((packed));
 _Static_assert(sizeof(struct es_tss) == 104, "64-bit TSS is 104 bytes");
 
-struct es_tss es_tss __attribute__((aligned(64)));
+/* The descriptor tables and the TSS are entry data: the CPU reads them on
+ * an interrupt or exception from user mode before the entry code can
+ * switch CR3, so under pti the user PGD maps them (kernel.lds). */
+#define __entry_data __attribute__((section(".entry.data")))
+
+struct es_tss es_tss __attribute__((aligned(64))) __entry_data;
 
 /* Linux's GDT_ENTRY_INIT(flags, 0, 0xfffff) values (arch/x86/kernel/cpu/common.c). */
 #define GDT_FLAT(flags) (0xffffull | ((u64)((flags) & 0xf0ff) << 40) | (0xfull << 48))
 
-u64 es_gdt[GDT_ENTRIES] __attribute__((aligned(64))) = {
+u64 es_gdt[GDT_ENTRIES] __attribute__((aligned(64))) __entry_data = {
     [GDT_ENTRY_KERNEL32_CS] = GDT_FLAT(0xc09b),
     [GDT_ENTRY_KERNEL_CS] = GDT_FLAT(0xa09b),
     [GDT_ENTRY_KERNEL_DS] = GDT_FLAT(0xc093),
@@ -48,7 +53,7 @@ struct es_gate {
 };
 _Static_assert(sizeof(struct es_gate) == 16, "64-bit gate is 16 bytes");
 
-struct es_gate es_idt[256] __attribute__((aligned(4096)));
+struct es_gate es_idt[256] __attribute__((aligned(4096))) __entry_data;
 
 struct __attribute__((packed)) es_dtr {
     u16 limit;
@@ -106,6 +111,18 @@ void es_setup(void)
     set_gate(0x80, (unsigned long)entry_INT80_compat, 3);
     struct es_dtr idtr = {sizeof es_idt - 1, (u64)es_idt};
     __asm__ volatile("lidt %0" ::"m"(idtr) : "memory");
+
+    /* PCIDs when the CPU has them (Linux's setup_pcid()); CR3's PCID is 0
+     * here, as setting CR4.PCIDE requires.  Only pti's CR3 switches use
+     * other PCIDs (calling.h, ES_ALT_PCID: the simulator patches that in
+     * from the same CPUID bit). */
+    u32 a = 1, b, c = 0, d;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    if (c & X86_FEATURE_PCID_ECX) {
+        unsigned long cr4;
+        __asm__ volatile("mov %%cr4, %0" : "=r"(cr4));
+        __asm__ volatile("mov %0, %%cr4" ::"r"(cr4 | X86_CR4_PCIDE) : "memory");
+    }
 
     /* syscall_init() (arch/x86/kernel/cpu/common.c) */
     wrmsr(MSR_STAR, (u64)__USER32_CS << 48 | (u64)__KERNEL_CS << 32);

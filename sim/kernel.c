@@ -19,6 +19,7 @@
 
 #include "host.h"
 #include "mem.h"
+#include "mitigations.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -76,6 +77,11 @@ struct es_kernel {
     size_t nsyms;
     uint32_t *by_name; /* indices into syms, by name, globals first */
     uint64_t vdso32;
+    /* mitigations (es_kernel_set_mitigations) */
+    unsigned mit;
+    uint64_t alt_lo, nalt;  /* the .altinstructions records */
+    uint8_t *alt_orig;      /* each site's bytes as loaded, concatenated */
+    uint64_t pti_pgd;       /* kernel PGD of the pti pair (user = +4 KiB), 0 = none */
 };
 
 static int fail(es_machine *m, const char *fmt, ...)
@@ -229,9 +235,12 @@ const uint8_t *es_kernel_image(unsigned patches, size_t *size)
  * 1 GiB leaves), no permission checks, no A/D updates; NULL if unmapped. */
 static uint8_t *kptr_pa(es_machine *m, uint64_t va, uint64_t *pa_out)
 {
-    if (!m->cr3)
+    /* under pti the kernel's view: the user PGD lacks most of the kernel
+     * half, and the CPU may be in user mode on it */
+    uint64_t root = m->kernel && m->kernel->pti_pgd ? m->kernel->pti_pgd : m->cr3;
+    if (!root)
         return NULL;
-    uint64_t table = m->cr3 & ES_PTE_ADDR;
+    uint64_t table = root & ES_PTE_ADDR;
     for (int level = 3; level >= 0; level--) {
         uint64_t *t = (uint64_t *)es_phys(m, table);
         if (!t)
@@ -478,6 +487,158 @@ static int map_kernel_page(es_machine *m, uint64_t va, bool w, bool x, uint64_t 
     return 0;
 }
 
+/* ---- alternatives (kernel_model/include/alternative.h, es_boot.h) ---- */
+
+/* Intel's recommended multi-byte NOPs, 1 to 9 bytes (SDM Vol. 2B, NOP,
+ * Table 4-12); AMD recommends the same forms.  Row n-1 is n bytes long. */
+static const uint8_t long_nops[9][9] = {
+    {0x90},
+    {0x66, 0x90},
+    {0x0f, 0x1f, 0x00},
+    {0x0f, 0x1f, 0x40, 0x00},
+    {0x0f, 0x1f, 0x44, 0x00, 0x00},
+    {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+    {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+    {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+    {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+};
+
+/* n bytes of NOPs, as few instructions as possible (Linux's add_nops). */
+static void fill_nops(uint8_t *p, size_t n)
+{
+    while (n) {
+        size_t k = n > 9 ? 9 : n;
+        memcpy(p, long_nops[k - 1], k);
+        p += k;
+        n -= k;
+    }
+}
+
+typedef struct alt_rec {
+    uint64_t site, repl;
+    unsigned feature, sitelen, padlen, repllen;
+} alt_rec;
+
+/* Record i of .altinstructions, checked: site and replacement inside the
+ * image, the replacement no longer than the site, a known feature. */
+static int read_alt(es_machine *m, const struct es_kernel *k, uint64_t i, alt_rec *r)
+{
+    uint8_t b[ES_ALT_RECORD_SIZE];
+    uint64_t at = k->alt_lo + i * ES_ALT_RECORD_SIZE;
+    if (es_kernel_read(m, at, b, sizeof b))
+        return fail(m, "kernel image: alternative record %llu is not mapped",
+                    (unsigned long long)i);
+    r->site = at + (uint64_t)(int64_t)(int32_t)rd(b, 4);
+    r->repl = at + 4 + (uint64_t)(int64_t)(int32_t)rd(b + 4, 4);
+    r->feature = (unsigned)rd(b + 8, 2);
+    r->sitelen = b[10];
+    r->padlen = b[11];
+    r->repllen = b[12];
+    if (r->feature == 0 || r->feature >= ES_ALT_NFEATURES)
+        return fail(m, "kernel image: alternative record %llu has unknown feature %u",
+                    (unsigned long long)i, r->feature);
+    if (r->repllen > r->sitelen || r->padlen > r->sitelen)
+        return fail(m, "kernel image: alternative record %llu: replacement (%u bytes) or "
+                       "padding (%u) longer than the site (%u)",
+                    (unsigned long long)i, r->repllen, r->padlen, r->sitelen);
+    if (r->site < k->lo || r->site + r->sitelen > k->hi || r->repl < k->lo ||
+        r->repl + r->repllen > k->hi)
+        return fail(m, "kernel image: alternative record %llu points outside the image",
+                    (unsigned long long)i);
+    return 0;
+}
+
+/* Finds the records (symbols __alt_instructions/_end; an image without
+ * them has no sites) and keeps each site's loaded bytes, so a later set
+ * can be applied from the original code. */
+static int read_alternatives(es_machine *m, struct es_kernel *k)
+{
+    uint64_t lo = es_kernel_sym(m, "__alt_instructions");
+    uint64_t hi = es_kernel_sym(m, "__alt_instructions_end");
+    k->nalt = 0;
+    if (!lo && !hi)
+        return 0;
+    if (!lo || hi < lo || (hi - lo) % ES_ALT_RECORD_SIZE)
+        return fail(m, "kernel image: .altinstructions is not a whole number of %d-byte records",
+                    ES_ALT_RECORD_SIZE);
+    k->alt_lo = lo;
+    k->nalt = (hi - lo) / ES_ALT_RECORD_SIZE;
+    size_t total = 0;
+    for (uint64_t i = 0; i < k->nalt; i++) {
+        alt_rec r;
+        if (read_alt(m, k, i, &r))
+            return -1;
+        total += r.sitelen;
+    }
+    k->alt_orig = malloc(total ? total : 1);
+    if (!k->alt_orig)
+        return fail(m, "out of host memory");
+    size_t off = 0;
+    for (uint64_t i = 0; i < k->nalt; i++) {
+        alt_rec r;
+        if (read_alt(m, k, i, &r) || es_kernel_read(m, r.site, k->alt_orig + off, r.sitelen))
+            return fail(m, "kernel image: alternative site %llu is not mapped",
+                        (unsigned long long)i);
+        off += r.sitelen;
+    }
+    return 0;
+}
+
+/* Does the CPU the guest runs on report PCID (CPUID.1:ECX[17])? */
+static bool cpu_has_pcid(const es_machine *m)
+{
+    uint32_t r[4];
+    es_cpuid(m, 1, 0, r);
+    return (r[2] >> 17) & 1;
+}
+
+/* The ES_ALT_* features in force for a mitigation set. */
+static unsigned alt_features(const es_machine *m, unsigned mit)
+{
+    unsigned f = 0;
+    if (mit & ES_MIT_PTI) {
+        f |= 1u << ES_ALT_PTI;
+        if (cpu_has_pcid(m))
+            f |= 1u << ES_ALT_PCID;
+    }
+    if (mit & ES_MIT_RETPOLINE)
+        f |= 1u << ES_ALT_RETPOLINE;
+    if (mit & ES_MIT_IBRS)
+        f |= 1u << ES_ALT_IBRS;
+    if (!(mit & ES_MIT_NOSPEC))
+        f |= 1u << ES_ALT_NO_NOSPEC;
+    return f;
+}
+
+/* apply_alternatives(): every site gets either its replacement plus NOPs
+ * (feature in force) or its original code with the assembler's 0x90
+ * padding turned into long NOPs. */
+static int apply_alternatives(es_machine *m, struct es_kernel *k, unsigned mit)
+{
+    unsigned feats = alt_features(m, mit);
+    size_t off = 0;
+    for (uint64_t i = 0; i < k->nalt; i++) {
+        alt_rec r;
+        uint8_t buf[256];
+        if (read_alt(m, k, i, &r))
+            return -1;
+        if (feats & (1u << r.feature)) {
+            if (es_kernel_read(m, r.repl, buf, r.repllen))
+                return fail(m, "kernel image: alternative replacement %llu is not mapped",
+                            (unsigned long long)i);
+            fill_nops(buf + r.repllen, r.sitelen - r.repllen);
+        } else {
+            memcpy(buf, k->alt_orig + off, r.sitelen);
+            fill_nops(buf + r.sitelen - r.padlen, r.padlen);
+        }
+        if (kwrite(m, r.site, buf, r.sitelen))
+            return fail(m, "kernel image: alternative site %llu is not mapped",
+                        (unsigned long long)i);
+        off += r.sitelen;
+    }
+    return 0;
+}
+
 static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches)
 {
     if (!data || size < 64)
@@ -633,6 +794,9 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
         goto bad;
     }
     k->patches = (unsigned)info.patches & ES_CONV_V417;
+    if (read_alternatives(m, k) || apply_alternatives(m, k, ES_MIT_DEFAULT))
+        goto bad;
+    k->mit = ES_MIT_DEFAULT;
     return 0;
 bad:
     es_kernel_free(m);
@@ -853,6 +1017,152 @@ int es_kernel_boot(es_machine *m)
     return 0;
 }
 
+/* ---- mitigations (sim/mitigations.h) ---- */
+
+/* Two physically consecutive frames, the first 8 KiB aligned: the PGD
+ * pair (Linux allocates it as one order-1 page, PGD_ALLOCATION_ORDER).
+ * Frames come one at a time, so take a few until two neighbours turn up
+ * and give the rest back. */
+static uint64_t alloc_pgd_pair(es_machine *m)
+{
+    enum { TRIES = 64 };
+    uint64_t got[TRIES], pair = 0;
+    size_t n = 0;
+    while (n < TRIES && !pair) {
+        uint64_t pfn = es_frame_alloc(m);
+        if (!pfn)
+            break;
+        got[n++] = pfn;
+        for (size_t a = 0; a < n && !pair; a++)
+            for (size_t b = 0; b < n && !(got[a] & 1); b++)
+                if (got[b] == got[a] + 1)
+                    pair = got[a];
+    }
+    for (size_t a = 0; a < n; a++)
+        if (got[a] != pair && got[a] != pair + 1)
+            es_frame_free(m, got[a]);
+    return pair << 12;
+}
+
+/* Maps [lo, hi) of the kernel PGD into the user PGD with the same leaf
+ * entries (same frames, same rights). */
+static int pti_share(es_machine *m, uint64_t kpgd, uint64_t upgd, uint64_t lo, uint64_t hi,
+                     const char *what)
+{
+    if (!lo || hi < lo)
+        return fail(m, "kernel image: %s is missing or empty (pti cannot map it)", what);
+    for (uint64_t va = PAGE_START(lo); va < hi; va += PAGE) {
+        uint64_t *kpte = es_pte(m, kpgd, va, false);
+        if (!kpte || !(*kpte & ES_PTE_P))
+            return fail(m, "kernel image: %s at 0x%llx is not mapped", what,
+                        (unsigned long long)va);
+        uint64_t e = *kpte;
+        uint64_t *upte = es_pte(m, upgd, va, true);
+        if (!upte)
+            return fail(m, "out of guest memory for pti's user page tables");
+        *upte = e;
+    }
+    return 0;
+}
+
+/* Page-table isolation (Linux 4.17 arch/x86/mm/pti.c, our own code): a
+ * PGD pair replaces the address space's PGD.  The kernel PGD is the old
+ * one; the user PGD shares the user half (PML4 entries 0-255 point to the
+ * same lower tables) and maps of the kernel half only what runs before
+ * the entry code's CR3 switch or after the switch back: the entry text,
+ * the entry data (per-cpu area, GDT, IDT, TSS), the task stack the CPU
+ * pushes the interrupt frame on, and the vsyscall page (Linux maps its
+ * cpu_entry_area and the vsyscall page the same way).  Any other kernel
+ * address is not present in user mode. */
+static int pti_setup(es_machine *m, struct es_kernel *k)
+{
+    if (k->pti_pgd)
+        return 0;
+    if (!m->cr3)
+        return fail(m, "no address space to isolate");
+    enum { EXTRA = 96 }; /* the pair, its search, a few page tables */
+    if (grow_frames(m, EXTRA))
+        return fail(m, "out of host memory");
+    uint64_t cap = m->mem_cap, used = m->frames_used;
+    m->mem_cap = (m->frames_used + EXTRA) * PAGE;
+    int rc = 0;
+    uint64_t pair = alloc_pgd_pair(m);
+    if (!pair)
+        rc = fail(m, "out of guest memory for pti's page-table pair");
+    if (!rc) {
+        uint64_t *old = (uint64_t *)es_phys(m, m->cr3 & ES_PTE_ADDR);
+        uint64_t *kp = (uint64_t *)es_phys(m, pair), *up = (uint64_t *)es_phys(m, pair + PAGE);
+        memcpy(kp, old, PAGE);
+        memcpy(up, old, PAGE / 2); /* the user half */
+        uint64_t task = 0, task_size = 0; /* its top may be the image's end: use the size */
+        es_kernel_sym_size(m, "es_task_stack", &task, &task_size);
+        rc = pti_share(m, pair, pair + PAGE, es_kernel_sym(m, "__entry_text_start"),
+                       es_kernel_sym(m, "__entry_text_end"), "the entry text") ||
+             pti_share(m, pair, pair + PAGE, es_kernel_sym(m, "__entry_data_start"),
+                       es_kernel_sym(m, "__entry_data_end"), "the entry data") ||
+             pti_share(m, pair, pair + PAGE, task, task + task_size, "the task stack") ||
+             pti_share(m, pair, pair + PAGE, ES_VSYSCALL_ADDR, ES_VSYSCALL_ADDR + PAGE,
+                       "the vsyscall page");
+    }
+    /* the kernel's frames do not count against the process's cap; the
+     * old PGD frame stays allocated (unused) */
+    m->frames_used = used;
+    m->mem_cap = cap;
+    if (rc)
+        return -1;
+    m->cr3 = pair; /* the kernel PGD, PCID 0: the loader's view until boot */
+    k->pti_pgd = pair;
+    es_tlb_flush(m);
+    m->fetch_va = 1;
+    return 0;
+}
+
+int es_kernel_set_mitigations(es_machine *m, unsigned mit)
+{
+    struct es_kernel *k = m->kernel;
+    if (!k)
+        return fail(m, "no guest kernel loaded");
+    if (mit & ~ES_MIT_ALL)
+        return fail(m, "unknown mitigation bits 0x%x", mit & ~ES_MIT_ALL);
+    if (m->has_kernel)
+        return fail(m, "mitigations must be chosen before the kernel boots");
+    if (k->pti_pgd && !(mit & ES_MIT_PTI))
+        return fail(m, "pti cannot be turned off once the page tables are split");
+    if ((mit & ES_MIT_PTI) && pti_setup(m, k))
+        return -1;
+    if (apply_alternatives(m, k, mit))
+        return -1;
+    k->mit = mit;
+    return 0;
+}
+
+unsigned es_kernel_mitigations(const es_machine *m)
+{
+    return m->kernel ? m->kernel->mit : 0;
+}
+
+uint64_t es_kernel_pti_pgd(const es_machine *m)
+{
+    return m->kernel ? m->kernel->pti_pgd : 0;
+}
+
+void es_kernel_pti_sync(es_machine *m, uint64_t va)
+{
+    const struct es_kernel *k = m->kernel;
+    if (!k || !k->pti_pgd || va >= KERNEL_LO)
+        return;
+    uint64_t *kp = (uint64_t *)es_phys(m, k->pti_pgd);
+    uint64_t *up = (uint64_t *)es_phys(m, k->pti_pgd + PAGE);
+    unsigned i = (unsigned)((va >> 39) & 511);
+    if (!kp || !up || kp[i] == up[i])
+        return;
+    /* a new PML4 entry appears in whichever PGD was current */
+    if (kp[i] & ES_PTE_P)
+        up[i] = kp[i];
+    else
+        kp[i] = up[i];
+}
+
 void es_kernel_free(es_machine *m)
 {
     struct es_kernel *k = m->kernel;
@@ -861,6 +1171,7 @@ void es_kernel_free(es_machine *m)
     free(k->names);
     free(k->syms);
     free(k->by_name);
+    free(k->alt_orig);
     free(k);
     m->kernel = NULL;
 }

@@ -1,31 +1,107 @@
-/* mitigations.c - placeholder until the mitigation alternatives land
- * (issue 4, in progress this session): only the default set is accepted. */
+/* mitigations.c - the --mitigations list: parsing and naming.  Applying a
+ * set to the loaded image (the alternatives patching and PTI's page-table
+ * pair) is in kernel.c, next to the image's page tables and symbols. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mitigations.h"
 
-int es_mitigations_parse(const char *list, unsigned *out, char *err, size_t errlen)
+/* In ES_MIT_* bit order; es_mitigations_name prints them in this order. */
+static const char *const mit_names[] = {"pti", "retpoline", "ibrs", "nospec"};
+#define NMIT (sizeof mit_names / sizeof mit_names[0])
+
+static void errf(char *err, size_t errlen, const char *what, const char *item, size_t len,
+                 const char *list)
 {
-    if (!strcmp(list, "") || !strcmp(list, "nospec")) {
-        *out = ES_MIT_DEFAULT;
+    if (err && errlen)
+        snprintf(err, errlen, "%s '%.*s' in mitigation list '%s' (known: pti, retpoline, ibrs, "
+                              "nospec, each also as no-NAME; none; all)",
+                 what, (int)len, item, list);
+}
+
+/* One item, without surrounding blanks: 0 and the updated set, or -1. */
+static int apply_item(const char *s, size_t len, unsigned *mask)
+{
+    if (len == 4 && !memcmp(s, "none", 4)) {
+        *mask = 0;
         return 0;
     }
-    snprintf(err, errlen, "mitigations other than the default are not built yet");
+    if (len == 3 && !memcmp(s, "all", 3)) {
+        *mask = ES_MIT_ALL;
+        return 0;
+    }
+    bool off = len > 3 && !memcmp(s, "no-", 3);
+    if (off) {
+        s += 3;
+        len -= 3;
+    }
+    for (size_t i = 0; i < NMIT; i++)
+        if (strlen(mit_names[i]) == len && !memcmp(mit_names[i], s, len)) {
+            if (off)
+                *mask &= ~(1u << i);
+            else
+                *mask |= 1u << i;
+            return 0;
+        }
     return -1;
+}
+
+int es_mitigations_parse(const char *list, unsigned *out, char *err, size_t errlen)
+{
+    unsigned mask = ES_MIT_DEFAULT;
+    if (!list)
+        list = "";
+    const char *p = list;
+    /* "" (or only blanks) is the default set; any empty item inside a list
+     * ("pti,,retpoline", "pti,", ",pti") is a typo and an error */
+    const char *q = list;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (*q == 0) {
+        *out = mask;
+        return 0;
+    }
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *s = p;
+        while (*p && *p != ',')
+            p++;
+        const char *e = p;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        size_t len = (size_t)(e - s);
+        if (len == 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "empty item in mitigation list '%s'", list);
+            return -1;
+        }
+        if (apply_item(s, len, &mask)) {
+            errf(err, errlen, "unknown mitigation", s, len, list);
+            return -1;
+        }
+        if (*p == 0)
+            break;
+        p++; /* the comma */
+    }
+    *out = mask;
+    return 0;
 }
 
 void es_mitigations_name(unsigned mit, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s", mit & ES_MIT_NOSPEC ? "nospec" : "none");
+    if (!buf || !n)
+        return;
+    buf[0] = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < NMIT; i++)
+        if (mit & (1u << i)) {
+            int w = snprintf(buf + k, n - k, "%s%s", k ? "," : "", mit_names[i]);
+            if (w < 0 || (size_t)w >= n - k)
+                return; /* truncated, still NUL-terminated */
+            k += (size_t)w;
+        }
+    if (k == 0)
+        snprintf(buf, n, "none");
 }
-
-int es_kernel_set_mitigations(es_machine *m, unsigned mit)
-{
-    if (mit == ES_MIT_DEFAULT)
-        return 0;
-    snprintf(m->message, sizeof m->message, "mitigations are not built yet");
-    return -1;
-}
-
-unsigned es_kernel_mitigations(const es_machine *m) { (void)m; return ES_MIT_DEFAULT; }

@@ -10,11 +10,15 @@
  *   ibrs       WRMSR IA32_SPEC_CTRL.IBRS on entry (and clear on exit)
  *   nospec     array_index_nospec() on the syscall number (in both 4.16 and
  *              4.17; `no-nospec` removes it to show what it costs)
+ *
+ * kernel_model/README.md describes the sites, the ALTERNATIVE records and
+ * what each mitigation does to the page tables and MSRs.
  */
 #ifndef ENTRYSIM_MITIGATIONS_H
 #define ENTRYSIM_MITIGATIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "machine.h"
 
@@ -42,8 +46,24 @@ void es_mitigations_name(unsigned mit, char *buf, size_t n);
  * alternative sites for `mit`.  Returns 0 or -1 with m->message. */
 int es_kernel_set_mitigations(es_machine *m, unsigned mit);
 
-/* Mitigations in force in the loaded image. */
+/* Mitigations in force in the loaded image (ES_MIT_DEFAULT after
+ * es_kernel_load; 0 with no kernel). */
 unsigned es_kernel_mitigations(const es_machine *m);
+
+/* PTI: the PGD pair's kernel half (m->cr3 may be either while running).
+ * 0 unless pti is in force.  The user PGD is this + 4096. */
+uint64_t es_kernel_pti_pgd(const es_machine *m);
+
+/* PTI: after the simulator adds a user mapping at va (sim/vm.c), copies
+ * the PML4 entry of the user half between the two PGDs so both see it
+ * (Linux's pti_set_user_pgtbl keeps them equal the same way).  No-op
+ * without pti. */
+void es_kernel_pti_sync(es_machine *m, uint64_t va);
+
+/* CPUID as the guest sees it (sim/system.c): r = EAX, EBX, ECX, EDX.  The
+ * mitigations use it so the kernel patching, the MSRs and CR4.PCIDE agree
+ * with what CPUID reports. */
+void es_cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4]);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * control and debug registers), MOVZX/MOVSX/MOVSXD, XCHG, CMOVcc, SETcc,
  * LEA, CBW..CQO, LAHF/SAHF, the flag instructions, CLI/STI and XLAT.
  */
+#include "mitigations.h" /* es_cpuid */
 #include "ops.h"
 #include "seg.h"
 
@@ -32,13 +33,26 @@ static int mov_from_seg(es_machine *m, const es_insn *d)
 #define EFER_LME (1ull << 8)
 #define EFER_LMA (1ull << 10)
 /* CR4 bits this CPU has: VME..OSXMMEXCPT (0-10), UMIP (11, modelled for
- * SGDT/SIDT/SLDT/SMSW/STR) and OSXSAVE (18).  The rest are reserved here:
- * bit 15 and 25+ always, and the features CPUID does not report (LA57,
- * VMXE, SMXE, FSGSBASE, PCIDE, KL, SMEP, SMAP, PKE, CET, PKS). */
+ * SGDT/SIDT/SLDT/SMSW/STR), PCIDE (17, when CPUID.1:ECX.PCID[17] says so)
+ * and OSXSAVE (18).  The rest are reserved here: bit 15 and 25+ always, and
+ * the features CPUID does not report (LA57, VMXE, SMXE, FSGSBASE, KL, SMEP,
+ * SMAP, PKE, CET, PKS). */
 #define CR4_VALID (0xfffull | (1ull << 18))
-/* CPUID 0x80000008 reports MAXPHYADDR 48: CR3 bits 63:48 are reserved
- * (bit 63 is the PCID no-flush hint only with CR4.PCIDE, not supported). */
+#define CR4_PCIDE (1ull << 17)
+/* CPUID 0x80000008 reports MAXPHYADDR 48: CR3 bits 63:48 are reserved;
+ * with CR4.PCIDE bit 63 of the source is the no-flush hint instead (SDM
+ * Vol. 3A 4.10.4.1; MOV to CR3: "bit 63 of the source operand is not
+ * written to CR3"), and bits 11:0 are the PCID. */
 #define CR3_RESERVED (~0ull << 48)
+#define CR3_NOFLUSH (1ull << 63)
+#define CR3_PCID 0xfffull
+
+static bool cpu_has_pcid(const es_machine *m)
+{
+    uint32_t r[4];
+    es_cpuid(m, 1, 0, r);
+    return (r[2] >> 17) & 1;
+}
 
 /* The #GP(0) conditions of MOV to CR0/CR3/CR4/CR8 (SDM Vol. 2B, MOV-Move
  * to/from Control Registers, Protected Mode and 64-Bit Mode Exceptions;
@@ -62,9 +76,15 @@ static bool cr_write_bad(const es_machine *m, int cr, uint64_t v)
             return true;
         return false;
     case 3:
+        if (m->cr4 & CR4_PCIDE)
+            return lma && (v & CR3_RESERVED & ~CR3_NOFLUSH);
         return lma && (v & CR3_RESERVED);
     case 4:
-        if (v & ~CR4_VALID)
+        if (v & ~(CR4_VALID | (cpu_has_pcid(m) ? CR4_PCIDE : 0)))
+            return true;
+        /* setting PCIDE: only in IA-32e mode and with PCID 000H current
+         * (SDM Vol. 3A 4.10.1; MOV CR #GP(0) list) */
+        if ((v & CR4_PCIDE) && !(m->cr4 & CR4_PCIDE) && (!lma || (m->cr3 & CR3_PCID)))
             return true;
         return lma && !(v & CR4_PAE);
     case 8:
@@ -102,9 +122,17 @@ static int mov_cr_dr(es_machine *m, const es_insn *d)
     if (c->kind == ES_OPK_CR && cr_write_bad(m, c->reg, v))
         return es_raise(m, ES_VEC_GP, 0);
     uint64_t old = *r;
+    if (c->kind == ES_OPK_CR && c->reg == 3 && (m->cr4 & CR4_PCIDE))
+        v &= ~CR3_NOFLUSH; /* the hint, never stored */
     *r = v;
     if (c->kind == ES_OPK_CR && (c->reg == 0 || c->reg == 3 || c->reg == 4))
-        es_tlb_flush(m); /* paging-structure changes: drop all translations */
+        /* paging-structure changes: drop all translations.  The software
+         * TLB is not tagged with PCIDs, so a CR3 load with the no-flush
+         * hint flushes it too: keeping translations is only permitted,
+         * never required (SDM Vol. 3A 4.10.4.1), and a kept entry of the
+         * other PCID would be wrong here.  What a no-flush load costs is
+         * the cycle model's business (it sees bit 63 in the source). */
+        es_tlb_flush(m);
     if (c->kind == ES_OPK_CR && c->reg == 0 && ((old ^ v) & CR0_AM))
         es_update_ac(m); /* alignment checking follows CR0.AM */
     return ES_OK;

@@ -54,7 +54,7 @@ static int op_priv(es_machine *m, const es_insn *d)
 #define CPUID1_ECX                                                                                 \
     (BIT(0) /* SSE3 */ | BIT(9) /* SSSE3 */ | BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ |         \
      BIT(20) /* SSE4.2 */ | BIT(22) /* MOVBE */ | BIT(23) /* POPCNT */ | BIT(26) /* XSAVE */ |    \
-     BIT(27) /* OSXSAVE */)
+     BIT(27) /* OSXSAVE */ | BIT(17) /* PCID (mov.c: CR4.PCIDE, CR3 bit 63) */)
 /* SEP (bit 11): SYSENTER/SYSEXIT are implemented (--cpu intel, and 32-bit
  * code on AMD); both vendors set it in CPUID.1:EDX (SDM Vol. 2A CPUID,
  * Table 3-11; AMD APM Vol. 3, CPUID Fn0000_0001_EDX). */
@@ -64,6 +64,14 @@ static int op_priv(es_machine *m, const es_insn *d)
      BIT(26) /* SSE2 */)
 #define CPUID7_EBX (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(19) /* ADX */)
 #define CPUID7_EDX (BIT(4) /* FSRM */)
+/* Speculation control (issue 4's ibrs mitigation): IA32_SPEC_CTRL.IBRS and
+ * IA32_PRED_CMD.IBPB exist.  Intel reports them in CPUID.(7,0):EDX[26]
+ * (SDM Vol. 2A CPUID; Intel's "Speculative Execution Side Channel
+ * Mitigations"); AMD in CPUID Fn8000_0008 EBX[12] IBPB and EBX[14] IBRS
+ * (AMD's "Indirect Branch Control Extension"), and not in leaf 7.  Only
+ * these bits of the MSRs are implemented (es_spec_ctrl_ok below). */
+#define CPUID7_EDX_INTEL_SPEC_CTRL BIT(26)
+#define CPUIDX8_EBX_AMD_SPEC_CTRL (BIT(12) /* IBPB */ | BIT(14) /* IBRS */)
 #define CPUIDX1_ECX (BIT(0) /* LAHF-SAHF */ | BIT(5) /* LZCNT (ABM) */ | BIT(8) /* PREFETCHW */)
 #define CPUIDX1_EDX (BIT(11) /* SYSCALL */ | BIT(20) /* NX */ | BIT(27) /* RDTSCP */ | BIT(29) /* LM */)
 
@@ -112,7 +120,7 @@ static void cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4
     case 7:
         if (sub == 0) {
             r[1] = CPUID7_EBX;
-            r[3] = CPUID7_EDX;
+            r[3] = CPUID7_EDX | (amd ? 0 : CPUID7_EDX_INTEL_SPEC_CTRL);
         }
         break;
     case 0xd:
@@ -160,12 +168,32 @@ static void cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4
         break;
     case 0x80000008:
         r[0] = 0x3030; /* 48-bit virtual and physical addresses */
+        if (amd)
+            r[1] = CPUIDX8_EBX_AMD_SPEC_CTRL;
         break;
     default:
         /* unsupported leaves read as zero (AMD's behaviour; Intel repeats
          * the highest basic leaf, which no program relies on) */
         break;
     }
+}
+
+void es_cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+    cpuid(m, leaf, sub, r);
+}
+
+/* IA32_SPEC_CTRL (0x48) and IA32_PRED_CMD (0x49) exist when CPUID says so
+ * (the same bits the guest reads); without them RDMSR/WRMSR #GP. */
+static bool spec_ctrl_advertised(const es_machine *m)
+{
+    uint32_t r[4];
+    if (m->vendor == 1) {
+        cpuid(m, 0x80000008, 0, r);
+        return (r[1] & CPUIDX8_EBX_AMD_SPEC_CTRL) == CPUIDX8_EBX_AMD_SPEC_CTRL;
+    }
+    cpuid(m, 7, 0, r);
+    return (r[3] & CPUID7_EDX_INTEL_SPEC_CTRL) != 0;
 }
 
 static int op_cpuid(es_machine *m, const es_insn *d)
@@ -363,10 +391,16 @@ static int op_hlt(es_machine *m, const es_insn *d)
 
 /* ---- model-specific registers (CPL 0) ---- */
 
+#define MSR_SPEC_CTRL 0x48u
+#define MSR_PRED_CMD 0x49u
+/* IA32_SPEC_CTRL bits modelled: IBRS (0) only; STIBP/SSBD are not
+ * advertised, so setting them is #GP(0) (SDM Vol. 4, Table 2-2). */
+#define SPEC_CTRL_VALID 1ull
+
 static uint64_t *msr_slot(es_machine *m, uint32_t n)
 {
     switch (n) {
-    case 0x00000048: return &m->msr.spec_ctrl;
+    case MSR_SPEC_CTRL: return &m->msr.spec_ctrl;
     case 0x0000001b: return &m->msr.apic_base;
     case 0x00000174: return &m->msr.sysenter_cs;
     case 0x00000175: return &m->msr.sysenter_esp;
@@ -394,6 +428,8 @@ static int op_rdmsr(es_machine *m, const es_insn *d)
     uint64_t v;
     if (n == 0x10) {
         v = tsc_now(m);
+    } else if (n == MSR_PRED_CMD || (n == MSR_SPEC_CTRL && !spec_ctrl_advertised(m))) {
+        return es_raise(m, ES_VEC_GP, 0); /* PRED_CMD is write-only */
     } else {
         uint64_t *p = msr_slot(m, n);
         if (!p)
@@ -411,6 +447,13 @@ static int op_wrmsr(es_machine *m, const es_insn *d)
         return es_raise(m, ES_VEC_GP, 0);
     uint32_t n = (uint32_t)m->gpr[ES_RCX];
     uint64_t v = (m->gpr[ES_RAX] & 0xffffffffull) | (m->gpr[ES_RDX] << 32);
+    if (n == MSR_PRED_CMD) {
+        /* IBPB: a barrier for indirect-branch prediction; no predictor
+         * state in this model, so only the #GP rules (bit 0 only) */
+        if (!spec_ctrl_advertised(m) || (v & ~1ull))
+            return es_raise(m, ES_VEC_GP, 0);
+        return ES_OK;
+    }
     uint64_t *p = msr_slot(m, n);
     if (!p)
         return es_raise(m, ES_VEC_GP, 0);
@@ -432,6 +475,8 @@ static int op_wrmsr(es_machine *m, const es_insn *d)
             return es_raise(m, ES_VEC_GP, 0);
         v = (v & ~lma) | (m->efer & lma);
     }
+    if (n == MSR_SPEC_CTRL && (!spec_ctrl_advertised(m) || (v & ~SPEC_CTRL_VALID)))
+        return es_raise(m, ES_VEC_GP, 0);
     *p = v;
     return ES_OK;
 }

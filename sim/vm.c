@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "mitigations.h" /* es_kernel_pti_sync */
 
 #define PAGE 4096ull
 #define SW_FRAME (1ull << 9)
@@ -363,6 +364,7 @@ int es_vm_fault(es_machine *m, uint64_t va, int access)
     }
     *pte = (pfn << 12) | pte_bits(prot);
     es_tlb_flush_page(m, va);
+    es_kernel_pti_sync(m, va); /* pti: both PGDs see a new upper table */
     return 0;
 }
 

@@ -25,6 +25,43 @@
 #define ES_PATCH_6DC936F 8u  /* clear dx, cx (64-bit) and si, dx, cx (compat) on entry */
 #define ES_PATCH_ALL 15u
 
+/* Alternatives (include/alternative.h): each record of .altinstructions
+ * (between the symbols __alt_instructions and __alt_instructions_end) is
+ *     s32 site   - the original instructions, relative to this field
+ *     s32 repl   - the replacement bytes, relative to this field
+ *     u16 feature- ES_ALT_* below
+ *     u8  sitelen- bytes of the site, padding included
+ *     u8  padlen - of which trailing 0x90 padding (the replacement was longer)
+ *     u8  repllen- bytes of the replacement (<= sitelen)
+ *     u8  pad0
+ * 14 bytes, no relocations (Linux's struct alt_instr, our own layout).  The
+ * simulator (es_kernel_set_mitigations) copies the replacement over the site
+ * and fills the rest with long NOPs when the feature is in force, and turns
+ * the 0x90 padding of sites it leaves alone into long NOPs (Linux's
+ * optimize_nops). */
+#define ES_ALT_RECORD_SIZE 14
+#define ES_ALT_PTI 1       /* page-table isolation: CR3 switches on entry/exit */
+#define ES_ALT_RETPOLINE 2 /* __x86_indirect_thunk_* become retpolines */
+#define ES_ALT_IBRS 3      /* WRMSR IA32_SPEC_CTRL.IBRS on entry, cleared on exit */
+#define ES_ALT_NO_NOSPEC 4 /* array_index_nospec patched out (nospec is off) */
+#define ES_ALT_PCID 5      /* PTI with PCID: no-flush bit, user PCID (needs PTI) */
+#define ES_ALT_NFEATURES 6
+
+/* PTI's page-table pair (Linux 4.17 arch/x86/entry/calling.h): the user
+ * PGD is the 4 KiB page after the kernel's, and with PCID the user ASID
+ * has bit 11 set; bit 63 of a CR3 load asks for no flush. */
+#define PTI_USER_PGTABLE_BIT 12
+#define PTI_USER_PCID_BIT 11
+#define PTI_USER_PGTABLE_MASK (1 << PTI_USER_PGTABLE_BIT)
+#define PTI_USER_PCID_MASK (1 << PTI_USER_PCID_BIT)
+#define PTI_USER_PGTABLE_AND_PCID_MASK (PTI_USER_PGTABLE_MASK | PTI_USER_PCID_MASK)
+#define X86_CR3_PCID_NOFLUSH_BIT 63
+
+/* IA32_SPEC_CTRL / IA32_PRED_CMD (SDM Vol. 4, Table 2-2). */
+#define MSR_IA32_SPEC_CTRL 0x48
+#define MSR_IA32_PRED_CMD 0x49
+#define SPEC_CTRL_IBRS 1
+
 /* Byte offsets of the fields below (for the kernel's assembly). */
 #define ES_BOOT_MAGIC_OFF 0
 #define ES_BOOT_USER_RIP 8

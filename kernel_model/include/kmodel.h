@@ -8,6 +8,7 @@
 #define ES_KMODEL_H
 
 #include "es_boot.h"
+#include "alternative.h"
 #include "hypercall.h" /* sim/hypercall.h: ES_HC_* (freestanding) */
 
 #ifndef ES_PATCHES
@@ -62,6 +63,8 @@
 #define MSR_IA32_SYSENTER_EIP 0x176
 #define EFER_SCE (1 << 0)
 #define EFER_NX (1 << 11)
+#define X86_CR4_PCIDE (1ul << 17)
+#define X86_FEATURE_PCID_ECX (1u << 17) /* CPUID.1:ECX */
 
 #define ENOSYS 38
 #define EFAULT 14
@@ -203,22 +206,25 @@ void es_tls_update(unsigned long u_info);
 char *es_fmt_hex(char *p, unsigned long v);
 char *es_fmt_str(char *p, const char *s);
 
-/* Linux's array_index_mask_nospec (arch/x86/include/asm/barrier.h):
- * ~0 when index < size, else 0, computed with CMP/SBB so no branch can be
- * mispredicted around the bounds check. */
-static inline unsigned long array_index_mask_nospec(unsigned long index, unsigned long size)
+/* Linux's array_index_nospec (arch/x86/include/asm/barrier.h,
+ * array_index_mask_nospec): the index when index < size, else 0, through
+ * CMP/SBB/AND, so a mispredicted bounds check cannot index the table with
+ * a user value under speculation.  One asm statement holds the whole
+ * sequence so that `--mitigations no-nospec` can patch it out
+ * (ES_ALT_NO_NOSPEC: replaced by NOPs) and its cost shows; the index then
+ * passes unmasked, architecturally the same since the C bounds check
+ * before it already holds. */
+static inline unsigned long array_index_nospec_ul(unsigned long index, unsigned long size)
 {
     unsigned long mask;
-    __asm__ volatile("cmp %1,%2; sbb %0,%0" : "=r"(mask) : "g"(size), "r"(index) : "cc");
-    return mask;
+    __asm__ volatile(ES_ALTERNATIVE("cmp %2,%0; sbb %1,%1; and %1,%0", "", ES_ALT_NO_NOSPEC)
+                     : "+r"(index), "=&r"(mask)
+                     : "re"(size)
+                     : "cc");
+    return index;
 }
 #define array_index_nospec(index, size)                                                      \
-    ({                                                                                       \
-        __typeof__(index) _i = (index);                                                      \
-        __typeof__(size) _s = (size);                                                        \
-        unsigned long _mask = array_index_mask_nospec(_i, _s);                               \
-        (__typeof__(_i))(_i & _mask);                                                        \
-    })
+    ((__typeof__(index))array_index_nospec_ul((unsigned long)(index), (unsigned long)(size)))
 
 static inline void wrmsr(unsigned int msr, unsigned long v)
 {

@@ -1,0 +1,69 @@
+/* calling.h - the entry code's mitigation macros (after Linux 4.17
+ * arch/x86/entry/calling.h and 5.19's IBRS_ENTER/IBRS_EXIT; our own
+ * code).  Each is an alternative site that costs one short JMP when its
+ * mitigation is off (the simulator patches the JMP to NOPs when on).
+ * Assembly only. */
+#ifndef ES_CALLING_H
+#define ES_CALLING_H
+
+#include "alternative.h"
+
+#ifdef __ASSEMBLER__
+
+/* cpp does not expand inside the quoted ALTERNATIVE arguments: constants
+ * used there are assembler symbols */
+	.set	pti_noflush_bit, X86_CR3_PCID_NOFLUSH_BIT
+	.set	pti_user_pcid_mask, PTI_USER_PCID_MASK
+
+/* PTI: the user PGD is the kernel PGD + 4 KiB (PTI_USER_PGTABLE_BIT).
+ * Entry: clear that bit (and the user PCID bit); with PCID set CR3 bit 63
+ * so the kernel ASID's translations survive (ES_ALT_PCID).  The scratch
+ * register is clobbered. */
+.macro SWITCH_TO_KERNEL_CR3 scratch_reg:req
+	ALTERNATIVE "jmp .Lend_\@", "", ES_ALT_PTI
+	mov	%cr3, \scratch_reg
+	ALTERNATIVE "", "bts $pti_noflush_bit, \scratch_reg", ES_ALT_PCID
+	andq	$(~PTI_USER_PGTABLE_AND_PCID_MASK), \scratch_reg
+	mov	\scratch_reg, %cr3
+.Lend_\@:
+.endm
+
+/* Exit: set the user PGD bit; with PCID also the user PCID (kernel PCID |
+ * 0x800) and the no-flush bit.  Linux flushes the user ASID when its
+ * user_pcid_flush_mask says a mapping changed meanwhile; this kernel does
+ * not track that (README: the simulator's TLB is flushed on every CR3
+ * load, so no stale user translation can be observed). */
+.macro SWITCH_TO_USER_CR3 scratch_reg:req
+	ALTERNATIVE "jmp .Lend_\@", "", ES_ALT_PTI
+	mov	%cr3, \scratch_reg
+	ALTERNATIVE "", "bts $pti_noflush_bit, \scratch_reg; orq $pti_user_pcid_mask, \scratch_reg", ES_ALT_PCID
+	orq	$PTI_USER_PGTABLE_MASK, \scratch_reg
+	mov	\scratch_reg, %cr3
+.Lend_\@:
+.endm
+
+/* IBRS on kernel entry from user mode: IA32_SPEC_CTRL.IBRS = 1, so
+ * indirect branches in the kernel are not steered by predictions user code
+ * trained.  Clobbers RAX, RCX, RDX (saved in pt_regs already). */
+.macro IBRS_ENTER
+	ALTERNATIVE "jmp .Lend_\@", "", ES_ALT_IBRS
+	movl	$MSR_IA32_SPEC_CTRL, %ecx
+	movl	$SPEC_CTRL_IBRS, %eax
+	xorl	%edx, %edx
+	wrmsr
+.Lend_\@:
+.endm
+
+/* ...and IBRS off again before returning to user mode.  Clobbers RAX, RCX,
+ * RDX (restored from pt_regs afterwards). */
+.macro IBRS_EXIT
+	ALTERNATIVE "jmp .Lend_\@", "", ES_ALT_IBRS
+	movl	$MSR_IA32_SPEC_CTRL, %ecx
+	xorl	%eax, %eax
+	xorl	%edx, %edx
+	wrmsr
+.Lend_\@:
+.endm
+
+#endif
+#endif
