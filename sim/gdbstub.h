@@ -5,6 +5,8 @@
 #ifndef ENTRYSIM_GDBSTUB_H
 #define ENTRYSIM_GDBSTUB_H
 
+#include <stddef.h>
+
 #include "machine.h"
 
 #ifdef __cplusplus
@@ -17,6 +19,23 @@ extern "C" {
  * `kill` stops the run with ES_STOP_BREAK.  Returns 0, or -1 with a message
  * in m->message on socket errors. */
 int es_gdb_serve(es_machine *m, const char *addr);
+
+/* The two halves of es_gdb_serve, for callers that need the port before
+ * the stub blocks (tests connecting from another thread).
+ *
+ * es_gdb_listen opens a listening TCP socket for `addr`: "[HOST]:PORT",
+ * HOST empty = 127.0.0.1 (a debugger port is not for the network), PORT 0 =
+ * any free port.  Stores the bound port in *port and returns the socket,
+ * or -1 with a one-line reason in err.
+ *
+ * es_gdb_serve_fd takes such a socket (and closes it), runs the machine
+ * from wherever it stands to the program's first user-mode instruction
+ * (the guest kernel's boot is not something gdb should see as the
+ * process), accepts one connection and serves it with the outcome
+ * described for es_gdb_serve.  A connection that drops counts as a detach.
+ * It prints nothing. */
+int es_gdb_listen(const char *addr, int *port, char *err, size_t errlen);
+int es_gdb_serve_fd(es_machine *m, int listen_fd);
 
 #ifdef __cplusplus
 }
