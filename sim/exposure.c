@@ -109,6 +109,43 @@ int es_entry_parse(const char *name)
     return -1;
 }
 
+bool es_syscall_name(int entry, int nr, char *out, size_t n)
+{
+    if (entry < 0 || entry >= ES_ENTRY_COUNT)
+        return false;
+    if (is32(entry)) {
+        for (size_t i = 0; i < NELEM(rows32); i++)
+            if (rows32[i].nr == nr) {
+                snprintf(out, n, "%s", rows32[i].name);
+                return true;
+            }
+        return false;
+    }
+    for (size_t i = 0; i < NELEM(rows64); i++)
+        if (rows64[i].nr == nr && row64_usable(&rows64[i], entry)) {
+            snprintf(out, n, "%s", rows64[i].name);
+            return true;
+        }
+    return false;
+}
+
+int es_syscall_nr(int entry, const char *name)
+{
+    int nr = -1;
+    if (entry < 0 || entry >= ES_ENTRY_COUNT)
+        return -1;
+    if (is32(entry)) {
+        for (size_t i = 0; i < NELEM(rows32); i++)
+            if (!strcmp(rows32[i].name, name))
+                nr = rows32[i].nr;
+    } else {
+        for (size_t i = 0; i < NELEM(rows64); i++)
+            if (!strcmp(rows64[i].name, name) && row64_usable(&rows64[i], entry))
+                nr = rows64[i].nr;
+    }
+    return nr;
+}
+
 /* ---- the generated guest ---- */
 
 #define GVADDR 0x400000u
@@ -439,19 +476,10 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
 
     e->nr = -1;
     e->abi = is32(entry) ? ES_ABI_I386 : entry == ES_ENTRY_X32 ? ES_ABI_X32 : ES_ABI_X64;
-    if (is32(entry)) {
-        for (size_t i = 0; i < NELEM(rows32); i++)
-            if (!strcmp(rows32[i].name, name))
-                e->nr = rows32[i].nr;
-        if (e->nr >= 0)
-            e->arity = arity_of(args32, NELEM(args32), e->nr);
-    } else {
-        for (size_t i = 0; i < NELEM(rows64); i++)
-            if (!strcmp(rows64[i].name, name) && row64_usable(&rows64[i], entry))
-                e->nr = rows64[i].nr;
-        if (e->nr >= 0)
-            e->arity = arity_of(args64, NELEM(args64), e->nr);
-    }
+    e->nr = es_syscall_nr(entry, name);
+    if (e->nr >= 0)
+        e->arity = is32(entry) ? arity_of(args32, NELEM(args32), e->nr)
+                               : arity_of(args64, NELEM(args64), e->nr);
     if (e->nr < 0) {
         e->bad_name = true;
         if (entry == ES_ENTRY_VSYSCALL)
@@ -595,18 +623,10 @@ static void live_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip
         e->vendor = m->vendor;
         e->abi = is32(entry) ? ES_ABI_I386 : entry == ES_ENTRY_X32 ? ES_ABI_X32 : ES_ABI_X64;
         e->nr = (int)(uint32_t)(m->gpr[ES_RAX] & ~ES_X32_SYSCALL_BIT);
-        snprintf(e->name, sizeof e->name, "#%d", e->nr);
-        if (is32(entry)) {
-            for (size_t i = 0; i < NELEM(rows32); i++)
-                if (rows32[i].nr == e->nr)
-                    snprintf(e->name, sizeof e->name, "%s", rows32[i].name);
-            e->arity = arity_of(args32, NELEM(args32), e->nr);
-        } else {
-            for (size_t i = 0; i < NELEM(rows64); i++)
-                if (rows64[i].nr == e->nr && row64_usable(&rows64[i], entry))
-                    snprintf(e->name, sizeof e->name, "%s", rows64[i].name);
-            e->arity = arity_of(args64, NELEM(args64), e->nr);
-        }
+        if (!es_syscall_name(entry, e->nr, e->name, sizeof e->name))
+            snprintf(e->name, sizeof e->name, "#%d", e->nr);
+        e->arity = is32(entry) ? arity_of(args32, NELEM(args32), e->nr)
+                               : arity_of(args64, NELEM(args64), e->nr);
         setup_probes(m, e, entry, l->patches);
         es_taint_label_user_regs(l->t, m, e->abi);
         l->open = true;

@@ -66,6 +66,15 @@ typedef struct es_exposure {
 const char *es_entry_name(int entry);
 int es_entry_parse(const char *name);
 
+/* The syscall tables as an entry path sees them (the i386 table for int80,
+ * sysenter32 and syscall32; common and 64 rows for syscall64; common and x32
+ * rows for x32; the three vsyscalls' 64-bit rows for vsyscall).
+ * es_syscall_name writes the name of number nr and returns true, or false
+ * (out untouched) when the entry has no such row; es_syscall_nr returns the
+ * number of `name`, or -1. */
+bool es_syscall_name(int entry, int nr, char *out, size_t n);
+int es_syscall_nr(int entry, const char *name);
+
 /* Runs one case.  vendor -1 picks the vendor the entry needs (Intel for
  * sysenter32, AMD otherwise).  Returns 0, or -1 with out->error (unknown
  * syscall, illegal vendor/entry combination, no kernel image...). */
