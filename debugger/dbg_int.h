@@ -1,0 +1,156 @@
+/* dbg_int.h - the session's internals shared by debugger/dbg_*.c (not for
+ * the window: debugger.c uses dbg.h only). */
+#ifndef ENTRYSIM_DBG_INT_H
+#define ENTRYSIM_DBG_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dbg.h"
+#include "exposure.h"
+#include "timing/timing.h"
+
+/* The architectural part of es_machine the undo log saves: from gpr up to
+ * (not including) the pending fault, i.e. registers, segments, control and
+ * debug registers, MSRs, descriptor tables and the TSC. */
+#define DBG_ARCH_OFF offsetof(es_machine, gpr)
+#define DBG_ARCH_END offsetof(es_machine, fault)
+#define DBG_ARCH_WORDS ((DBG_ARCH_END - DBG_ARCH_OFF) / 8)
+
+/* What the session remembers about the pt_regs frame of the kernel entry
+ * in progress (part of the state the undo log restores). */
+typedef struct dbg_track {
+    uint64_t base;                        /* frame address, 0 = no entry yet */
+    uint8_t order[ES_DBG_PTREGS_SLOTS];   /* write order, 0 = not written */
+    uint8_t seq;                          /* slots written so far */
+    uint8_t building;                     /* still in the entry code (before its first call) */
+    uint8_t open;                         /* an entry is in progress (not yet back in user mode) */
+    uint32_t cleared;                     /* bit i: slot i's register zeroed after the save */
+    /* the syscall in progress, as seen at the user's entry instruction */
+    int entry;                            /* enum es_entry, -1 = none */
+    int nr;
+} dbg_track;
+
+typedef struct dbg_rec {
+    uint8_t *blob;
+    uint32_t len;
+} dbg_rec;
+
+typedef struct dbg_undo {
+    uint8_t **mirror;      /* per physical frame: its contents after the last step */
+    uint64_t nmirror;
+    dbg_rec *ring;         /* oldest at head */
+    uint64_t cap, head, count;
+    size_t bytes, max_bytes;
+    /* the step being recorded */
+    uint8_t *scratch;
+    size_t slen, scap;
+    uint16_t n_arch, n_mem, n_treg, n_tmem;
+    bool recording;
+    uint64_t arch_before[DBG_ARCH_WORDS];
+    es_label treg_before[17];
+    uint64_t icount_before;
+    dbg_track track_before;
+    uint64_t alloc_before[3];
+    uint64_t cr3_before;
+    bool resync;           /* memory may have changed without a CPU write */
+} dbg_undo;
+
+typedef struct dbg_sym {
+    uint64_t addr, size;
+    char *name;
+} dbg_sym;
+
+typedef struct dbg_cyc {
+    uint64_t addr;
+    uint64_t cycles;
+} dbg_cyc;
+#define DBG_CYC_SLOTS 4096
+
+#define DBG_MAX_BPS 64
+#define DBG_PROBE_CACHE 8
+
+struct es_dbg {
+    es_dbg_cfg cfg;
+    /* deep copies behind cfg's pointers */
+    char *program, *root, *uarch;
+    char **argv, **envp;
+    int argc;
+
+    es_machine *m;
+    es_taint *taint;
+    es_timing *timing;
+    int abi;                 /* of the user program (enum es_abi) */
+    int out_fd;              /* memfd behind guest fds 1 and 2 */
+    uint64_t out_read;       /* bytes of the memfd consumed */
+    char *out;               /* the kept output */
+    size_t out_len;
+
+    dbg_undo undo;
+    dbg_track track;
+
+    /* user ELF symbols, sorted by address */
+    dbg_sym *syms;
+    size_t nsyms;
+    uint64_t elf_entry;
+    bool elf_dyn;            /* static-pie: bias known once user code runs */
+    uint64_t bias;
+    bool bias_known;
+
+    es_dbg_bp bps[DBG_MAX_BPS];
+    size_t nbps;
+    int next_bp_id;
+
+    int syntax;
+    dbg_cyc cyc[DBG_CYC_SLOTS];
+    uint64_t recent[64];     /* recently executed RIPs (disassembly context) */
+    unsigned nrecent;
+
+    /* state before the last run-control command (change marks) */
+    es_dbg_reg prev_regs[ES_DBG_MAX_REGS];
+    size_t nprev;
+
+    uint64_t frame_base;     /* TSS.RSP0 - 168, refreshed at every CPL change */
+    es_insn cur;             /* the instruction being stepped (from the before hook) */
+    bool have_cur;
+    char timing_err[160];
+
+    int last_stop, bp_hit;
+    bool exited;
+    char memview_reg[16];
+    uint64_t memview_addr;
+
+    es_exposure probe_cache[DBG_PROBE_CACHE];
+    size_t nprobe_cache;
+    char *probe_text;
+
+    es_dbg_screenshot_fn shot;
+    void *shot_ctx;
+};
+
+/* dbg_undo.c */
+int dbg_undo_init(es_dbg *d);
+void dbg_undo_free(es_dbg *d);
+void dbg_undo_begin(es_dbg *d);
+void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n);
+void dbg_undo_end(es_dbg *d);
+/* Undoes the newest step; false when there is none. */
+bool dbg_undo_pop(es_dbg *d);
+
+/* dbg_session.c: one recorded instruction; an es_dbg_stop when the
+ * machine stopped (exit, fault), else -1 */
+int dbg_step1(es_dbg *d);
+
+/* dbg_syms.c */
+int dbg_syms_load(es_dbg *d, const char *path);
+void dbg_syms_free(es_dbg *d);
+void dbg_breaks_rebind(es_dbg *d);
+
+/* dbg_view.c */
+size_t dbg_read(es_machine *m, uint64_t va, void *buf, size_t n);
+uint64_t dbg_ptregs_base(es_dbg *d);
+int dbg_gpr_slot(int reg); /* pt_regs slot index of GPR reg, -1 for rsp */
+void dbg_output_poll(es_dbg *d);
+int dbg_reg_by_name(const char *name);
+
+#endif

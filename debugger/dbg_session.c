@@ -1,0 +1,495 @@
+/* dbg_session.c - a debugging session: starting the guest, the observer
+ * that feeds the undo log and the pt_regs tracking, the single-step engine
+ * every run-control command is built on, and status. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dbg_int.h"
+#include "host.h"
+#include "kernel.h"
+#include "mitigations.h"
+
+/* Instructions the kernel's boot code may take before it first enters the
+ * program (it takes a few thousand). */
+#define BOOT_BUDGET 20000000u
+
+/* ---- the observer ---- */
+
+static int entry_of(const es_machine *m, const es_insn *d)
+{
+    if (d->op == ES_OP_SYSCALL)
+        return m->mode == ES_MODE_32                          ? ES_ENTRY_SYSCALL32
+               : (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) != 0 ? ES_ENTRY_X32
+                                                              : ES_ENTRY_SYSCALL64;
+    if (d->op == ES_OP_SYSENTER)
+        return ES_ENTRY_SYSENTER32;
+    if (d->op == ES_OP_INT && d->nops && d->o[0].imm == 0x80)
+        return ES_ENTRY_INT80;
+    return -1;
+}
+
+static void track_open(es_dbg *d)
+{
+    dbg_track *t = &d->track;
+    t->base = d->frame_base;
+    memset(t->order, 0, sizeof t->order);
+    t->seq = 0;
+    t->cleared = 0;
+    t->building = 1;
+    t->open = 1;
+}
+
+static void obs_before(void *ctx, es_machine *m, const es_insn *ins, uint64_t rip)
+{
+    es_dbg *d = ctx;
+    (void)rip;
+    d->cur = *ins;
+    d->have_cur = true;
+    if (ins->op == ES_OP_VMCALL)
+        d->undo.resync = true; /* the host may write guest memory */
+    if (m->cpl == 3) {
+        int e = entry_of(m, ins);
+        if (e >= 0) {
+            /* as `entrysim exposure` live mode: the user registers are
+             * labelled afresh at every entry instruction, before the taint
+             * observer (attached after this one) sees it */
+            if (d->taint)
+                es_taint_label_user_regs(d->taint, m, d->abi);
+            d->track.entry = e;
+            d->track.nr = (int)(uint32_t)(m->gpr[ES_RAX] & ~(uint64_t)ES_X32_SYSCALL_BIT);
+        }
+    } else if (ins->op == ES_OP_CALL && d->track.open) {
+        d->track.building = 0; /* the entry code hands over to C */
+    }
+}
+
+static void obs_mem(void *ctx, es_machine *m, uint64_t va, unsigned n, int write)
+{
+    es_dbg *d = ctx;
+    (void)m;
+    if (!write)
+        return;
+    dbg_undo_mem_write(d, va, n);
+    uint64_t b = d->frame_base;
+    if (!b || va + n <= b || va >= b + 8 * ES_DBG_PTREGS_SLOTS)
+        return;
+    /* the kernel stack is supervisor memory: a write to the frame while no
+     * entry is open is the entry (the hardware frame of INT/exceptions is
+     * pushed before CPL changes) */
+    if (!d->track.open)
+        track_open(d);
+    for (unsigned s = 0; s < ES_DBG_PTREGS_SLOTS; s++) {
+        uint64_t a = b + 8 * s;
+        if (a + 8 > va && a < va + n && !d->track.order[s])
+            d->track.order[s] = ++d->track.seq;
+    }
+}
+
+/* After each step: CPL transitions open/close an entry; a register the
+ * entry code zeroes after saving it marks its slot cleared. */
+static void track_step(es_dbg *d, int prev_cpl, const uint64_t prev_gpr[16])
+{
+    es_machine *m = d->m;
+    if (prev_cpl != m->cpl)
+        d->frame_base = dbg_ptregs_base(d);
+    if (prev_cpl == 3 && m->cpl == 0 && !d->track.open)
+        track_open(d);
+    if (prev_cpl == 0 && m->cpl == 3)
+        d->track.open = 0;
+    if (!d->track.open || !d->track.building || m->cpl != 0 || !d->have_cur)
+        return;
+    const es_operand *o = &d->cur.o[0];
+    if (d->cur.nops && o->kind == ES_OPK_GPR && o->write && o->reg < 16 &&
+        m->gpr[o->reg] == 0 && (prev_gpr[o->reg] != 0 || d->cur.op == ES_OP_XOR)) {
+        int s = dbg_gpr_slot(o->reg);
+        if (s >= 0 && d->track.order[s])
+            d->track.cleared |= 1u << s;
+    }
+}
+
+/* ---- stepping ---- */
+
+/* One instruction, recorded in the undo log.  Returns an es_dbg_stop when
+ * the machine stopped (exit, fault), else -1. */
+int dbg_step1(es_dbg *d)
+{
+    es_machine *m = d->m;
+    if (d->exited)
+        return ES_DBG_EXITED;
+    uint64_t rip = m->rip, gpr[16];
+    memcpy(gpr, m->gpr, sizeof gpr);
+    int pcpl = m->cpl;
+    d->have_cur = false;
+    dbg_undo_begin(d);
+    es_step(m);
+    track_step(d, pcpl, gpr);
+    dbg_undo_end(d);
+    d->recent[d->nrecent++ % 64] = rip;
+    if (d->timing) {
+        dbg_cyc *c = &d->cyc[(rip ^ (rip >> 12)) % DBG_CYC_SLOTS];
+        c->addr = rip;
+        c->cycles = es_timing_last_cost(d->timing);
+    }
+    if (d->elf_dyn && !d->bias_known && m->cpl == 3) {
+        d->bias = m->rip - d->elf_entry;
+        d->bias_known = true;
+        dbg_breaks_rebind(d);
+    }
+    if (m->stop == ES_STOP_EXIT) {
+        d->exited = true;
+        return ES_DBG_EXITED;
+    }
+    if (m->stop != ES_STOP_NONE)
+        return ES_DBG_FAULTED;
+    return -1;
+}
+
+/* ---- starting and stopping ---- */
+
+static char *dupstr(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static char **dupv(char *const *v, int *count)
+{
+    int n = 0;
+    while (v && v[n])
+        n++;
+    char **c = calloc((size_t)n + 1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        c[i] = strdup(v[i]);
+    if (count)
+        *count = n;
+    return c;
+}
+
+static void freev(char **v)
+{
+    for (int i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void copy_cfg(es_dbg *d, const es_dbg_cfg *cfg)
+{
+    free(d->program);
+    free(d->root);
+    free(d->uarch);
+    freev(d->argv);
+    freev(d->envp);
+    d->cfg = *cfg;
+    d->program = dupstr(cfg->launch.program);
+    d->root = dupstr(cfg->launch.root);
+    d->uarch = dupstr(cfg->uarch);
+    if (cfg->launch.argv && cfg->launch.argc > 0) {
+        d->argv = calloc((size_t)cfg->launch.argc + 1, sizeof *d->argv);
+        for (int i = 0; d->argv && i < cfg->launch.argc; i++)
+            d->argv[i] = strdup(cfg->launch.argv[i] ? cfg->launch.argv[i] : "");
+        d->argc = cfg->launch.argc;
+    } else {
+        char *one[] = {d->program, NULL};
+        d->argv = dupv(one, &d->argc);
+    }
+    d->envp = cfg->launch.envp ? dupv(cfg->launch.envp, NULL) : NULL;
+    d->cfg.launch.program = d->program;
+    d->cfg.launch.root = d->root;
+    d->cfg.launch.argv = d->argv;
+    d->cfg.launch.argc = d->argc;
+    d->cfg.launch.envp = d->envp;
+    d->cfg.uarch = d->uarch;
+}
+
+/* The host path of the program as es_launch resolves it (PATH lookup for
+ * a bare name not in the current directory), for reading its symbols. */
+static void program_path(const char *prog, char *buf, size_t n)
+{
+    struct stat st;
+    snprintf(buf, n, "%s", prog);
+    if (strchr(prog, '/') || stat(prog, &st) == 0)
+        return;
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *colon = strchr(path, ':');
+        size_t l = colon ? (size_t)(colon - path) : strlen(path);
+        if (l && (size_t)snprintf(buf, n, "%.*s/%s", (int)l, path, prog) < n &&
+            stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            return;
+        path += l + (colon ? 1 : 0);
+    }
+    snprintf(buf, n, "%s", prog);
+}
+
+/* Everything a run owns (freed on restart). */
+static void stop_run(es_dbg *d)
+{
+    dbg_undo_free(d);
+    if (d->m)
+        es_launch_free(d->m);
+    d->m = NULL;
+    es_taint_free(d->taint);
+    d->taint = NULL;
+    es_timing_free(d->timing);
+    d->timing = NULL;
+    if (d->out_fd >= 0)
+        close(d->out_fd);
+    d->out_fd = -1;
+    dbg_syms_free(d);
+    free(d->probe_text);
+    d->probe_text = NULL;
+}
+
+static void reset_run_state(es_dbg *d)
+{
+    memset(&d->track, 0, sizeof d->track);
+    d->track.entry = -1;
+    memset(d->cyc, 0, sizeof d->cyc);
+    d->nrecent = 0;
+    d->nprev = 0;
+    d->last_stop = ES_DBG_STEPPED;
+    d->bp_hit = 0;
+    d->exited = false;
+    d->nprobe_cache = 0;
+    d->bias = 0;
+    d->bias_known = false;
+    d->elf_dyn = false;
+    d->out_read = 0;
+    d->out_len = 0;
+    d->timing_err[0] = 0;
+}
+
+static int start_run(es_dbg *d, char *err, size_t errlen)
+{
+    reset_run_state(d);
+    d->out_fd = memfd_create("entrysim-guest-output", MFD_CLOEXEC);
+    if (d->out_fd < 0) {
+        snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    es_launch_cfg lc = d->cfg.launch;
+    lc.stdout_fd = lc.stderr_fd = d->out_fd;
+    lc.max_insns = 0;
+    lc.timeout = 0;
+    if (es_launch(&lc, &d->m, err, errlen) != ES_LAUNCH_OK)
+        return -1;
+    if (!d->m->has_kernel) {
+        snprintf(err, errlen, "the debugger needs the guest kernel (not --direct)");
+        return -1;
+    }
+    char path[4096];
+    program_path(d->program, path, sizeof path);
+    dbg_syms_load(d, path);
+
+    /* boot: the kernel's start-up code up to the program's first
+     * instruction, unobserved (the history starts at the program) */
+    es_machine *m = d->m;
+    for (uint64_t i = 0; m->cpl != 3; i++) {
+        es_step(m);
+        if (m->stop != ES_STOP_NONE || i > BOOT_BUDGET) {
+            snprintf(err, errlen, "guest kernel did not start the program: %s",
+                     m->message[0] ? m->message : "boot budget exhausted");
+            return -1;
+        }
+    }
+    if (d->elf_dyn) {
+        d->bias = m->rip - d->elf_entry;
+        d->bias_known = true;
+    }
+    d->frame_base = dbg_ptregs_base(d);
+
+    es_observer o = {0};
+    o.ctx = d;
+    o.before = obs_before;
+    o.mem = obs_mem;
+    if (es_observe(m, &o)) {
+        snprintf(err, errlen, "no free observer slot");
+        return -1;
+    }
+    if (!d->cfg.no_taint) {
+        d->taint = es_taint_new();
+        if (!d->taint || es_taint_attach(m, d->taint)) {
+            snprintf(err, errlen, "cannot attach taint tracking");
+            return -1;
+        }
+        /* user-mode code between syscalls is not followed: the labels are
+         * renewed at every entry instruction (as exposure's live mode) */
+        es_taint_kernel_only(d->taint, true);
+    }
+    if (d->cfg.uarch) {
+        /* the cycle model may not be built yet: then no cycles are shown */
+        d->timing = es_timing_new(d->cfg.uarch, d->timing_err, sizeof d->timing_err);
+        if (d->timing && es_timing_attach(d->timing, m)) {
+            es_timing_free(d->timing);
+            d->timing = NULL;
+            snprintf(d->timing_err, sizeof d->timing_err, "no free observer slot");
+        }
+    }
+    if (dbg_undo_init(d)) {
+        snprintf(err, errlen, "out of host memory for the undo log");
+        return -1;
+    }
+    dbg_breaks_rebind(d);
+    es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
+    d->nprev = es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
+    dbg_output_poll(d);
+    return 0;
+}
+
+es_dbg *es_dbg_new(const es_dbg_cfg *cfg, char *err, size_t errlen)
+{
+    if (!cfg || !cfg->launch.program) {
+        snprintf(err, errlen, "no program to debug");
+        return NULL;
+    }
+    es_dbg *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of host memory");
+        return NULL;
+    }
+    d->out_fd = -1;
+    d->syntax = ES_SYNTAX_INTEL;
+    copy_cfg(d, cfg);
+    if (start_run(d, err, errlen)) {
+        es_dbg_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void es_dbg_free(es_dbg *d)
+{
+    if (!d)
+        return;
+    stop_run(d);
+    free(d->out);
+    free(d->program);
+    free(d->root);
+    free(d->uarch);
+    freev(d->argv);
+    freev(d->envp);
+    free(d);
+}
+
+int es_dbg_restart(es_dbg *d, const es_dbg_cfg *cfg, char *err, size_t errlen)
+{
+    /* the new run is built in a scratch session so that a failure leaves
+     * the current one untouched */
+    es_dbg *n = calloc(1, sizeof *n);
+    if (!n) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    n->out_fd = -1;
+    n->syntax = d->syntax;
+    memcpy(n->bps, d->bps, sizeof d->bps);
+    n->nbps = d->nbps;
+    n->next_bp_id = d->next_bp_id;
+    copy_cfg(n, cfg ? cfg : &d->cfg);
+    if (start_run(n, err, errlen)) {
+        es_dbg_free(n);
+        return -1;
+    }
+    /* swap the runs; the caller's pointer stays valid */
+    es_dbg tmp = *d;
+    *d = *n;
+    *n = tmp;
+    d->shot = n->shot;
+    d->shot_ctx = n->shot_ctx;
+    snprintf(d->memview_reg, sizeof d->memview_reg, "%s", n->memview_reg);
+    d->memview_addr = n->memview_addr;
+    /* the observer's context is the session: point it at d, not n */
+    for (int i = 0; i < d->m->nobs; i++)
+        if (d->m->obs[i].ctx == n)
+            d->m->obs[i].ctx = d;
+    es_dbg_free(n);
+    return 0;
+}
+
+es_machine *es_dbg_machine(es_dbg *d) { return d->m; }
+const es_taint *es_dbg_taint(const es_dbg *d) { return d->taint; }
+
+void es_dbg_set_screenshot(es_dbg *d, es_dbg_screenshot_fn fn, void *ctx)
+{
+    d->shot = fn;
+    d->shot_ctx = ctx;
+}
+
+/* ---- guest output ---- */
+
+void dbg_output_poll(es_dbg *d)
+{
+    if (d->out_fd < 0)
+        return;
+    size_t cap = d->cfg.output_cap ? d->cfg.output_cap : (size_t)256 << 10;
+    if (!d->out && !(d->out = malloc(cap + 1)))
+        return;
+    char buf[8192];
+    for (;;) {
+        ssize_t got = pread(d->out_fd, buf, sizeof buf, (off_t)d->out_read);
+        if (got <= 0)
+            break;
+        d->out_read += (uint64_t)got;
+        size_t g = (size_t)got;
+        if (g >= cap) {
+            memcpy(d->out, buf + g - cap, cap);
+            d->out_len = cap;
+            continue;
+        }
+        if (d->out_len + g > cap) {
+            size_t drop = d->out_len + g - cap;
+            memmove(d->out, d->out + drop, d->out_len - drop);
+            d->out_len -= drop;
+        }
+        memcpy(d->out + d->out_len, buf, g);
+        d->out_len += g;
+    }
+    d->out[d->out_len] = 0;
+    /* the consumed part of the memfd is given back: memory stays bounded
+     * however much the guest writes */
+    if (d->out_read >= 65536)
+        fallocate(d->out_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                  (off_t)(d->out_read & ~(uint64_t)4095));
+}
+
+const char *es_dbg_output(es_dbg *d, size_t *len)
+{
+    dbg_output_poll(d);
+    if (len)
+        *len = d->out_len;
+    return d->out ? d->out : "";
+}
+
+/* ---- status ---- */
+
+void es_dbg_get_status(es_dbg *d, es_dbg_status *s)
+{
+    es_machine *m = d->m;
+    memset(s, 0, sizeof *s);
+    s->cpl = m->cpl;
+    s->mode = m->mode;
+    s->icount = m->icount;
+    s->timing = d->timing != NULL;
+    if (d->timing) {
+        s->cycles = es_timing_cycles(d->timing);
+        s->last_cost = es_timing_last_cost(d->timing);
+    }
+    s->patches = es_kernel_patches(m);
+    es_patches_name(s->patches, s->convention, sizeof s->convention);
+    s->mitigations = es_kernel_mitigations(m);
+    es_mitigations_name(s->mitigations, s->mitigation_names, sizeof s->mitigation_names);
+    s->vendor = m->vendor;
+    s->last_stop = d->last_stop;
+    s->bp_hit = d->bp_hit;
+    s->exited = d->exited;
+    s->exit_status = m->exit_status;
+    snprintf(s->message, sizeof s->message, "%s", m->message);
+    s->history = d->undo.count;
+    snprintf(s->program, sizeof s->program, "%s", d->program ? d->program : "");
+}

@@ -1,0 +1,397 @@
+/* dbg_undo.c - the undo log behind reverse step and reverse continue.
+ *
+ * Why a log and not periodic snapshots + deterministic re-execution: the
+ * guest's syscalls reach the host (files, the terminal, the clock), so
+ * re-executing from a snapshot would repeat host-side effects (write the
+ * same bytes to a file twice) and could read different data the second
+ * time; a log of old values restores exactly the state the student saw,
+ * and stepping back one instruction costs one record, not a replay.
+ *
+ * Each executed instruction gets one record:
+ *   - the 8-byte words of the architectural state (es_machine from gpr to
+ *     the TSC: registers, segments, CRs, MSRs, descriptor tables) that the
+ *     instruction changed, with their old values, and the instruction count;
+ *   - the old bytes of every guest memory write, by physical address (the
+ *     address space may change, e.g. with PTI's CR3 switch).  The `mem`
+ *     observer is told about a write after it happened, so the old bytes come
+ *     from a mirror: a copy of every guest frame as it was after the
+ *     previous instruction, updated with each write;
+ *   - the taint labels the instruction changed (registers, flags, and the
+ *     old labels of the bytes it wrote: the session's observer runs before
+ *     the taint observer, so it still sees them) and the pt_regs tracking.
+ * Memory that changes without a CPU write -- the host servicing a syscall
+ * (VMCALL) or paging in a fresh frame -- is found by comparing every frame
+ * with the mirror after such an instruction; those changes are logged the
+ * same way, so reverse restores guest memory even across a syscall.
+ * What is not undone: host-side effects (bytes written to files or the
+ * terminal, file offsets, the host's descriptor table, mappings created on
+ * demand stay mapped) and the cycle model's clock.
+ *
+ * The log is bounded by count (cfg.undo_insns) and bytes (cfg.undo_bytes);
+ * the oldest records are dropped first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbg_int.h"
+#include "mem.h"
+
+#define PAGE 4096u
+
+enum { REC_ARCH = 'A', REC_MEM = 'M', REC_TREG = 'R', REC_TMEM = 'T', REC_TZERO = 'Z',
+       REC_TRACK = 'K' };
+
+static int sput(dbg_undo *u, const void *p, size_t n)
+{
+    if (u->slen + n > u->scap) {
+        size_t nc = u->scap ? u->scap * 2 : 4096;
+        while (nc < u->slen + n)
+            nc *= 2;
+        uint8_t *ns = realloc(u->scratch, nc);
+        if (!ns)
+            return -1;
+        u->scratch = ns;
+        u->scap = nc;
+    }
+    memcpy(u->scratch + u->slen, p, n);
+    u->slen += n;
+    return 0;
+}
+
+static void put_u8(dbg_undo *u, uint8_t v) { sput(u, &v, 1); }
+static void put_u16(dbg_undo *u, uint16_t v) { sput(u, &v, 2); }
+static void put_u64(dbg_undo *u, uint64_t v) { sput(u, &v, 8); }
+
+static uint8_t *frame_ptr(es_machine *m, uint64_t pfn)
+{
+    return pfn && pfn < m->nframes ? m->frames[pfn].host : NULL;
+}
+
+int dbg_undo_init(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    es_machine *m = d->m;
+    memset(u, 0, sizeof *u);
+    u->cap = d->cfg.undo_insns ? d->cfg.undo_insns : 1000000;
+    u->max_bytes = d->cfg.undo_bytes ? d->cfg.undo_bytes : (size_t)256 << 20;
+    u->ring = calloc(u->cap, sizeof *u->ring);
+    u->mirror = calloc(m->nframes ? m->nframes : 1, sizeof *u->mirror);
+    u->nmirror = m->nframes;
+    if (!u->ring || !u->mirror)
+        return -1;
+    for (uint64_t p = 0; p < m->nframes; p++) {
+        uint8_t *h = frame_ptr(m, p);
+        if (!h)
+            continue;
+        if (!(u->mirror[p] = malloc(PAGE)))
+            return -1;
+        memcpy(u->mirror[p], h, PAGE);
+    }
+    return 0;
+}
+
+static void drop_oldest(dbg_undo *u)
+{
+    dbg_rec *r = &u->ring[u->head];
+    u->bytes -= r->len;
+    free(r->blob);
+    r->blob = NULL;
+    u->head = (u->head + 1) % u->cap;
+    u->count--;
+}
+
+void dbg_undo_free(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    while (u->count)
+        drop_oldest(u);
+    if (u->mirror)
+        for (uint64_t p = 0; p < u->nmirror; p++)
+            free(u->mirror[p]);
+    free(u->mirror);
+    free(u->ring);
+    free(u->scratch);
+    memset(u, 0, sizeof *u);
+}
+
+static void taint_regs(const es_dbg *d, es_label out[17])
+{
+    for (int r = 0; r < 16; r++)
+        out[r] = d->taint ? es_taint_reg(d->taint, r) : 0;
+    out[16] = d->taint ? es_taint_flags(d->taint) : 0;
+}
+
+static void alloc_state(const es_machine *m, uint64_t out[3])
+{
+    out[0] = m->frames_used;
+    out[1] = m->next_free_pfn;
+    out[2] = m->nfree_pfns;
+}
+
+void dbg_undo_begin(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    es_machine *m = d->m;
+    u->slen = 0;
+    u->recording = true;
+    u->resync = false;
+    memcpy(u->arch_before, (const uint8_t *)m + DBG_ARCH_OFF, sizeof u->arch_before);
+    taint_regs(d, u->treg_before);
+    u->icount_before = m->icount;
+    u->track_before = d->track;
+    alloc_state(m, u->alloc_before);
+    u->cr3_before = m->cr3;
+    put_u64(u, m->icount);
+}
+
+/* Logs the old bytes (and labels) of pa[0..n) from the mirror, then
+ * brings the mirror up to date. */
+static void log_phys(dbg_undo *u, es_machine *m, uint64_t pa, unsigned n)
+{
+    uint64_t pfn = pa >> 12;
+    unsigned off = (unsigned)(pa & (PAGE - 1));
+    uint8_t *h = frame_ptr(m, pfn);
+    if (pfn >= u->nmirror || !u->mirror[pfn] || !h) {
+        u->resync = true; /* a frame that appeared during this step */
+        return;
+    }
+    put_u8(u, REC_MEM);
+    put_u64(u, pa);
+    put_u16(u, (uint16_t)n);
+    sput(u, u->mirror[pfn] + off, n);
+    memcpy(u->mirror[pfn] + off, h + off, n);
+}
+
+void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n)
+{
+    dbg_undo *u = &d->undo;
+    es_machine *m = d->m;
+    if (!u->recording)
+        return;
+    /* old labels first: the taint observer has not seen this write yet */
+    if (d->taint && !es_taint_mem(d->taint, va, n)) {
+        put_u8(u, REC_TZERO); /* the common case: the bytes were clean */
+        put_u64(u, va);
+        put_u16(u, (uint16_t)(n > 0xffff ? 0xffff : n));
+    } else if (d->taint) {
+        put_u8(u, REC_TMEM);
+        put_u64(u, va);
+        put_u16(u, (uint16_t)(n > 0xffff ? 0xffff : n));
+        for (unsigned i = 0; i < n && i < 0xffff; i++) {
+            es_label l = es_taint_mem(d->taint, va + i, 1);
+            sput(u, &l, sizeof l);
+        }
+    }
+    while (n) {
+        unsigned c = PAGE - (unsigned)(va & (PAGE - 1));
+        if (c > n)
+            c = n;
+        uint64_t pa;
+        if (es_translate(m, va, ES_ACC_R, 0, &pa) == 0)
+            log_phys(u, m, pa, c);
+        else
+            u->resync = true;
+        va += c;
+        n -= c;
+    }
+}
+
+/* Compares every frame with the mirror and logs what differs (old bytes of
+ * the changed span of each page). */
+static void resync(dbg_undo *u, es_machine *m)
+{
+    static const uint8_t zero[PAGE];
+    for (uint64_t p = 1; p < m->nframes && p < u->nmirror; p++) {
+        uint8_t *h = frame_ptr(m, p);
+        if (!h)
+            continue;
+        if (!u->mirror[p]) {
+            /* a fresh frame: es_frame_alloc/es_phys hand them out zeroed */
+            if (!(u->mirror[p] = malloc(PAGE)))
+                continue;
+            memcpy(u->mirror[p], zero, PAGE);
+        }
+        uint8_t *mm = u->mirror[p];
+        if (!memcmp(mm, h, PAGE))
+            continue;
+        unsigned lo = 0, hi = PAGE;
+        while (mm[lo] == h[lo])
+            lo++;
+        while (mm[hi - 1] == h[hi - 1])
+            hi--;
+        log_phys(u, m, (p << 12) + lo, hi - lo);
+    }
+}
+
+static void push_record(dbg_undo *u)
+{
+    uint8_t *blob = malloc(u->slen);
+    if (!blob) {
+        /* out of host memory: forget the history rather than keep a gap */
+        while (u->count)
+            drop_oldest(u);
+        return;
+    }
+    memcpy(blob, u->scratch, u->slen);
+    while (u->count && (u->count == u->cap || u->bytes + u->slen > u->max_bytes))
+        drop_oldest(u);
+    dbg_rec *r = &u->ring[(u->head + u->count) % u->cap];
+    r->blob = blob;
+    r->len = (uint32_t)u->slen;
+    u->bytes += u->slen;
+    u->count++;
+}
+
+void dbg_undo_end(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    es_machine *m = d->m;
+    if (!u->recording)
+        return;
+    u->recording = false;
+    uint64_t alloc[3];
+    alloc_state(m, alloc);
+    if (memcmp(alloc, u->alloc_before, sizeof alloc) || m->cr3 != u->cr3_before)
+        u->resync = true;
+    if (u->resync)
+        resync(u, m);
+    const uint64_t *now = (const uint64_t *)(const void *)((const uint8_t *)m + DBG_ARCH_OFF);
+    for (size_t i = 0; i < DBG_ARCH_WORDS; i++)
+        if (now[i] != u->arch_before[i]) {
+            put_u8(u, REC_ARCH);
+            put_u16(u, (uint16_t)i);
+            put_u64(u, u->arch_before[i]);
+        }
+    es_label t[17];
+    taint_regs(d, t);
+    for (int r = 0; r < 17; r++)
+        if (t[r] != u->treg_before[r]) {
+            put_u8(u, REC_TREG);
+            put_u8(u, (uint8_t)r);
+            sput(u, &u->treg_before[r], sizeof(es_label));
+        }
+    if (memcmp(&d->track, &u->track_before, sizeof d->track)) {
+        put_u8(u, REC_TRACK);
+        sput(u, &u->track_before, sizeof u->track_before);
+    }
+    push_record(u);
+}
+
+uint64_t es_dbg_history(const es_dbg *d)
+{
+    return d->undo.count;
+}
+
+static void restore_phys(dbg_undo *u, es_machine *m, uint64_t pa, const uint8_t *old, unsigned n)
+{
+    uint64_t pfn = pa >> 12;
+    uint8_t *h = frame_ptr(m, pfn);
+    if (!h)
+        return;
+    es_frame *f = &m->frames[pfn];
+    if (f->has_code) {
+        /* decoded instructions from this page are stale now */
+        f->code_gen++;
+        f->has_code = 0;
+    }
+    unsigned off = (unsigned)(pa & (PAGE - 1));
+    memcpy(h + off, old, n);
+    if (pfn < u->nmirror && u->mirror[pfn])
+        memcpy(u->mirror[pfn] + off, old, n);
+}
+
+bool dbg_undo_pop(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    es_machine *m = d->m;
+    if (!u->count)
+        return false;
+    dbg_rec *r = &u->ring[(u->head + u->count - 1) % u->cap];
+    const uint8_t *b = r->blob, *end = r->blob + r->len;
+    uint64_t icount;
+    memcpy(&icount, b, 8);
+    /* entries are applied newest first: two writes of one instruction to
+     * the same bytes (REP MOVS over itself) must end at the oldest value */
+    size_t nent = 0, cap = 64;
+    const uint8_t **ent = malloc(cap * sizeof *ent);
+    if (!ent)
+        return false;
+    for (const uint8_t *p = b + 8; p < end;) {
+        if (nent == cap) {
+            const uint8_t **ne = realloc(ent, (cap *= 2) * sizeof *ent);
+            if (!ne) {
+                free(ent);
+                return false;
+            }
+            ent = ne;
+        }
+        ent[nent++] = p;
+        uint16_t n;
+        switch (*p) {
+        case REC_ARCH: p += 1 + 2 + 8; break;
+        case REC_MEM: memcpy(&n, p + 9, 2); p += 1 + 8 + 2 + n; break;
+        case REC_TREG: p += 1 + 1 + sizeof(es_label); break;
+        case REC_TMEM: memcpy(&n, p + 9, 2); p += 1 + 8 + 2 + (size_t)n * sizeof(es_label); break;
+        case REC_TZERO: p += 1 + 8 + 2; break;
+        case REC_TRACK: p += 1 + sizeof(dbg_track); break;
+        default: p = end; nent--; break; /* cannot happen: we wrote it */
+        }
+    }
+    uint64_t *arch = (uint64_t *)(void *)((uint8_t *)m + DBG_ARCH_OFF);
+    while (nent) {
+        const uint8_t *p = ent[--nent];
+        uint64_t a;
+        uint16_t n;
+        es_label l;
+        switch (*p) {
+        case REC_ARCH:
+            memcpy(&n, p + 1, 2);
+            memcpy(&arch[n], p + 3, 8);
+            break;
+        case REC_MEM:
+            memcpy(&a, p + 1, 8);
+            memcpy(&n, p + 9, 2);
+            restore_phys(u, m, a, p + 11, n);
+            break;
+        case REC_TREG:
+            memcpy(&l, p + 2, sizeof l);
+            if (d->taint) {
+                if (p[1] == 16)
+                    es_taint_set_flags(d->taint, l);
+                else
+                    es_taint_set_reg(d->taint, p[1], l);
+            }
+            break;
+        case REC_TMEM:
+            memcpy(&a, p + 1, 8);
+            memcpy(&n, p + 9, 2);
+            for (unsigned i = 0; i < n && d->taint; i++) {
+                memcpy(&l, p + 11 + i * sizeof l, sizeof l);
+                es_taint_set_mem(d->taint, a + i, 1, l);
+            }
+            break;
+        case REC_TZERO:
+            memcpy(&a, p + 1, 8);
+            memcpy(&n, p + 9, 2);
+            if (d->taint)
+                es_taint_set_mem(d->taint, a, n, 0);
+            break;
+        case REC_TRACK:
+            memcpy(&d->track, p + 1, sizeof d->track);
+            break;
+        }
+    }
+    free(ent);
+    m->icount = icount;
+    m->stop = ES_STOP_NONE;
+    m->message[0] = 0;
+    /* derived state (TLB permissions, fetch page, EIP mask, #AC checking)
+     * follows the restored CPL/mode/CR3 */
+    es_tlb_flush(m);
+    es_set_mode(m, m->cpl, m->mode);
+    u->bytes -= r->len;
+    free(r->blob);
+    r->blob = NULL;
+    u->count--;
+    return true;
+}

@@ -1,0 +1,396 @@
+/* dbg_view.c - the state the window shows, as plain data: registers with
+ * change marks and taint labels, disassembly around RIP, struct pt_regs on
+ * the kernel stack, live user values, the probe table, memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbg_int.h"
+#include "kernel.h"
+#include "mem.h"
+
+/* ---- memory without side effects ---- */
+
+/* Reads through the current page tables with supervisor rights.  Unlike
+ * es_kernel_read it never demand-faults a user page in (which would change
+ * the machine just by looking); frames never touched read as zeros. */
+size_t dbg_read(es_machine *m, uint64_t va, void *buf, size_t n)
+{
+    uint8_t *out = buf;
+    size_t got = 0;
+    while (got < n) {
+        uint64_t v = va + got, pa;
+        if (es_translate(m, v, ES_ACC_R, 0, &pa))
+            break;
+        size_t c = 4096 - (v & 4095);
+        if (c > n - got)
+            c = n - got;
+        uint64_t pfn = pa >> 12;
+        const uint8_t *h = pfn && pfn < m->nframes ? m->frames[pfn].host : NULL;
+        if (h)
+            memcpy(out + got, h + (pa & 4095), c);
+        else
+            memset(out + got, 0, c);
+        got += c;
+    }
+    return got;
+}
+
+size_t es_dbg_read(es_dbg *d, uint64_t addr, void *buf, size_t n)
+{
+    return dbg_read(d->m, addr, buf, n);
+}
+
+uint64_t es_dbg_memview(es_dbg *d)
+{
+    const char *r = d->memview_reg[0] ? d->memview_reg : (d->memview_addr ? "" : "rsp");
+    int reg = r[0] ? dbg_reg_by_name(r) : -1;
+    if (reg >= 0)
+        return reg == 16 ? d->m->rip : d->m->gpr[reg];
+    return d->memview_addr;
+}
+
+/* ---- registers ---- */
+
+static const char *const gpr_names[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp",
+                                          "rsi", "rdi", "r8",  "r9",  "r10", "r11",
+                                          "r12", "r13", "r14", "r15"};
+
+/* GPR number (0..15), 16 for rip, -1 otherwise. */
+int dbg_reg_by_name(const char *name)
+{
+    for (int i = 0; i < 16; i++)
+        if (!strcmp(name, gpr_names[i]))
+            return i;
+    return strcmp(name, "rip") ? -1 : 16;
+}
+
+static void row(es_dbg_reg *r, const char *name, uint64_t v, int width, int group, es_label t,
+                int abi)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->value = v;
+    r->width = (uint8_t)width;
+    r->group = (uint8_t)group;
+    r->taint = t;
+    if (t)
+        es_taint_label_str(t, abi, r->labels, sizeof r->labels);
+}
+
+size_t es_dbg_regs(const es_dbg *d, es_dbg_reg *out, size_t max)
+{
+    const es_machine *m = d->m;
+    es_dbg_reg v[ES_DBG_MAX_REGS];
+    size_t n = 0;
+    const es_taint *t = d->taint;
+    for (int i = 0; i < 16; i++)
+        row(&v[n++], gpr_names[i], m->gpr[i], 8, ES_DBG_RG_GPR, t ? es_taint_reg(t, i) : 0,
+            d->abi);
+    row(&v[n++], "rip", m->rip, 8, ES_DBG_RG_CTRL, 0, d->abi);
+    row(&v[n++], "rflags", m->rflags, 4, ES_DBG_RG_CTRL, t ? es_taint_flags(t) : 0, d->abi);
+    row(&v[n++], "cpl", m->cpl, 1, ES_DBG_RG_CTRL, 0, d->abi);
+    row(&v[n++], "mode", m->mode, 1, ES_DBG_RG_CTRL, 0, d->abi);
+    static const char *const segs[6] = {"es", "cs", "ss", "ds", "fs", "gs"};
+    static const int order[6] = {ES_SEG_CS, ES_SEG_DS, ES_SEG_ES, ES_SEG_FS, ES_SEG_GS,
+                                 ES_SEG_SS};
+    for (int i = 0; i < 6; i++)
+        row(&v[n++], segs[order[i]], m->seg[order[i]].sel, 2, ES_DBG_RG_SEG, 0, d->abi);
+    row(&v[n++], "fs.base", m->seg[ES_SEG_FS].base, 8, ES_DBG_RG_SEG, 0, d->abi);
+    row(&v[n++], "gs.base", m->seg[ES_SEG_GS].base, 8, ES_DBG_RG_SEG, 0, d->abi);
+    row(&v[n++], "star", m->msr.star, 8, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "lstar", m->msr.lstar, 8, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "cstar", m->msr.cstar, 8, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "sfmask", m->msr.sfmask, 4, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "sysenter_cs", m->msr.sysenter_cs, 2, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "sysenter_esp", m->msr.sysenter_esp, 8, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "sysenter_eip", m->msr.sysenter_eip, 8, ES_DBG_RG_MSR, 0, d->abi);
+    row(&v[n++], "kernel_gs_base", m->msr.kernel_gs_base, 8, ES_DBG_RG_MSR, 0, d->abi);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d->nprev; k++)
+            if (!strcmp(d->prev_regs[k].name, v[i].name))
+                v[i].changed = d->prev_regs[k].value != v[i].value;
+    if (n > max)
+        n = max;
+    memcpy(out, v, n * sizeof *v);
+    return n;
+}
+
+void es_dbg_flags_str(uint64_t f, char *buf, size_t n)
+{
+    /* SDM Vol. 1, 3.4.3: the names in bit order from the top */
+    static const struct {
+        uint64_t bit;
+        const char *name;
+    } fl[] = {{ES_ID, "ID"}, {ES_AC, "AC"}, {ES_VM, "VM"}, {ES_RF, "RF"}, {ES_NT, "NT"},
+              {ES_OF, "OF"}, {ES_DF, "DF"}, {ES_IF, "IF"}, {ES_TF, "TF"}, {ES_SF, "SF"},
+              {ES_ZF, "ZF"}, {ES_AF, "AF"}, {ES_PF, "PF"}, {ES_CF, "CF"}};
+    size_t k = 0;
+    if (n)
+        buf[0] = 0;
+    for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++)
+        if ((f & fl[i].bit) && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? " " : "", fl[i].name);
+    unsigned iopl = (unsigned)((f & ES_IOPL) >> 12);
+    if (iopl && k < n)
+        snprintf(buf + k, n - k, "%sIOPL=%u", k ? " " : "", iopl);
+}
+
+/* ---- disassembly ---- */
+
+int es_dbg_syntax(const es_dbg *d) { return d->syntax; }
+void es_dbg_set_syntax(es_dbg *d, int syntax)
+{
+    d->syntax = syntax == ES_SYNTAX_ATT ? ES_SYNTAX_ATT : ES_SYNTAX_INTEL;
+}
+
+static int mode_at(const es_machine *m, uint64_t addr)
+{
+    return addr >= 0xffff800000000000ull ? ES_MODE_64 : m->mode;
+}
+
+static void line_at(es_dbg *d, uint64_t a, es_dbg_line *l)
+{
+    memset(l, 0, sizeof *l);
+    l->addr = a;
+    l->cycles = -1;
+    uint8_t b[16];
+    size_t got = dbg_read(d->m, a, b, 15);
+    int mode = mode_at(d->m, a);
+    l->len = got ? (uint8_t)es_format(b, got, mode, a, d->syntax, l->text, sizeof l->text) : 0;
+    if (!got)
+        snprintf(l->text, sizeof l->text, "(not mapped)");
+    uint64_t off = 0;
+    const char *s = es_dbg_symbolize(d, a, &off);
+    if (s) {
+        if (off)
+            snprintf(l->sym, sizeof l->sym, "%s+0x%llx", s, (unsigned long long)off);
+        else
+            snprintf(l->sym, sizeof l->sym, "%s", s);
+        l->label = off == 0;
+    }
+    l->current = a == d->m->rip;
+    l->breakpoint = es_dbg_break_at(d, a);
+    if (d->timing) {
+        const dbg_cyc *c = &d->cyc[(a ^ (a >> 12)) % DBG_CYC_SLOTS];
+        if (c->addr == a)
+            l->cycles = (int64_t)c->cycles;
+    }
+}
+
+/* Decodes forward from `from`; if that lands on `to`, fills starts[] with
+ * the instruction addresses before it (at most max) and returns their
+ * count, else -1. */
+static int walk_to(es_dbg *d, uint64_t from, uint64_t to, uint64_t *starts, int max)
+{
+    int k = 0;
+    uint64_t ring[64];
+    for (uint64_t a = from; a < to;) {
+        uint8_t b[16];
+        es_insn ins;
+        size_t got = dbg_read(d->m, a, b, 15);
+        if (!got || es_decode(b, got, mode_at(d->m, a), a, &ins) != ES_DECODE_OK)
+            return -1;
+        ring[k++ % 64] = a;
+        a += ins.len;
+        if (a > to)
+            return -1;
+    }
+    int n = k < max ? k : max;
+    for (int i = 0; i < n; i++)
+        starts[i] = ring[(k - n + i) % 64];
+    return n;
+}
+
+size_t es_dbg_disasm(es_dbg *d, int before, int after, es_dbg_line *out, size_t max)
+{
+    es_machine *m = d->m;
+    uint64_t rip = m->rip, starts[64];
+    if (before > 64)
+        before = 64;
+    if (before < 0)
+        before = 0;
+    int nb = -1;
+    uint64_t off;
+    if (before && es_dbg_symbolize(d, rip, &off) && off <= 4096)
+        nb = walk_to(d, rip - off, rip, starts, before);
+    /* without a symbol (or when the symbol's start does not decode to RIP):
+     * from an address executed recently */
+    for (unsigned i = 0; nb < 0 && before && i < 64 && i < d->nrecent; i++) {
+        uint64_t r = d->recent[(d->nrecent - 1 - i) % 64];
+        if (r < rip && rip - r <= 256)
+            nb = walk_to(d, r, rip, starts, before);
+    }
+    size_t n = 0;
+    for (int i = 0; i < nb && n < max; i++)
+        line_at(d, starts[i], &out[n++]);
+    uint64_t a = rip;
+    for (int i = 0; i <= after && n < max; i++) {
+        line_at(d, a, &out[n]);
+        if (!out[n].len) {
+            n++;
+            break;
+        }
+        a += out[n++].len;
+    }
+    return n;
+}
+
+/* ---- pt_regs ---- */
+
+static const char *const slot_names[ES_DBG_PTREGS_SLOTS] = {
+    "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+    "cx",  "dx",  "si",  "di",  "orig_ax", "ip", "cs", "flags", "sp", "ss"};
+
+int dbg_gpr_slot(int reg)
+{
+    /* Linux's struct pt_regs (arch/x86/include/asm/ptrace.h), 8 bytes a slot */
+    static const int slot[16] = {10, 11, 12, 5, -1, 4, 13, 14, 9, 8, 7, 6, 3, 2, 1, 0};
+    return reg >= 0 && reg < 16 ? slot[reg] : -1;
+}
+
+/* TSS.RSP0 - sizeof(struct pt_regs): the top of the task stack, where the
+ * entry code (kernel_model/entry_64.S, entry_64_compat.S) and the CPU's
+ * interrupt frame build pt_regs.  RSP0 is at offset 4 of the 64-bit TSS
+ * (SDM Vol. 3A, 8.7). */
+uint64_t dbg_ptregs_base(es_dbg *d)
+{
+    es_machine *m = d->m;
+    uint64_t rsp0 = 0;
+    if (!m->has_kernel || !m->tr.base || dbg_read(m, m->tr.base + 4, &rsp0, 8) != 8 || !rsp0)
+        return 0;
+    return rsp0 - 8 * ES_DBG_PTREGS_SLOTS;
+}
+
+int es_dbg_ptregs(es_dbg *d, uint64_t *base, es_dbg_slot out[ES_DBG_PTREGS_SLOTS])
+{
+    uint64_t b = d->track.base ? d->track.base : dbg_ptregs_base(d);
+    if (!b)
+        return -1;
+    if (base)
+        *base = b;
+    uint64_t v[ES_DBG_PTREGS_SLOTS];
+    if (dbg_read(d->m, b, v, sizeof v) != sizeof v)
+        memset(v, 0, sizeof v);
+    for (int s = 0; s < ES_DBG_PTREGS_SLOTS; s++) {
+        es_dbg_slot *o = &out[s];
+        memset(o, 0, sizeof *o);
+        o->field = slot_names[s];
+        o->off = 8u * (unsigned)s;
+        o->value = v[s];
+        o->order = d->track.base == b ? d->track.order[s] : 0;
+        o->written = o->order != 0;
+        o->cleared = (d->track.cleared >> s) & 1;
+        o->taint = d->taint ? es_taint_mem(d->taint, b + o->off, 8) : 0;
+        if (o->taint)
+            es_taint_label_str(o->taint, d->abi, o->labels, sizeof o->labels);
+    }
+    return 0;
+}
+
+/* ---- exposure ---- */
+
+size_t es_dbg_exposure(es_dbg *d, es_dbg_live *out, size_t max)
+{
+    size_t n = 0;
+    if (!d->taint)
+        return 0;
+    for (int r = 0; r < 16 && n < max; r++) {
+        es_label l = es_taint_reg(d->taint, r);
+        if (!l)
+            continue;
+        es_dbg_live *e = &out[n++];
+        snprintf(e->where, sizeof e->where, "%s", gpr_names[r]);
+        e->value = d->m->gpr[r];
+        e->taint = l;
+        es_taint_label_str(l, d->abi, e->labels, sizeof e->labels);
+    }
+    es_dbg_slot s[ES_DBG_PTREGS_SLOTS];
+    if (es_dbg_ptregs(d, NULL, s) == 0)
+        for (int i = 0; i < ES_DBG_PTREGS_SLOTS && n < max; i++) {
+            if (!s[i].taint)
+                continue;
+            es_dbg_live *e = &out[n++];
+            snprintf(e->where, sizeof e->where, "pt_regs->%s", s[i].field);
+            e->value = s[i].value;
+            e->taint = s[i].taint;
+            snprintf(e->labels, sizeof e->labels, "%s", s[i].labels);
+        }
+    return n;
+}
+
+static bool is32(int entry)
+{
+    return entry == ES_ENTRY_INT80 || entry == ES_ENTRY_SYSENTER32 ||
+           entry == ES_ENTRY_SYSCALL32;
+}
+
+/* The syscall's name from the function its table slot points to
+ * ("__x64_sys_write", "sys_write", "compat_sys_x" -> "write"...). */
+static bool syscall_name(es_dbg *d, int entry, int nr, char *out, size_t n)
+{
+    static const char *const pfx[] = {"__ia32_compat_sys_", "__x32_compat_sys_", "__x64_sys_",
+                                      "__ia32_sys_", "compat_SyS_", "compat_sys_", "SyS_",
+                                      "sys_"};
+    uint64_t tab, size, slot = 0, off = 1;
+    if (!es_kernel_sym_size(d->m, is32(entry) ? "ia32_sys_call_table" : "sys_call_table", &tab,
+                            &size) ||
+        nr < 0 || (uint64_t)(nr + 1) * 8 > size || dbg_read(d->m, tab + 8u * (unsigned)nr, &slot, 8) != 8)
+        return false;
+    const char *s = es_kernel_addr2sym(d->m, slot, &off);
+    if (!s || off)
+        return false;
+    for (size_t i = 0; i < sizeof pfx / sizeof pfx[0]; i++)
+        if (!strncmp(s, pfx[i], strlen(pfx[i]))) {
+            snprintf(out, n, "%s", s + strlen(pfx[i]));
+            return strcmp(out, "ni_syscall") != 0;
+        }
+    return false;
+}
+
+const char *es_dbg_probe_table(es_dbg *d)
+{
+    es_machine *m = d->m;
+    if (m->cpl != 0 || !d->track.open || d->track.entry < 0)
+        return NULL;
+    unsigned patches = es_kernel_patches(m);
+    const es_exposure *e = NULL;
+    for (size_t i = 0; i < d->nprobe_cache; i++) {
+        const es_exposure *c = &d->probe_cache[i];
+        if (c->entry == d->track.entry && c->patches == patches && c->vendor == m->vendor &&
+            c->nr == d->track.nr)
+            e = c;
+    }
+    if (!e) {
+        /* the exposure analysis of this syscall, by the same code as
+         * `entrysim exposure` (its own generated program, same image) */
+        char name[64];
+        if (!syscall_name(d, d->track.entry, d->track.nr, name, sizeof name))
+            return NULL;
+        es_exposure *c = &d->probe_cache[d->nprobe_cache < DBG_PROBE_CACHE
+                                             ? d->nprobe_cache++
+                                             : (size_t)(d->track.nr % DBG_PROBE_CACHE)];
+        if (es_exposure_run(patches, d->track.entry, m->vendor, name, c)) {
+            c->entry = -1;
+            return NULL;
+        }
+        c->nr = d->track.nr;
+        e = c;
+    }
+    bool at = false;
+    for (int p = 0; p < ES_NPROBES; p++)
+        at |= e->probe[p].present && e->probe[p].addr == m->rip;
+    if (!at)
+        return NULL;
+    if (d->probe_text)
+        return d->probe_text;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    es_exposure_print_text(f, e);
+    fclose(f);
+    d->probe_text = buf;
+    return buf;
+}
