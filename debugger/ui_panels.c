@@ -98,8 +98,8 @@ static int panel_rows(const es_ui_layout *lo, int p)
  * MSRs) in a second one beside it, or below it when the panel is narrower
  * than REGS_SIDE_COLS characters. */
 #define GPR_NAME_COLS 4   /* "r15 " */
-#define MISC_NAME_COLS 13 /* "sysenter_esp " */
-#define REGS_SIDE_COLS 60
+#define MISC_NAME_COLS 15 /* "kernel_gs_base " */
+#define REGS_SIDE_COLS 62
 
 static bool reg_first_col(const es_dbg_reg *r)
 {
@@ -256,8 +256,8 @@ static void draw_ptregs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
             snprintf(tail, sizeof tail, "cleared%s%s", s->labels[0] ? " " : "", s->labels);
         else if (s->written && s->order)
             snprintf(tail, sizeof tail, "#%-2u %s", s->order, s->labels);
-        else
-            snprintf(tail, sizeof tail, "%s", s->labels);
+        else /* an unwritten slot's old contents say nothing about this entry */
+            snprintf(tail, sizeof tail, "%s", s->written ? s->labels : "");
         es_ui_text(cv, f, rr, end + cw, rr.y,
                    s->cleared ? ES_UI_ERROR : (s->taint ? es_ui_taint_colour(s->taint) : ES_UI_DIM),
                    tail);

@@ -289,8 +289,9 @@ TEST(DebuggerUiRender, HelpOverlayCoversTheMiddle)
 
 // Compares a render with tests/golden/NAME; on mismatch (or when the
 // golden is missing) writes NAME.actual.png next to it.  Tolerance: a
-// channel may differ by 48 on at most 0.5% of the pixels (antialiasing of
-// another FreeType build), the size must match exactly.
+// channel may differ by 48 on at most 0.02% of the pixels (antialiasing
+// of another FreeType build; a single character moved or changed exceeds
+// it), the size must match exactly.  ES_UPDATE_GOLDEN=1 rewrites it.
 void expect_golden(const Canvas &c, const char *name)
 {
     std::string golden = std::string(ES_TEST_GOLDEN_DIR) + "/" + name;
@@ -319,7 +320,7 @@ void expect_golden(const Canvas &c, const char *name)
             }
     }
     free(g);
-    bool ok = rc == 0 && gw == c.cv.w && gh == c.cv.h && bad * 200 <= (size_t)gw * gh;
+    bool ok = rc == 0 && gw == c.cv.w && gh == c.cv.h && bad * 5000 <= (size_t)gw * gh;
     if (!ok)
         es_png_write(actual.c_str(), c.px.data(), c.cv.w, c.cv.h, c.cv.pitch, err, sizeof err);
     EXPECT_TRUE(ok) << golden << ": " << (rc ? err : "") << " size " << gw << "x" << gh
