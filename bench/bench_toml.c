@@ -144,6 +144,8 @@ static int parse_value(parser *ps, es_tkey *k)
                 ps->p++;
                 return 0;
             }
+            if (!*ps->p)
+                return fail(ps, "unterminated array");
             if (*ps->p != '"')
                 return fail(ps, "arrays may hold only \"strings\"");
             char *s;

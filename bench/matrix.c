@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -50,6 +51,27 @@ static bool in_list(const char *s, const char *const *list, size_t n)
         if (!strcmp(s, list[i]))
             return true;
     return false;
+}
+
+/* snprintf for notes and paths (a note may be cut; a path that does not
+ * fit is an error the caller sees as -1) */
+static void setnote(es_cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void setnote(es_cell *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->note, sizeof c->note, fmt, ap);
+    va_end(ap);
+}
+
+static int pathf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int pathf(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return w >= 0 && (size_t)w < n ? 0 : -1;
 }
 
 uint64_t es_fnv1a(uint64_t h, const void *data, size_t n)
@@ -144,7 +166,9 @@ static int load_axis(es_matrix *m, es_toml *t, const char *file, const char *key
              * the series; both normalise to es_patches_name's form */
             unsigned bits = 0;
             char why[200];
-            if (!strcmp(key, "conventions")) {
+            bool conv = !strcmp(key, "conventions") ||
+                        (!strcmp(key, "kernels") && (!strcmp(val, "v4.16") || !strcmp(val, "v4.17")));
+            if (conv) {
                 if (strcmp(val, "v4.16") && strcmp(val, "v4.17"))
                     return merr(err, errlen, file, k, "convention '%s' is not v4.16 or v4.17", val);
                 bits = strcmp(val, "v4.16") ? 15u : 0u;
@@ -233,6 +257,12 @@ int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err,
     }
     int rc = -1;
     bool have_matrix = false;
+    for (size_t i = 0; i < t.nkeys; i++)
+        if (!*t.keys[i].table) {
+            snprintf(err, errlen, "%s:%d: key '%s' outside any table (put it under [matrix])",
+                     file, t.keys[i].line, t.keys[i].key);
+            goto out;
+        }
     for (size_t i = 0; i < t.ntables; i++) {
         if (!strcmp(t.tables[i], "matrix")) {
             have_matrix = true;
@@ -273,7 +303,8 @@ int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err,
     static const struct {
         const char *key;
         int axis;
-    } axes[] = {{"conventions", AX_KERNEL}, {"patches", AX_KERNEL}, {"entries", AX_ENTRY},
+    } axes[] = {{"kernels", AX_KERNEL}, {"conventions", AX_KERNEL}, {"patches", AX_KERNEL},
+                {"entries", AX_ENTRY},
                 {"mitigations", AX_MITIGATIONS}, {"syscalls", AX_SYSCALL},
                 {"uarch", AX_UARCH}, {"cpu", AX_CPU}, {"workloads", AX_WORKLOAD}};
     for (size_t i = 0; i < COUNT(axes); i++)
@@ -316,9 +347,8 @@ int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err,
     }
     for (size_t i = 0; i < t.nkeys; i++)
         if (!t.keys[i].used) {
-            snprintf(err, errlen, "%s:%d: unknown key '%s'%s%s%s", file, t.keys[i].line,
-                     t.keys[i].key, *t.keys[i].table ? " in [" : "", t.keys[i].table,
-                     *t.keys[i].table ? "]" : " (outside any table)");
+            snprintf(err, errlen, "%s:%d: unknown key '%s' in [%s]", file, t.keys[i].line,
+                     t.keys[i].key, t.keys[i].table);
             goto out;
         }
     rc = 0;
@@ -602,7 +632,7 @@ static void free_argv(cell_argv *a)
 
 static void cell_path(const run_cfg *rc, const es_cell *c, const char *ext, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/cells/%s.%s", rc->out, c->key, ext);
+    (void)pathf(buf, n, "%s/cells/%s.%s", rc->out, c->key, ext);
 }
 
 static void build_argv(const run_cfg *rc, const es_cell *c, const char *program, cell_argv *a)
@@ -824,7 +854,7 @@ static int spawn_cell(const run_cfg *rc, es_cell *c, pid_t *pid)
     int e = posix_spawn(pid, a.v[0], &fa, NULL, a.v, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (e)
-        snprintf(c->note, sizeof c->note, "cannot start %s: %s", a.v[0], strerror(e));
+        setnote(c, "cannot start %s: %s", a.v[0], strerror(e));
     free_argv(&a);
     return e ? -1 : 0;
 }
@@ -836,16 +866,16 @@ static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_ou
     last_line(path, tail, sizeof tail);
     c->state = CELL_FAILED;
     if (timed_out) {
-        snprintf(c->note, sizeof c->note, "timed out after %g s", rc->timeout);
+        setnote(c, "timed out after %g s", rc->timeout);
         return;
     }
     if (WIFSIGNALED(status)) {
-        snprintf(c->note, sizeof c->note, "killed by signal %d; stderr: %s", WTERMSIG(status),
+        setnote(c, "killed by signal %d; stderr: %s", WTERMSIG(status),
                  tail);
         return;
     }
     if (WEXITSTATUS(status)) {
-        snprintf(c->note, sizeof c->note, "exit status %d; stderr: %s", WEXITSTATUS(status), tail);
+        setnote(c, "exit status %d; stderr: %s", WEXITSTATUS(status), tail);
         return;
     }
     cell_path(rc, c, "json", path, sizeof path);
@@ -853,14 +883,14 @@ static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_ou
     char err[256];
     char *json = read_file(path, &len, err, sizeof err);
     if (!json) {
-        snprintf(c->note, sizeof c->note, "no timing report: %s", err);
+        setnote(c, "no timing report: %s", err);
         return;
     }
     if (es_bench_read_report(json, len, c->v[AX_SYSCALL], c, err, sizeof err)) {
-        snprintf(c->note, sizeof c->note, "timing report %s: %s", path, err);
+        setnote(c, "timing report %s: %s", path, err);
     } else {
         c->state = CELL_DONE;
-        snprintf(path, sizeof path, "%s/store.tsv", rc->out);
+        (void)pathf(path, sizeof path, "%s/store.tsv", rc->out);
         if (store_append(path, c))
             fprintf(stderr, "entrysim: bench: cannot append to %s: %s\n", path, strerror(errno));
     }
@@ -873,7 +903,7 @@ static void run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
     if (!slots) {
         for (size_t i = 0; i < n; i++)
             if (!cells[i].skip && cells[i].state == CELL_PENDING)
-                cells[i].state = CELL_FAILED, snprintf(cells[i].note, sizeof cells[i].note, "out of memory");
+                cells[i].state = CELL_FAILED, setnote(&cells[i], "out of memory");
         return;
     }
     int running = 0;
@@ -917,7 +947,7 @@ static void run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
             es_cell *c = &cells[s->cell];
             if (r < 0) {
                 c->state = CELL_FAILED;
-                snprintf(c->note, sizeof c->note, "waitpid: %s", strerror(errno));
+                setnote(c, "waitpid: %s", strerror(errno));
             } else {
                 finish_cell(rc, c, st, timed_out);
             }
@@ -974,7 +1004,7 @@ static int usage_error(const char *msg, const char *arg)
 static int mkdirs(const char *path)
 {
     char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
+    (void)pathf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
@@ -1052,20 +1082,27 @@ int es_bench_cmd(int argc, char **argv, const char *self)
         return 2;
     }
     if (workloads) {
-        snprintf(wdir, sizeof wdir, "%s", workloads);
+        (void)pathf(wdir, sizeof wdir, "%s", workloads);
     } else {
         char me[PATH_MAX];
         if (!realpath(self, me))
-            snprintf(me, sizeof me, "%s", self);
+            (void)pathf(me, sizeof me, "%s", self);
         char *slash = strrchr(me, '/');
         if (slash)
             *slash = 0;
-        snprintf(wdir, sizeof wdir, "%s/bench", slash ? me : ".");
+        (void)pathf(wdir, sizeof wdir, "%s/bench", slash ? me : ".");
     }
     if (out)
-        snprintf(odir, sizeof odir, "%s", out);
+        (void)pathf(odir, sizeof odir, "%s", out);
     else
-        snprintf(odir, sizeof odir, "bench-results/%s", m.name);
+        (void)pathf(odir, sizeof odir, "bench-results/%s", m.name);
+    /* room for "/cells/KEY.json" and the like after the directories */
+    if (strlen(odir) > PATH_MAX - 64 || strlen(wdir) > PATH_MAX - 64) {
+        fprintf(stderr, "entrysim: bench: --out or --workloads path too long\n");
+        free(cells);
+        es_matrix_free(&m);
+        return 2;
+    }
     run_cfg rc = {odir, exe, wdir, (int)jobs, timeout, verbose};
     uint64_t exe_hash = 0;
     if (!hash_file(exe, &exe_hash)) {
@@ -1084,7 +1121,7 @@ int es_bench_cmd(int argc, char **argv, const char *self)
             cell_key(&rc, &cells[i], exe_hash, prog, &prog_ok);
         if (!prog_ok) {
             cells[i].state = CELL_FAILED;
-            snprintf(cells[i].note, sizeof cells[i].note,
+            setnote(&cells[i],
                      "workload %s cannot be read (build the bench_workloads target, or "
                      "--workloads DIR)",
                      prog ? prog : "?");
@@ -1112,14 +1149,14 @@ int es_bench_cmd(int argc, char **argv, const char *self)
     }
 
     char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/cells", odir);
+    (void)pathf(path, sizeof path, "%s/cells", odir);
     if (mkdirs(path)) {
         fprintf(stderr, "entrysim: bench: cannot create %s: %s\n", path, strerror(errno));
         free(cells);
         es_matrix_free(&m);
         return 2;
     }
-    snprintf(path, sizeof path, "%s/store.tsv", odir);
+    (void)pathf(path, sizeof path, "%s/store.tsv", odir);
     store_load(path, cells, n);
     size_t reused = 0, todo = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1149,7 +1186,7 @@ int es_bench_cmd(int argc, char **argv, const char *self)
     int status = failed ? 1 : 0;
     const char *names[] = {"results.csv", "results.json", "chart.svg"};
     for (int k = 0; k < 3; k++) {
-        snprintf(path, sizeof path, "%s/%s", odir, names[k]);
+        (void)pathf(path, sizeof path, "%s/%s", odir, names[k]);
         int r = k == 0   ? es_bench_write_csv(path, cells, n)
                 : k == 1 ? es_bench_write_json(path, &m, cells, n, "entrysim " ES_BENCH_VERSION)
                          : es_bench_write_svg(path, &m, cells, n);
