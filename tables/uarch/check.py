@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+GPRS = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11",
+        "r12", "r13", "r14", "r15", "any"}
 HEADER = ["form", "uops", "latency", "rthroughput", "ports", "load", "store", "side_effects", "asm", "source"]
 PORT_RE = re.compile(r"^(-|[A-Za-z0-9_]+:\d+(\.\d+)?(\+[A-Za-z0-9_]+:\d+(\.\d+)?)*)$")
 REQUIRED = """fetch.bytes_per_cycle decode.width opcache.entries opcache.ops_per_cycle dispatch.width retire.width
@@ -88,6 +90,10 @@ def check_cfg(path, ports):
                 for p in val.split(","):
                     if ports and p not in ports:
                         err(path, n, f"port {p!r} does not occur in the .llvm.tsv of this uarch")
+            elif key.endswith(".bases"):
+                for r in val.split(","):
+                    if r not in GPRS:
+                        err(path, n, f"{key}: {r!r} is not a 64-bit register name")
             elif not re.fullmatch(r"\d+(\.\d+)?", val):
                 err(path, n, f"value of {key} is not a number: {val!r}")
     for k in REQUIRED:

@@ -1,0 +1,1015 @@
+/* model.c - the out-of-order core of the cycle model.
+ *
+ * The model is a one-pass, program-order scheduler (the approach of
+ * llvm-mca and uiCA, driven by the real dynamic instruction stream): when an
+ * instruction retires functionally, its dispatch, issue, completion and
+ * retire cycles are computed from the state older instructions left:
+ *
+ *   front end   op cache (hit: opcache.ops_per_cycle) or legacy decode
+ *               (decode.width instructions, fetch.bytes_per_cycle), L1i and
+ *               ITLB misses, taken-branch group breaks, mispredict redirects;
+ *   dispatch    dispatch.width uops per cycle in order, stalled by a full
+ *               ROB (rob.entries uops) and by serialising instructions;
+ *   rename      zero idioms (no sources), move elimination (latency 0, no
+ *               port), stack engine (push/pop update RSP without a uop
+ *               dependency), partial-register merges (8/16-bit writes read
+ *               the old register), macro-fusion of cmp/test + jcc;
+ *   execute     each uop takes the first free cycle >= its operands' ready
+ *               time on one port of its port set (per-cycle reservation
+ *               table, so younger uops fill holes as in a real scheduler);
+ *               non-pipelined units stay busy `occ` cycles;
+ *   memory      loads/stores take load/store/AGU pseudo-ports; loads see
+ *               store-to-load forwarding from the store queue (and its
+ *               failures: partial overlap, line split), Zen's memory
+ *               renaming, L1d/L2/L3 set-associative LRU caches by physical
+ *               address and a two-level DTLB with page-walk cost;
+ *   retire      in order, retire.width uops per cycle.
+ *
+ * Static per-instruction information (form, costs, register sets) is built
+ * once per decode-cache entry and cached in a parallel array, so the
+ * per-instruction work is O(uops) with no allocation.  All numbers come
+ * from tables/uarch/ through tm_uarch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "tm_int.h"
+
+#define TM_SLOTW 2048u /* cycles of port reservation kept per port */
+
+/* Register file indices of the dependency tracker. */
+enum { TR_GPR = 0, TR_FLAGS = 16, TR_XMM = 17, TR_X87 = 33, TR_COUNT = 34 };
+
+enum tm_kind { TK_NORMAL, TK_MOVE, TK_ZERO };
+enum tm_branch { TB_NONE, TB_COND, TB_JMP, TB_INDIRECT, TB_CALL, TB_CALL_INDIRECT, TB_RET };
+enum tm_memkind { TM_NOADDR = 0, TM_EXPLICIT, TM_PUSH, TM_POP };
+
+typedef struct tm_sinfo {
+    uint64_t key; /* the decode-cache entry's key and generation it describes */
+    uint32_t gen;
+    uint64_t src, dst, addr; /* register masks (TR_* bits) */
+    tm_cost cost;
+    uint16_t oplat;   /* latency after the load data arrived (load forms) */
+    uint8_t kind, branch, fusible, priv; /* priv: enum tm_priv or TP_NONE */
+    uint8_t load, store, memkind, memop, msize, fp;
+    uint8_t stack; /* RSP updated by the stack engine */
+    uint8_t len;
+} tm_sinfo;
+
+typedef struct tm_store {
+    uint64_t addr, data_ready, retire, expr;
+    uint32_t size;
+    uint32_t split;
+} tm_store;
+
+typedef struct tm_cache {
+    uint64_t *tag, *stamp;
+    uint32_t sets, ways, shift;
+    uint64_t clock, last; /* last line hit (fast path) */
+} tm_cache;
+
+struct es_timing {
+    tm_uarch u;
+    es_machine *m;
+    tm_sinfo *sc;     /* one per decode-cache entry */
+    tm_sinfo scratch; /* page-crossing instructions (not cached by the core) */
+
+    /* set by the before hook for the retire hook */
+    const tm_sinfo *pend;
+    uint64_t pend_ea, pend_pa, pend_expr;
+    uint8_t pend_priv;
+
+    /* clocks */
+    uint64_t fe_cycle, serial_until, last_retire, prev_retire;
+    uint32_t fe_used, retire_used, dec_used;
+    uint64_t dec_cycle;
+    uint64_t ready[TR_COUNT];
+    uint64_t *rob, useq;
+    uint64_t *slot; /* [port][TM_SLOTW]: cycle a port is busy in */
+    tm_store *sq;
+    uint64_t sq_n;
+    /* fusion: end rip of the last fusible cmp/test and its result */
+    uint64_t fuse_rip, fuse_ready;
+
+    tm_cache l1i, l1d, l2, l3, itlb1, itlb2, dtlb1, dtlb2, opc;
+    uint64_t last_iline, last_ipage;
+    bool iline_in_opc;
+
+    uint8_t *bht;
+    uint64_t ghist;
+    uint64_t *btb;
+    uint64_t *ras;
+    uint32_t ras_top;
+
+    es_timing_stats st;
+};
+
+/* ---- caches and TLBs: set-associative, true LRU by stamp ---- */
+
+static int cache_init(tm_cache *c, const tm_cache_cfg *g)
+{
+    c->sets = g->sets ? g->sets : 1;
+    c->ways = g->ways ? g->ways : 1;
+    c->shift = g->line_shift;
+    c->tag = calloc((size_t)c->sets * c->ways, sizeof *c->tag);
+    c->stamp = calloc((size_t)c->sets * c->ways, sizeof *c->stamp);
+    c->last = UINT64_MAX;
+    if (!c->tag || !c->stamp)
+        return -1;
+    memset(c->tag, 0xff, (size_t)c->sets * c->ways * sizeof *c->tag);
+    return 0;
+}
+
+static void cache_free(tm_cache *c)
+{
+    free(c->tag);
+    free(c->stamp);
+}
+
+/* Looks up (and on a miss fills) the line of addr; true on a hit. */
+static bool cache_access(tm_cache *c, uint64_t addr)
+{
+    uint64_t line = addr >> c->shift;
+    if (line == c->last)
+        return true;
+    c->last = line;
+    size_t set = (size_t)(line % c->sets) * c->ways;
+    uint64_t *tag = c->tag + set, *st = c->stamp + set;
+    uint32_t victim = 0;
+    c->clock++;
+    for (uint32_t w = 0; w < c->ways; w++) {
+        if (tag[w] == line) {
+            st[w] = c->clock;
+            return true;
+        }
+        if (st[w] < st[victim])
+            victim = w;
+    }
+    tag[victim] = line;
+    st[victim] = c->clock;
+    return false;
+}
+
+static void cache_flush(tm_cache *c)
+{
+    memset(c->tag, 0xff, (size_t)c->sets * c->ways * sizeof *c->tag);
+    c->last = UINT64_MAX;
+}
+
+/* Extra cycles of a data access at physical address pa beyond an L1 hit. */
+static uint32_t data_miss_cycles(es_timing *t, uint64_t pa)
+{
+    if (cache_access(&t->l1d, pa))
+        return 0;
+    t->st.l1d_misses++;
+    if (cache_access(&t->l2, pa))
+        return t->u.l2.latency - t->u.l1d.latency;
+    t->st.l2_misses++;
+    if (cache_access(&t->l3, pa))
+        return t->u.l3.latency - t->u.l1d.latency;
+    t->st.l3_misses++;
+    return t->u.mem_latency - t->u.l1d.latency;
+}
+
+static uint32_t tlb_cycles(es_timing *t, tm_cache *l1, tm_cache *l2, uint32_t l2_latency,
+                           uint64_t va, uint64_t *misses)
+{
+    if (cache_access(l1, va))
+        return 0;
+    (*misses)++;
+    if (cache_access(l2, va))
+        return l2_latency;
+    return l2_latency + t->u.pagewalk_latency;
+}
+
+/* ---- port reservation ---- */
+
+static inline bool port_free(const uint64_t *s, uint64_t c, uint16_t occ)
+{
+    for (uint16_t k = 0; k < occ; k++)
+        if (s[(c + k) & (TM_SLOTW - 1)] == c + k + 1) /* stamps are cycle + 1: 0 = never */
+            return false;
+    return true;
+}
+
+/* Reserves one uop busy `occ` cycles on a port of `mask` at the first cycle
+ * >= at; returns that cycle. */
+static uint64_t port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t occ)
+{
+    if (!mask)
+        return at;
+    for (uint64_t c = at;; c++) {
+        for (uint32_t mm = mask; mm; mm &= mm - 1) {
+            uint64_t *s = t->slot + (size_t)__builtin_ctz(mm) * TM_SLOTW;
+            /* past half the window everything older is stale anyway:
+             * take the slot (bounded work for pathological streams) */
+            if (port_free(s, c, occ) || c - at >= TM_SLOTW / 2) {
+                for (uint16_t k = 0; k < occ; k++)
+                    s[(c + k) & (TM_SLOTW - 1)] = c + k + 1;
+                return c;
+            }
+        }
+    }
+}
+
+/* ---- static information of one instruction ---- */
+
+static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
+{
+    const es_operand *o = &d->o[i];
+    const char *name = es_op_name(d->op);
+    switch (o->kind) {
+    case ES_OPK_GPR:
+        if (o->size == 1 && o->reg == ES_RCX && i > 0 &&
+            (!strncmp(name, "sh", 2) || !strncmp(name, "sa", 2) || !strncmp(name, "ro", 2) ||
+             !strncmp(name, "rc", 2)))
+            return "cl";
+        snprintf(buf, n, "r%d", o->size * 8);
+        return buf;
+    case ES_OPK_HI8:
+        return "r8";
+    case ES_OPK_XMM:
+        return o->size >= 64 ? "zmm" : o->size == 32 ? "ymm" : "xmm";
+    case ES_OPK_MMX:
+        return "mm";
+    case ES_OPK_ST:
+        return "st";
+    case ES_OPK_SEG: {
+        static const char *const segs[] = {"es", "cs", "ss", "ds", "fs", "gs", "", ""};
+        return segs[o->reg & 7];
+    }
+    case ES_OPK_CR:
+        snprintf(buf, n, "cr%d", o->reg);
+        return buf;
+    case ES_OPK_DR:
+        snprintf(buf, n, "dr%d", o->reg);
+        return buf;
+    case ES_OPK_MEM:
+        if (o->base == ES_REG_RIP && o->size == 8)
+            return "m64[rip]";
+        if (o->size == 0 || o->size > 64)
+            return "m";
+        snprintf(buf, n, "m%d", o->size * 8);
+        return buf;
+    case ES_OPK_AGEN:
+        if (o->base == ES_REG_RIP)
+            return "m[rip]";
+        if (o->index != ES_REG_NONE)
+            return "m[base+index]";
+        return o->disp ? "m[base+disp]" : "m[base]";
+    case ES_OPK_IMM:
+        if (o->imm == 1 && (d->opcode == 0xd0 || d->opcode == 0xd1) && d->opmap == 0)
+            return "one";
+        snprintf(buf, n, "imm%d", o->size ? o->size * 8 : 8);
+        return buf;
+    case ES_OPK_REL:
+        return "rel";
+    default:
+        return "?";
+    }
+}
+
+static bool starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+/* Condition-code families share one cost: the tables list one member. */
+static const char *cc_family(const char *name)
+{
+    if (starts(name, "cmov"))
+        return "cmove";
+    if (starts(name, "set") && strlen(name) <= 6)
+        return "sete";
+    if (name[0] == 'j' && strcmp(name, "jmp"))
+        return "jne";
+    return NULL;
+}
+
+static const tm_row *lookup_form(const tm_uarch *u, const es_insn *d, const char *name,
+                                 bool zero, char *form, size_t formlen)
+{
+    const char *kinds[4];
+    char kb[4][16];
+    int nk = d->nops < 4 ? d->nops : 4;
+    for (int i = 0; i < nk; i++)
+        kinds[i] = kind_name(d, i, kb[i], sizeof kb[i]);
+    const char *pfx = (d->pfx & ES_PFX_LOCK) ? "lock " : "";
+    const tm_row *r = NULL;
+    for (int pass = 0; pass < 2 && !r; pass++) {
+        const char *mn = pass ? cc_family(name) : name;
+        if (!mn)
+            break;
+        int n = snprintf(form, formlen, "%s%s", pfx, mn);
+        for (int i = 0; i < nk; i++)
+            n += snprintf(form + n, formlen - n, "%s%s", i ? ", " : " ", kinds[i]);
+        if (zero) {
+            char z[192];
+            snprintf(z, sizeof z, "%s (zero idiom)", form);
+            r = tm_find_form(u, z);
+        }
+        if (!r)
+            r = tm_find_form(u, form);
+        if (!r)
+            r = tm_find_similar(u, mn, kinds, nk);
+    }
+    return r;
+}
+
+static bool is_zero_idiom(const es_insn *d, const char *name)
+{
+    static const char *const ops[] = {"xor", "sub", "pxor", "xorps", "xorpd", "vpxor", "vxorps",
+                                      "vxorpd", "psubb", "psubw", "psubd", "psubq", "vpsubb",
+                                      "vpsubw", "vpsubd", "vpsubq", "pcmpgtb", "pcmpgtw",
+                                      "pcmpgtd", "pcmpgtq", "sbb", NULL};
+    if (d->nops < 2)
+        return false;
+    const es_operand *a = &d->o[d->nops - 2], *b = &d->o[d->nops - 1];
+    if (a->kind != b->kind || a->reg != b->reg ||
+        (a->kind != ES_OPK_GPR && a->kind != ES_OPK_XMM))
+        return false;
+    if (d->nops == 3 && (d->o[0].kind != a->kind))
+        return false;
+    for (int i = 0; ops[i]; i++)
+        if (!strcmp(name, ops[i]))
+            return true;
+    return false;
+}
+
+/* Register-to-register moves the renamer eliminates (SDM-level behaviour
+ * documented for both vendors: AMD SOG 2.10 "move elimination", Intel ORM
+ * 3.5.1.12); 8/16-bit moves merge and are not eliminated. */
+static bool is_move(const es_insn *d, const char *name)
+{
+    static const char *const ops[] = {"mov", "movaps", "movapd", "movups", "movupd", "movdqa",
+                                      "movdqu", "vmovaps", "vmovapd", "vmovups", "vmovupd",
+                                      "vmovdqa", "vmovdqu", NULL};
+    if (d->nops != 2 || d->o[0].kind != d->o[1].kind)
+        return false;
+    if (d->o[0].kind == ES_OPK_GPR) {
+        if (d->o[0].size < 4 || d->o[0].size != d->o[1].size)
+            return false;
+    } else if (d->o[0].kind != ES_OPK_XMM)
+        return false;
+    for (int i = 0; ops[i]; i++)
+        if (!strcmp(name, ops[i]))
+            return true;
+    return false;
+}
+
+/* SSE instructions whose destination is written without being read. */
+static bool writes_only_dest(const char *name)
+{
+    static const char *const pre[] = {"mov", "vmov", "cvt", "vcvt", "pshuf", "vpshuf", "sqrt",
+                                      "vsqrt", "rcp", "vrcp", "rsqrt", "vrsqrt", "round",
+                                      "vround", "pmovzx", "pmovsx", "vpmov", "vbroadcast",
+                                      "vpbroadcast", "lddqu", "vlddqu", "extract", "vextract",
+                                      "vperm", "pextr", "vpextr", NULL};
+    for (int i = 0; pre[i]; i++)
+        if (starts(name, pre[i]))
+            return true;
+    return false;
+}
+
+static uint8_t priv_of(const es_insn *d, const char *name)
+{
+    static const struct {
+        const char *name;
+        uint8_t p;
+    } map[] = {{"syscall", TP_SYSCALL}, {"sysret", TP_SYSRET}, {"sysretq", TP_SYSRET},
+               {"sysenter", TP_SYSENTER}, {"sysexit", TP_SYSEXIT}, {"int", TP_INT},
+               {"int3", TP_INT}, {"int1", TP_INT}, {"into", TP_INT}, {"iret", TP_IRETQ},
+               {"iretd", TP_IRETQ}, {"iretq", TP_IRETQ}, {"swapgs", TP_SWAPGS},
+               {"wrmsr", TP_WRMSR}, {"rdmsr", TP_RDMSR}, {"lfence", TP_LFENCE},
+               {"mfence", TP_MFENCE}, {"sfence", TP_SFENCE}, {"cpuid", TP_CPUID},
+               {"rdtsc", TP_RDTSC}, {"rdtscp", TP_RDTSCP}, {"vmcall", TP_VMCALL},
+               {"vmmcall", TP_VMCALL}, {"lgdt", TP_LGDT}, {"lidt", TP_LIDT}, {"ltr", TP_LTR},
+               {"cli", TP_CLI}, {"sti", TP_STI}, {"invlpg", TP_INVLPG}, {"hlt", TP_HLT},
+               {"verw", TP_VERW}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(name, map[i].name))
+            return map[i].p;
+    if (!strcmp(name, "mov") && d->nops == 2 && d->o[0].kind == ES_OPK_CR)
+        return d->o[0].reg == 3 ? TP_MOV_CR3 : TP_MOV_CR_OTHER;
+    return TP_NONE;
+}
+
+static uint64_t gpr_bits(uint16_t m) { return (uint64_t)m << TR_GPR; }
+
+static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
+                        tm_sinfo *s)
+{
+    const tm_uarch *u = &t->u;
+    const char *name = es_op_name(d->op);
+    memset(s, 0, sizeof *s);
+    s->len = d->len;
+    s->memop = 0xff;
+    s->priv = priv_of(d, name);
+    bool zero = u->zero_idioms && is_zero_idiom(d, name);
+    char form[160];
+    const tm_row *r = lookup_form(u, d, name, zero, form, sizeof form);
+    s->cost = r ? r->cost : u->dflt;
+    if (s->cost.uops == 0)
+        s->cost.uops = 1;
+
+    /* registers, including implicit operands */
+    es_access_info ai = {0};
+    uint8_t buf[16];
+    uint64_t lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask;
+    size_t got = es_fetch_bytes(m, lin, buf, d->len);
+    if (got == d->len)
+        es_decode_access(buf, got, d->mode, rip, &ai);
+    uint64_t addr = 0, explicit_regs = 0;
+    for (int i = 0; i < d->nops; i++) {
+        const es_operand *o = &d->o[i];
+        if (o->kind == ES_OPK_MEM) {
+            s->memop = (uint8_t)i;
+            s->msize = o->size;
+            if (o->base < 16)
+                addr |= 1ull << o->base;
+            if (o->index < 16)
+                addr |= 1ull << o->index;
+        } else if (o->kind == ES_OPK_GPR || o->kind == ES_OPK_HI8) {
+            explicit_regs |= 1ull << o->reg;
+            /* 8/16-bit destinations merge into the old value */
+            if (o->write && (o->size < 4 || o->kind == ES_OPK_HI8))
+                s->src |= 1ull << o->reg;
+        } else if (o->kind == ES_OPK_XMM) {
+            uint64_t bit = 1ull << (TR_XMM + o->reg);
+            if (o->write) {
+                s->dst |= bit;
+                if (i == 0 && d->nops == 2 && !writes_only_dest(name) && !is_move(d, name))
+                    s->src |= bit;
+            } else {
+                s->src |= bit;
+            }
+            s->fp = 1;
+        } else if (o->kind == ES_OPK_ST) {
+            s->src |= 1ull << TR_X87;
+            s->dst |= 1ull << TR_X87;
+        }
+    }
+    if (name[0] == 'f') { /* x87: the stack as one register */
+        s->src |= 1ull << TR_X87;
+        s->dst |= 1ull << TR_X87;
+    }
+    s->addr = addr;
+    s->src |= gpr_bits(ai.gpr_read) & ~(addr & ~explicit_regs);
+    s->dst |= gpr_bits(ai.gpr_write);
+    if (ai.flags_read)
+        s->src |= 1ull << TR_FLAGS;
+    if (ai.flags_written)
+        s->dst |= 1ull << TR_FLAGS;
+    if (zero) {
+        s->kind = TK_ZERO;
+        s->src = 0;
+    } else if (u->move_elim && is_move(d, name)) {
+        s->kind = TK_MOVE;
+    }
+
+    /* memory */
+    if (s->memop != 0xff) {
+        const es_operand *o = &d->o[s->memop];
+        s->memkind = TM_EXPLICIT;
+        s->store = o->write;
+        s->load = r ? (r->cost.load || !o->write) : (!o->write || !writes_only_dest(name));
+        if (o->write && r && !r->cost.load)
+            s->load = 0;
+        if (!strcmp(name, "lea") || starts(name, "prefetch") || !strcmp(name, "nop"))
+            s->load = s->store = 0, s->memkind = TM_NOADDR;
+    } else if (!strcmp(name, "push") || !strcmp(name, "call")) {
+        s->memkind = TM_PUSH;
+        s->store = 1;
+        s->msize = d->mode == ES_MODE_64 ? 8 : 4;
+        if (!strcmp(name, "push") && d->osize)
+            s->msize = d->osize;
+    } else if (!strcmp(name, "pop") || !strcmp(name, "ret")) {
+        s->memkind = TM_POP;
+        s->load = 1;
+        s->msize = d->mode == ES_MODE_64 ? 8 : 4;
+        if (!strcmp(name, "pop") && d->osize)
+            s->msize = d->osize;
+    }
+    if (s->memkind == TM_PUSH || s->memkind == TM_POP) {
+        s->addr = 1ull << ES_RSP;
+        if (u->stack_engine) {
+            /* the stack engine keeps RSP's offset at rename (AMD SOG
+             * 2.11 "stack pointer tracking"; Intel ORM 3.4.2.5) */
+            s->stack = 1;
+            s->src &= ~(1ull << ES_RSP);
+            s->addr = 0;
+        }
+    }
+    if (s->load) {
+        uint32_t ll = s->fp ? u->llvm_fp_load_latency : u->llvm_load_latency;
+        s->oplat = s->cost.lat > ll ? (uint16_t)(s->cost.lat - ll) : 0;
+    } else {
+        s->oplat = s->cost.lat;
+    }
+
+    /* branches */
+    bool rel = false;
+    for (int i = 0; i < d->nops; i++)
+        rel |= d->o[i].kind == ES_OPK_REL;
+    if (!strcmp(name, "call"))
+        s->branch = rel ? TB_CALL : TB_CALL_INDIRECT;
+    else if (!strcmp(name, "ret"))
+        s->branch = TB_RET;
+    else if (!strcmp(name, "jmp"))
+        s->branch = rel ? TB_JMP : TB_INDIRECT;
+    else if (rel)
+        s->branch = TB_COND;
+    s->fusible = u->macro_fusion && (!strcmp(name, "cmp") || !strcmp(name, "test")) &&
+                 !(s->memop != 0xff && d->nops == 2 && d->o[1].kind == ES_OPK_IMM);
+}
+
+static const tm_sinfo *sinfo_of(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    const es_dentry *e = (const es_dentry *)((const char *)d - offsetof(es_dentry, insn));
+    size_t idx = (size_t)(e - m->dcache);
+    if (e->key && idx < (1u << ES_DCACHE_BITS)) {
+        tm_sinfo *s = &t->sc[idx];
+        if (s->key == e->key && s->gen == e->gen)
+            return s;
+        build_sinfo(t, m, d, rip, s);
+        s->key = e->key;
+        s->gen = e->gen;
+        return s;
+    }
+    build_sinfo(t, m, d, rip, &t->scratch);
+    return &t->scratch;
+}
+
+/* ---- observer hooks ---- */
+
+static uint64_t linear_of(es_machine *m, const es_insn *d, const es_operand *o, uint64_t rip)
+{
+    uint64_t a = (uint64_t)o->disp;
+    if (o->base < 16)
+        a += m->gpr[o->base];
+    if (o->index < 16)
+        a += m->gpr[o->index] * o->scale;
+    if (d->asize == 4)
+        a &= 0xffffffffu;
+    else if (d->asize == 2)
+        a &= 0xffffu;
+    if (o->seg < 6 && (o->seg >= ES_SEG_FS || d->mode != ES_MODE_64))
+        a += m->seg[o->seg].base;
+    (void)rip;
+    return a;
+}
+
+static void on_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    es_timing *t = ctx;
+    const tm_sinfo *s = sinfo_of(t, m, d, rip);
+    t->pend = s;
+    t->pend_priv = s->priv;
+    if (s->priv == TP_WRMSR && (uint32_t)m->gpr[ES_RCX] == 0x48)
+        t->pend_priv = TP_WRMSR_SPEC_CTRL;
+    else if (s->priv == TP_MOV_CR3 && d->o[1].kind == ES_OPK_GPR &&
+             (m->cr4 & (1u << 17)) && (m->gpr[d->o[1].reg] >> 63))
+        t->pend_priv = TP_MOV_CR3_NOFLUSH; /* SDM Vol. 3A 4.10.4.1: bit 63 with CR4.PCIDE */
+    if (s->memkind == TM_NOADDR) {
+        t->pend_ea = UINT64_MAX;
+        return;
+    }
+    uint64_t ea;
+    if (s->memkind == TM_EXPLICIT) {
+        const es_operand *o = &d->o[s->memop];
+        ea = linear_of(m, d, o, rip);
+        t->pend_expr = (uint64_t)o->base | (uint64_t)o->index << 8 | (uint64_t)o->scale << 16 |
+                       (uint64_t)(uint32_t)o->disp << 24 | (uint64_t)o->size << 56;
+    } else {
+        ea = m->gpr[ES_RSP] - (s->memkind == TM_PUSH ? s->msize : 0);
+        t->pend_expr = UINT64_MAX; /* push/pop: the stack engine, not memory renaming */
+    }
+    t->pend_ea = ea;
+    es_tlbe *te = es_tlb_slot(m, ea);
+    uint64_t pa;
+    if (te->tag == (ea & ~0xfffull))
+        pa = te->pa | (ea & 0xfff);
+    else if (es_translate(m, ea, ES_ACC_R, m->cpl == 3, &pa))
+        pa = ea; /* faults anyway; the retire hook will not see it */
+    t->pend_pa = pa;
+#ifdef TM_TRACE
+    fprintf(stderr, "  ea %llx pa %llx\n", (unsigned long long)ea, (unsigned long long)pa);
+#endif
+}
+
+static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static uint64_t ready_of(const es_timing *t, uint64_t mask)
+{
+    uint64_t r = 0;
+    for (; mask; mask &= mask - 1)
+        r = max64(r, t->ready[__builtin_ctzll(mask)]);
+    return r;
+}
+
+/* Front end: cycle at which the instruction at rip can be dispatched. */
+static uint64_t front_end(es_timing *t, uint64_t rip, const tm_sinfo *s)
+{
+    const tm_uarch *u = &t->u;
+    uint64_t line = rip >> 6;
+    if (line != t->last_iline) {
+        t->last_iline = line;
+        uint64_t page = rip >> 12;
+        if (page != t->last_ipage) {
+            t->last_ipage = page;
+            uint32_t c = tlb_cycles(t, &t->itlb1, &t->itlb2, u->itlb2.latency, rip,
+                                    &t->st.itlb_misses);
+            t->dec_cycle += c;
+        }
+        t->iline_in_opc = cache_access(&t->opc, rip);
+        if (!cache_access(&t->l1i, rip)) {
+            t->st.l1i_misses++;
+            uint32_t c = u->l2.latency;
+            if (!cache_access(&t->l2, rip))
+                c = cache_access(&t->l3, rip) ? u->l3.latency : u->mem_latency;
+            t->dec_cycle += c;
+        }
+    }
+    /* legacy decode when the op cache misses: decode.width instructions
+     * per cycle; op cache hits deliver opcache.ops_per_cycle ops */
+    uint32_t per = t->iline_in_opc ? u->opcache_ops : u->decode_width;
+    uint32_t need = t->iline_in_opc ? s->cost.uops : 1;
+    if (t->dec_used + need > per) {
+        t->dec_cycle++;
+        t->dec_used = 0;
+    }
+    t->dec_used += need;
+    return t->dec_cycle;
+}
+
+static void redirect(es_timing *t, uint64_t at)
+{
+    if (at > t->fe_cycle) {
+        t->fe_cycle = at;
+        t->fe_used = 0;
+    }
+    if (at > t->dec_cycle) {
+        t->dec_cycle = at;
+        t->dec_used = 0;
+    }
+}
+
+/* Branch prediction; returns true when the branch was mispredicted. */
+static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next)
+{
+    const tm_uarch *u = &t->u;
+    bool taken = next != rip + s->len;
+    uint64_t bi = (rip ^ (rip >> 13)) % u->btb_entries;
+    bool miss = false;
+    switch (s->branch) {
+    case TB_COND: {
+        size_t i = (size_t)((rip ^ (t->ghist * 0x9e37u)) % u->bht_entries);
+        bool pred = t->bht[i] >= 2;
+        if (taken && t->bht[i] < 3)
+            t->bht[i]++;
+        if (!taken && t->bht[i] > 0)
+            t->bht[i]--;
+        t->ghist = (t->ghist << 1 | taken) & 0xfff;
+        miss = pred != taken || (taken && t->btb[bi] != next);
+        break;
+    }
+    case TB_RET:
+        if (t->ras_top) {
+            uint64_t p = t->ras[--t->ras_top % u->ras_entries];
+            miss = p != next;
+        } else {
+            miss = true;
+        }
+        break;
+    case TB_CALL:
+    case TB_CALL_INDIRECT:
+        t->ras[t->ras_top++ % u->ras_entries] = rip + s->len;
+        /* fall through */
+    default:
+        miss = t->btb[bi] != next;
+        break;
+    }
+    if (taken)
+        t->btb[bi] = next;
+    return miss;
+}
+
+/* Load data ready time: forwarding from the store queue, renaming, caches. */
+static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint64_t pa,
+                           uint64_t expr)
+{
+    const tm_uarch *u = &t->u;
+    uint32_t size = s->msize ? s->msize : 8;
+    uint64_t a = pa;
+    bool split = ((a & 63) + size) > 64;
+    uint32_t lat = s->fp ? u->l1d_fp_latency : u->l1d_latency;
+    uint64_t n = t->sq_n < u->store_queue ? t->sq_n : u->store_queue;
+    for (uint64_t k = 1; k <= n; k++) {
+        const tm_store *st = &t->sq[(t->sq_n - k) % u->store_queue];
+        if (st->retire + 1 < issue)
+            break; /* committed to the cache before the load issued */
+        if (st->addr >= a + size || a >= st->addr + st->size)
+            continue;
+        bool inside = st->addr <= a && a + size <= st->addr + st->size;
+        if (inside && u->memrename && st->expr == expr && expr != UINT64_MAX &&
+            (size == 4 || size == 8) && ((u->memrename_bases >> (expr & 0xff)) & 1) &&
+            (expr & 0xff) < 16 && ((expr >> 8) & 0xff) == ES_REG_NONE) {
+            /* memory renaming (AMD SOG for Zen 2+, "memory file"): the
+             * load takes the store's data register directly */
+            t->st.stlf++;
+            return max64(st->data_ready, issue) + u->memrename_latency;
+        }
+        if (inside && !split && !st->split) {
+            t->st.stlf++;
+            return max64(issue, st->data_ready) + u->stlf_latency;
+        }
+        /* partial overlap or a split access: wait until the store has
+         * written the cache, then load from it */
+        return max64(issue, st->retire) + u->stlf_fail_penalty + lat;
+    }
+    uint32_t extra = data_miss_cycles(t, a) + (split ? u->split_penalty : 0);
+    if (split)
+        extra += data_miss_cycles(t, a + size);
+    return issue + lat + extra;
+}
+
+static void retire_at(es_timing *t, uint64_t complete, uint32_t uops)
+{
+    uint64_t r = max64(complete, t->last_retire);
+    if (r == t->last_retire && t->retire_used + uops > t->u.retire_width && t->retire_used) {
+        r++;
+        t->retire_used = 0;
+    } else if (r != t->last_retire) {
+        t->retire_used = 0;
+    }
+    t->retire_used += uops;
+    t->prev_retire = t->last_retire;
+    t->last_retire = r;
+}
+
+/* A serialising transition: waits for every older instruction to retire,
+ * takes `cycles`, and younger instructions start after it. */
+static void serialise(es_timing *t, uint64_t at, uint32_t cycles)
+{
+    uint64_t start = max64(max64(at, t->last_retire), t->serial_until);
+    uint64_t done = start + cycles;
+    t->serial_until = done;
+    for (int r = 0; r < TR_COUNT; r++)
+        t->ready[r] = max64(t->ready[r], done);
+    redirect(t, done);
+    t->prev_retire = t->last_retire;
+    t->last_retire = done;
+    t->retire_used = 0;
+    t->st.serialising++;
+}
+
+static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    es_timing *t = ctx;
+    const tm_uarch *u = &t->u;
+    const tm_sinfo *s = t->pend;
+    if (!s)
+        s = sinfo_of(t, m, d, rip);
+    t->pend = NULL;
+    t->st.insns++;
+
+    uint64_t fe = front_end(t, rip, s);
+
+    if (t->pend_priv != TP_NONE) {
+        const tm_priv_cost *pc = &u->priv[t->pend_priv];
+        if (t->pend_priv == TP_MOV_CR3) { /* without no-flush: non-global TLB entries go */
+            cache_flush(&t->dtlb1);
+            cache_flush(&t->dtlb2);
+            cache_flush(&t->itlb1);
+            cache_flush(&t->itlb2);
+            t->last_ipage = UINT64_MAX;
+        }
+        if (pc->serialising) {
+            t->st.uops += s->cost.uops;
+            serialise(t, max64(fe, t->fe_cycle), pc->cycles);
+            t->st.cycles = t->last_retire;
+            return;
+        }
+    }
+
+    /* macro-fusion: a jcc right after a fusible cmp/test dispatches with it */
+    bool fused = s->branch == TB_COND && t->fuse_rip == rip;
+    uint32_t uops = fused ? 0 : s->cost.uops;
+    t->st.uops += uops;
+
+    /* dispatch */
+    uint64_t dsp = max64(max64(fe, t->fe_cycle), t->serial_until);
+    if (uops) {
+        uint64_t rob_need = t->rob[(t->useq + uops - 1) % u->rob_entries];
+        dsp = max64(dsp, rob_need);
+    }
+    if (dsp > t->fe_cycle) {
+        t->fe_cycle = dsp;
+        t->fe_used = 0;
+    }
+    t->fe_used += uops;
+    while (t->fe_used > u->dispatch_width) {
+        t->fe_cycle++;
+        t->fe_used -= u->dispatch_width;
+    }
+    if (t->fe_used == u->dispatch_width) {
+        t->fe_cycle++;
+        t->fe_used = 0;
+    }
+
+    /* operands */
+    uint64_t src = s->kind == TK_ZERO ? dsp : max64(dsp, ready_of(t, s->src));
+    if (fused)
+        src = max64(src, t->fuse_ready);
+    uint64_t result, complete;
+    uint64_t ea = t->pend_ea;
+    bool has_addr = s->memkind != TM_NOADDR && ea != UINT64_MAX;
+
+    uint64_t data = src;
+    if (s->load) {
+        uint64_t at = max64(dsp, ready_of(t, s->addr));
+        uint64_t iss = port_alloc(t, u->ld_mask, at, 1);
+        iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
+        if (has_addr) {
+            iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
+            data = load_ready(t, s, iss, t->pend_pa, t->pend_expr);
+        } else {
+            data = iss + (s->fp ? u->l1d_fp_latency : u->l1d_latency);
+        }
+        data = max64(data, src);
+    }
+
+    if (s->kind == TK_MOVE || s->kind == TK_ZERO) {
+        result = s->kind == TK_MOVE ? data : dsp;
+        if (s->kind == TK_ZERO) /* the table's row may still name an execution port */
+            for (int g = 0; g < s->cost.ngroups; g++)
+                for (int k = 0; k < s->cost.g[g].n; k++)
+                    result = max64(result, port_alloc(t, s->cost.g[g].mask, dsp, 1) + s->cost.lat);
+        complete = result;
+    } else {
+        uint64_t first = UINT64_MAX, last = data;
+        for (int g = 0; g < s->cost.ngroups; g++)
+            for (int k = 0; k < s->cost.g[g].n; k++) {
+                uint64_t c = port_alloc(t, s->cost.g[g].mask, data, s->cost.g[g].occ);
+                if (c < first)
+                    first = c;
+                last = max64(last, c + s->cost.g[g].occ);
+            }
+        if (first == UINT64_MAX)
+            first = data;
+        uint32_t lat = s->oplat;
+        if (t->pend_priv != TP_NONE) /* pipelined privileged form: its table latency */
+            lat = u->priv[t->pend_priv].cycles;
+        result = first + lat;
+        complete = max64(result, last);
+    }
+
+    if (s->store) {
+        uint64_t at = max64(dsp, ready_of(t, s->addr));
+        uint64_t iss = port_alloc(t, u->st_mask, at, 1);
+        iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
+        if (has_addr)
+            iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
+        /* data of a plain store is its source register; of a
+         * read-modify-write the computed value */
+        uint64_t sdata = s->load ? result : (s->kind == TK_NORMAL && s->cost.ngroups ? result : src);
+        complete = max64(complete, max64(iss, sdata) + 1);
+        if (has_addr) {
+            data_miss_cycles(t, t->pend_pa); /* write-allocate */
+            tm_store *st = &t->sq[t->sq_n % u->store_queue];
+            st->addr = t->pend_pa;
+            st->size = s->msize ? s->msize : 8;
+            st->split = ((t->pend_pa & 63) + st->size) > 64;
+            st->data_ready = sdata;
+            st->expr = t->pend_expr;
+            st->retire = UINT64_MAX; /* set below */
+        }
+    }
+
+    /* results */
+    for (uint64_t mk = s->dst; mk; mk &= mk - 1)
+        t->ready[__builtin_ctzll(mk)] = result;
+    if (s->stack)
+        t->ready[ES_RSP] = max64(t->ready[ES_RSP], dsp);
+
+    retire_at(t, complete, uops ? uops : 0);
+    uint64_t R = t->last_retire;
+    if (s->store && has_addr) {
+        t->sq[t->sq_n % u->store_queue].retire = R;
+        t->sq_n++;
+    }
+    for (uint32_t k = 0; k < uops && k < u->rob_entries; k++)
+        t->rob[(t->useq + k) % u->rob_entries] = R;
+    t->useq += uops;
+
+    /* branches */
+    if (s->branch) {
+        t->st.branches++;
+        uint64_t next = m->rip;
+        if (predict(t, s, rip, next)) {
+            t->st.mispredicts++;
+            redirect(t, result + u->mispredict_penalty);
+        } else if (next != rip + s->len && u->taken_branch_bubble) {
+            redirect(t, t->fe_cycle + u->taken_branch_bubble);
+        }
+    }
+    t->fuse_rip = s->fusible ? rip + s->len : UINT64_MAX;
+    t->fuse_ready = result;
+    t->st.cycles = t->last_retire;
+#ifdef TM_TRACE
+    fprintf(stderr, "%-6s d=%llu src=%llu data=%llu res=%llu cpl=%llu R=%llu uops=%u ld=%d st=%d ea=%llx\n",
+            es_op_name(d->op), (unsigned long long)dsp, (unsigned long long)src,
+            (unsigned long long)data, (unsigned long long)result, (unsigned long long)complete,
+            (unsigned long long)R, uops, s->load, s->store, (unsigned long long)ea);
+#endif
+}
+
+static void on_exception(void *ctx, es_machine *m, int vector, uint32_t error)
+{
+    es_timing *t = ctx;
+    (void)m;
+    (void)vector;
+    (void)error;
+    t->pend = NULL;
+    serialise(t, t->fe_cycle, t->u.priv[TP_EXCEPTION].cycles);
+    t->st.cycles = t->last_retire;
+}
+
+/* ---- public API ---- */
+
+es_timing *es_timing_new(const char *uarch, char *err, size_t errlen)
+{
+    es_timing *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (tm_uarch_load(&t->u, uarch ? uarch : "znver4", err, errlen)) {
+        free(t);
+        return NULL;
+    }
+    const tm_uarch *u = &t->u;
+    t->sc = calloc((size_t)1 << ES_DCACHE_BITS, sizeof *t->sc);
+    t->rob = calloc(u->rob_entries, sizeof *t->rob);
+    t->slot = calloc((size_t)u->nports * TM_SLOTW, sizeof *t->slot);
+    t->sq = calloc(u->store_queue, sizeof *t->sq);
+    t->bht = calloc(u->bht_entries ? u->bht_entries : 1, 1);
+    t->btb = calloc(u->btb_entries ? u->btb_entries : 1, sizeof *t->btb);
+    t->ras = calloc(u->ras_entries ? u->ras_entries : 1, sizeof *t->ras);
+    tm_cache_cfg opc = {u->opcache_entries / 8 / (u->opcache_ways ? u->opcache_ways : 1),
+                        u->opcache_ways, 6, 0};
+    if (!t->sc || !t->rob || !t->slot || !t->sq || !t->bht || !t->btb || !t->ras ||
+        !u->bht_entries || !u->btb_entries || !u->ras_entries || cache_init(&t->l1i, &u->l1i) ||
+        cache_init(&t->l1d, &u->l1d) || cache_init(&t->l2, &u->l2) ||
+        cache_init(&t->l3, &u->l3) || cache_init(&t->itlb1, &u->itlb1) ||
+        cache_init(&t->itlb2, &u->itlb2) || cache_init(&t->dtlb1, &u->dtlb1) ||
+        cache_init(&t->dtlb2, &u->dtlb2) || cache_init(&t->opc, &opc)) {
+        snprintf(err, errlen, "out of memory (or a zero-sized predictor in %s.cfg)", uarch);
+        es_timing_free(t);
+        return NULL;
+    }
+    for (unsigned i = 0; i < u->bht_entries; i++)
+        t->bht[i] = 1; /* weakly not taken */
+    memset(t->btb, 0xff, u->btb_entries * sizeof *t->btb);
+    t->last_iline = t->last_ipage = UINT64_MAX;
+    t->fuse_rip = UINT64_MAX;
+    return t;
+}
+
+void es_timing_free(es_timing *t)
+{
+    if (!t)
+        return;
+    tm_cache *cs[] = {&t->l1i, &t->l1d, &t->l2, &t->l3, &t->itlb1,
+                      &t->itlb2, &t->dtlb1, &t->dtlb2, &t->opc};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        cache_free(cs[i]);
+    free(t->sc);
+    free(t->rob);
+    free(t->slot);
+    free(t->sq);
+    free(t->bht);
+    free(t->btb);
+    free(t->ras);
+    tm_uarch_free(&t->u);
+    free(t);
+}
+
+int es_timing_attach(es_timing *t, es_machine *m)
+{
+    es_observer o = {.ctx = t, .before = on_before, .retire = on_retire,
+                     .exception = on_exception};
+    if (es_observe(m, &o))
+        return -1;
+    t->m = m;
+    return 0;
+}
+
+uint64_t es_timing_cycles(const es_timing *t) { return t->last_retire; }
+
+uint64_t es_timing_last_cost(const es_timing *t) { return t->last_retire - t->prev_retire; }
+
+void es_timing_get_stats(const es_timing *t, es_timing_stats *out)
+{
+    *out = t->st;
+    out->cycles = t->last_retire;
+}

@@ -1,0 +1,727 @@
+/* tables.c - the cycle model's data: parses the text of tables/uarch/ that
+ * tables/uarch/embed.py put into the binary (es_uarch_data.h).
+ *
+ * Files and formats are described in tables/uarch/README.md.  Every number
+ * the model uses comes from there; a missing required parameter or
+ * privileged form is an error of es_timing_new (loud), never a silent
+ * default in C.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es_uarch_data.h"
+#include "tm_int.h"
+
+const char *const tm_priv_names[TP_COUNT] = {
+    "syscall", "sysret", "sysenter", "sysexit", "int", "iretq", "swapgs", "wrmsr",
+    "rdmsr", "wrmsr_spec_ctrl", "mov_cr3", "mov_cr3_noflush", "mov_cr_other", "lfence",
+    "mfence", "sfence", "cpuid", "rdtsc", "rdtscp", "vmcall", "lgdt", "lidt", "ltr",
+    "cli", "sti", "invlpg", "hlt", "exception", "verw"};
+
+static const char *const gpr_names[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+                                          "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"};
+
+const char *const *es_timing_uarchs(void) { return es_uarch_names; }
+
+/* ---- .cfg: "key = value  # source" ---- */
+
+typedef struct cfg_kv {
+    char key[48];
+    char val[160];
+} cfg_kv;
+
+typedef struct cfg {
+    cfg_kv *kv;
+    size_t n;
+    char file[48];
+    char *err;
+    size_t errlen;
+    int bad;
+} cfg;
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = 0;
+    size_t i = 0;
+    while (isspace((unsigned char)s[i]))
+        i++;
+    memmove(s, s + i, n - i + 1);
+}
+
+/* Copies the next line of *p into buf (truncated), advances *p; 0 at end. */
+static int next_line(const char **p, char *buf, size_t cap)
+{
+    if (!**p)
+        return 0;
+    const char *e = strchr(*p, '\n');
+    size_t n = e ? (size_t)(e - *p) : strlen(*p);
+    size_t k = n < cap - 1 ? n : cap - 1;
+    memcpy(buf, *p, k);
+    buf[k] = 0;
+    *p += n + (e ? 1 : 0);
+    return 1;
+}
+
+static int cfg_parse(cfg *c, const char *text)
+{
+    size_t cap = 1;
+    for (const char *p = text; *p; p++)
+        cap += *p == '\n';
+    c->kv = calloc(cap, sizeof *c->kv);
+    if (!c->kv) {
+        snprintf(c->err, c->errlen, "out of memory");
+        return -1;
+    }
+    char line[512];
+    int lineno = 0;
+    for (const char *p = text; next_line(&p, line, sizeof line);) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        trim(line);
+        if (!line[0])
+            continue;
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            snprintf(c->err, c->errlen, "%s line %d: expected key = value", c->file, lineno);
+            return -1;
+        }
+        *eq = 0;
+        cfg_kv *kv = &c->kv[c->n++];
+        snprintf(kv->key, sizeof kv->key, "%.47s", line);
+        snprintf(kv->val, sizeof kv->val, "%.159s", eq + 1);
+        trim(kv->key);
+        trim(kv->val);
+    }
+    return 0;
+}
+
+static const char *cfg_str(cfg *c, const char *key)
+{
+    for (size_t i = c->n; i-- > 0;) /* the last definition wins */
+        if (!strcmp(c->kv[i].key, key))
+            return c->kv[i].val;
+    return NULL;
+}
+
+/* A required numeric parameter; records the first missing or bad one. */
+static uint32_t cfg_num(cfg *c, const char *key)
+{
+    const char *v = cfg_str(c, key);
+    char *end = NULL;
+    double d = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end || d < 0 || d > 1e9) {
+        if (!c->bad)
+            snprintf(c->err, c->errlen, "%s: %s parameter %s", c->file, v ? "bad" : "missing", key);
+        c->bad = 1;
+        return 0;
+    }
+    return (uint32_t)d;
+}
+
+static uint32_t log2u(uint32_t v)
+{
+    uint32_t s = 0;
+    while ((1u << s) < v)
+        s++;
+    return s;
+}
+
+/* Geometry of a cache level `unit` (unit.size_kb, unit.assoc, unit.latency;
+ * the line size is l1d.line_bytes for all levels). */
+static tm_cache_cfg cache_of(cfg *c, const char *unit, uint32_t line, bool has_latency)
+{
+    char k[64];
+    tm_cache_cfg r = {0};
+    snprintf(k, sizeof k, "%s.size_kb", unit);
+    uint32_t size = cfg_num(c, k) * 1024u;
+    snprintf(k, sizeof k, "%s.assoc", unit);
+    r.ways = cfg_num(c, k);
+    if (has_latency) {
+        snprintf(k, sizeof k, "%s.latency", unit);
+        r.latency = cfg_num(c, k);
+    }
+    r.line_shift = log2u(line ? line : 64);
+    r.sets = r.ways && line ? size / line / r.ways : 1;
+    if (!r.sets)
+        r.sets = 1;
+    return r;
+}
+
+/* A TLB level: unit.<lvl>_entries and unit.<lvl>_assoc, 4 KiB pages. */
+static tm_cache_cfg tlb_of(cfg *c, const char *unit, const char *lvl)
+{
+    char k[64];
+    tm_cache_cfg r = {0};
+    snprintf(k, sizeof k, "%s.%s_entries", unit, lvl);
+    uint32_t entries = cfg_num(c, k);
+    snprintf(k, sizeof k, "%s.%s_assoc", unit, lvl);
+    r.ways = cfg_num(c, k);
+    r.line_shift = 12;
+    r.sets = r.ways ? entries / r.ways : 1;
+    if (!r.sets)
+        r.sets = 1;
+    return r;
+}
+
+/* Whether `name` is in the comma-separated list `list`. */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ')
+            e++;
+        if ((size_t)(e - p) == n && !strncmp(p, name, n))
+            return true;
+        p = e;
+    }
+    return false;
+}
+
+/* ---- per-form tables ---- */
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+const tm_row *tm_find_form(const tm_uarch *u, const char *form)
+{
+    for (uint32_t i = hash_str(form) & u->hmask;; i = (i + 1) & u->hmask) {
+        uint32_t r = u->hash[i];
+        if (r == UINT32_MAX)
+            return NULL;
+        if (!strcmp(u->rows[r].form, form))
+            return &u->rows[r];
+    }
+}
+
+static int add_port(tm_uarch *u, const char *name, uint32_t units, char *err, size_t errlen)
+{
+    if (u->nports + (int)units > TM_MAXPORTS) {
+        snprintf(err, errlen, "%s: more than %d execution ports", u->name, TM_MAXPORTS);
+        return -1;
+    }
+    for (uint32_t k = 0; k < units; k++) {
+        if (units > 1)
+            snprintf(u->port_name[u->nports], sizeof u->port_name[0], "%s.%u", name, k);
+        else
+            snprintf(u->port_name[u->nports], sizeof u->port_name[0], "%s", name);
+        u->nports++;
+    }
+    return 0;
+}
+
+/* Port mask of resource `name` (all its units), adding it when new. */
+static int port_mask(tm_uarch *u, cfg *c, const char *name, uint32_t *mask, char *err,
+                     size_t errlen)
+{
+    size_t n = strlen(name);
+    uint32_t m = 0;
+    for (int p = 0; p < u->nports; p++)
+        if (!strncmp(u->port_name[p], name, n) &&
+            (u->port_name[p][n] == 0 || u->port_name[p][n] == '.'))
+            m |= 1u << p;
+    if (!m) {
+        char k[64];
+        snprintf(k, sizeof k, "units.%s", name);
+        for (char *q = k; *q; q++) /* .cfg keys are lower case */
+            *q = (char)tolower((unsigned char)*q);
+        const char *v = cfg_str(c, k);
+        uint32_t units = v ? (uint32_t)atoi(v) : 1; /* one unit unless the .cfg says */
+        if (!units)
+            units = 1;
+        int first = u->nports;
+        if (add_port(u, name, units, err, errlen))
+            return -1;
+        for (int p = first; p < u->nports; p++)
+            m |= 1u << p;
+    }
+    *mask = m;
+    return 0;
+}
+
+/* llvm-mca's resource pressure "ALU0:0.25+ALU1:0.25+...": resources with
+ * the same name stem and the same cycles share one group of uops (a uop
+ * that may go to any of them); memory resources (ports.lsu_modelled) are
+ * left to the load/store unit of the model. */
+static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cost *out,
+                       char *err, size_t errlen)
+{
+    const char *lsu = cfg_str(c, "ports.lsu_modelled");
+    struct {
+        char stem[16];
+        int q;
+        uint32_t mask;
+        double total;
+    } grp[8];
+    int ng = 0;
+    out->ngroups = 0;
+    if (!strcmp(s, "-"))
+        return 0;
+    for (const char *p = s; *p;) {
+        const char *e = strchr(p, '+');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char tok[48];
+        if (n >= sizeof tok)
+            n = sizeof tok - 1;
+        memcpy(tok, p, n);
+        tok[n] = 0;
+        p += n + (e ? 1 : 0);
+        char *colon = strchr(tok, ':');
+        if (!colon)
+            continue;
+        *colon = 0;
+        double cyc = atof(colon + 1);
+        if (cyc <= 0 || in_list(lsu, tok))
+            continue;
+        uint32_t mask;
+        if (port_mask(u, c, tok, &mask, err, errlen))
+            return -1;
+        char stem[16];
+        snprintf(stem, sizeof stem, "%.15s", tok);
+        for (char *q = stem; *q; q++)
+            if (isdigit((unsigned char)*q)) {
+                *q = 0;
+                break;
+            }
+        int q = (int)lround(cyc * 10); /* 0.33 and 0.34 are the same share */
+        int g;
+        for (g = 0; g < ng; g++)
+            if (!strcmp(grp[g].stem, stem) && abs(grp[g].q - q) <= 1)
+                break;
+        if (g == ng) {
+            if (ng == 8)
+                continue;
+            snprintf(grp[ng].stem, sizeof grp[ng].stem, "%s", stem);
+            grp[ng].q = q;
+            grp[ng].mask = 0;
+            grp[ng].total = 0;
+            ng++;
+        }
+        grp[g].mask |= mask;
+        grp[g].total += cyc;
+    }
+    for (int g = 0; g < ng && out->ngroups < TM_MAXGROUPS; g++) {
+        tm_group *t = &out->g[out->ngroups++];
+        t->mask = grp[g].mask;
+        int members = __builtin_popcount(grp[g].mask);
+        long total = lround(grp[g].total);
+        if (total < 1)
+            total = 1;
+        if (members == 1 && total > 1) {
+            /* one unit busy for several cycles: not pipelined (divider) */
+            t->n = 1;
+            t->occ = (uint16_t)(total > 255 ? 255 : total);
+        } else {
+            /* uops spread over a set; never more uops than the form has */
+            long n = total;
+            if (uops && n > uops)
+                n = uops;
+            t->n = (uint16_t)n;
+            t->occ = 1;
+        }
+    }
+    return 0;
+}
+
+/* Column positions of a .tsv header. */
+typedef struct cols {
+    int form, uops, lat, ports, load, store;
+} cols;
+
+static int split_tabs(char *line, char **f, int max)
+{
+    int n = 0;
+    for (char *p = line; n < max;) {
+        f[n++] = p;
+        char *t = strchr(p, '\t');
+        if (!t)
+            break;
+        *t = 0;
+        p = t + 1;
+    }
+    return n;
+}
+
+static int col_of(char **f, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(f[i], name))
+            return i;
+    return -1;
+}
+
+static int add_row(tm_uarch *u, const char *form, const tm_cost *cost, size_t *cap,
+                   bool is_override)
+{
+    for (size_t i = 0; is_override && i < u->nrows; i++) /* overrides replace */
+        if (!strcmp(u->rows[i].form, form)) {
+            u->rows[i].cost = *cost;
+            return 0;
+        }
+    if (u->nrows == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        tm_row *r = realloc(u->rows, nc * sizeof *r);
+        if (!r)
+            return -1;
+        u->rows = r;
+        *cap = nc;
+    }
+    tm_row *r = &u->rows[u->nrows];
+    r->form = strdup(form);
+    if (!r->form)
+        return -1;
+    const char *m = form;
+    if (!strncmp(m, "lock ", 5))
+        m += 5;
+    else if (!strncmp(m, "rep ", 4))
+        m += 4;
+    r->mnem = strndup(m, strcspn(m, " "));
+    if (!r->mnem)
+        return -1;
+    r->cost = *cost;
+    u->nrows++;
+    return 0;
+}
+
+static int parse_tsv(tm_uarch *u, cfg *c, const char *text, const char *file, size_t *cap,
+                     bool is_override, char *err, size_t errlen)
+{
+    char line[1024];
+    char *f[16];
+    cols k = {-1, -1, -1, -1, -1, -1};
+    int lineno = 0;
+    for (const char *p = text; next_line(&p, line, sizeof line);) {
+        lineno++;
+        if (line[0] == '#' || !line[0])
+            continue;
+        int n = split_tabs(line, f, 16);
+        if (k.form < 0) {
+            k = (cols){col_of(f, n, "form"), col_of(f, n, "uops"), col_of(f, n, "latency"),
+                       col_of(f, n, "ports"), col_of(f, n, "load"), col_of(f, n, "store")};
+            if (k.form < 0 || k.uops < 0 || k.lat < 0 || k.ports < 0 || k.load < 0 ||
+                k.store < 0) {
+                snprintf(err, errlen, "%s line %d: header lacks form/uops/latency/ports/load/store",
+                         file, lineno);
+                return -1;
+            }
+            continue;
+        }
+        int need = k.form;
+        const int idx[] = {k.uops, k.lat, k.ports, k.load, k.store};
+        for (int i = 0; i < 5; i++)
+            if (idx[i] > need)
+                need = idx[i];
+        if (n <= need) {
+            snprintf(err, errlen, "%s line %d: %d columns, expected more", file, lineno, n);
+            return -1;
+        }
+        tm_cost cost = {0};
+        cost.uops = (uint16_t)atoi(f[k.uops]);
+        cost.lat = (uint16_t)lround(atof(f[k.lat]));
+        cost.load = (uint8_t)atoi(f[k.load]);
+        cost.store = (uint8_t)atoi(f[k.store]);
+        if (parse_ports(u, c, f[k.ports], cost.uops, &cost, err, errlen) ||
+            add_row(u, f[k.form], &cost, cap, is_override)) {
+            if (!err[0])
+                snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    if (k.form < 0) {
+        snprintf(err, errlen, "%s: no header line", file);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_priv(tm_uarch *u, const char *text, char *err, size_t errlen)
+{
+    bool seen[TP_COUNT] = {0};
+    char line[512];
+    char *f[8];
+    int lineno = 0;
+    for (const char *p = text; next_line(&p, line, sizeof line);) {
+        lineno++;
+        if (line[0] == '#' || !line[0])
+            continue;
+        int n = split_tabs(line, f, 8);
+        if (n < 3) {
+            snprintf(err, errlen, "%s.priv.tsv line %d: expected form, cycles, kind, source",
+                     u->name, lineno);
+            return -1;
+        }
+        if (!strcmp(f[0], "form")) /* optional header */
+            continue;
+        int i;
+        for (i = 0; i < TP_COUNT; i++)
+            if (!strcmp(f[0], tm_priv_names[i]))
+                break;
+        if (i == TP_COUNT)
+            continue; /* a form the model does not use yet */
+        char *end;
+        double cyc = strtod(f[1], &end);
+        if (end == f[1] || cyc < 0 || cyc > 1e6 ||
+            (strcmp(f[2], "serialising") && strcmp(f[2], "pipelined"))) {
+            snprintf(err, errlen, "%s.priv.tsv line %d: bad cycles or kind", u->name, lineno);
+            return -1;
+        }
+        u->priv[i].cycles = (uint32_t)lround(cyc);
+        u->priv[i].serialising = !strcmp(f[2], "serialising");
+        seen[i] = true;
+    }
+    for (int i = 0; i < TP_COUNT; i++)
+        if (!seen[i]) {
+            snprintf(err, errlen, "%s.priv.tsv lacks the form %s", u->name, tm_priv_names[i]);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---- lookup of forms the tables do not list exactly ---- */
+
+static int kind_class(const char *k)
+{
+    if (k[0] == 'r' && isdigit((unsigned char)k[1]))
+        return 1;
+    if (k[0] == 'm' && (isdigit((unsigned char)k[1]) || k[1] == 0 || k[1] == '['))
+        return 2;
+    if (!strncmp(k, "imm", 3) || !strcmp(k, "one"))
+        return 3;
+    if (!strcmp(k, "xmm") || !strcmp(k, "ymm") || !strcmp(k, "zmm"))
+        return 4;
+    return 5;
+}
+
+const tm_row *tm_find_similar(const tm_uarch *u, const char *mnem, const char *const *kinds,
+                              int nkinds)
+{
+    const tm_row *best = NULL;
+    int best_score = -1000;
+    for (size_t i = 0; i < u->nrows; i++) {
+        const tm_row *r = &u->rows[i];
+        if (strcmp(r->mnem, mnem) || strstr(r->form, "(zero idiom)"))
+            continue;
+        /* operand kinds of the row */
+        const char *ops = strstr(r->form, r->mnem) + strlen(r->mnem);
+        char *rk[4];
+        int nk = 0;
+        char tmp[128];
+        snprintf(tmp, sizeof tmp, "%s", ops);
+        for (char *t = strtok(tmp, ", "); t && nk < 4; t = strtok(NULL, ", "))
+            rk[nk++] = t;
+        int score = nk == nkinds ? 10 : -10 - abs(nk - nkinds);
+        for (int j = 0; j < nk && j < nkinds; j++) {
+            if (!strcmp(rk[j], kinds[j]))
+                score += 3;
+            else if (kind_class(rk[j]) == kind_class(kinds[j]))
+                score += 1;
+            else
+                score -= 5;
+        }
+        if (score > best_score) {
+            best_score = score;
+            best = r;
+        }
+    }
+    return best;
+}
+
+/* ---- loading ---- */
+
+static uint32_t gpr_mask_of(const char *list)
+{
+    uint32_t m = 0;
+    for (int r = 0; r < 16; r++)
+        if (in_list(list, gpr_names[r]) || in_list(list, "any"))
+            m |= 1u << r;
+    return m;
+}
+
+void tm_uarch_free(tm_uarch *u)
+{
+    for (size_t i = 0; i < u->nrows; i++) {
+        free(u->rows[i].form);
+        free(u->rows[i].mnem);
+    }
+    free(u->rows);
+    free(u->hash);
+    memset(u, 0, sizeof *u);
+}
+
+int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
+{
+    memset(u, 0, sizeof *u);
+    err[0] = 0;
+    const es_uarch_data *d = NULL;
+    for (const es_uarch_data *e = es_uarch_table; e->name; e++)
+        if (!strcmp(e->name, name))
+            d = e;
+    if (!d) {
+        char list[128] = "";
+        for (const es_uarch_data *e = es_uarch_table; e->name; e++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                     list[0] ? ", " : "", e->name);
+        snprintf(err, errlen, "unknown microarchitecture '%s' (known: %s)", name, list);
+        return -1;
+    }
+    u->name = d->name;
+    if (!d->llvm) {
+        snprintf(err, errlen, "tables/uarch/%s.llvm.tsv is missing", name);
+        return -1;
+    }
+    if (!d->priv) {
+        snprintf(err, errlen, "tables/uarch/%s.priv.tsv is missing (privileged transitions)", name);
+        return -1;
+    }
+    cfg c = {.err = err, .errlen = errlen};
+    snprintf(c.file, sizeof c.file, "%s.cfg", name);
+    int rc = -1;
+    if (cfg_parse(&c, d->cfg))
+        goto out;
+
+    u->fetch_bytes = cfg_num(&c, "fetch.bytes_per_cycle");
+    u->taken_branch_bubble = cfg_num(&c, "fetch.taken_branch_bubble");
+    u->decode_width = cfg_num(&c, "decode.width");
+    u->opcache_entries = cfg_num(&c, "opcache.entries");
+    u->opcache_ops = cfg_num(&c, "opcache.ops_per_cycle");
+    u->opcache_ways = cfg_num(&c, "opcache.assoc");
+    u->dispatch_width = cfg_num(&c, "dispatch.width");
+    u->retire_width = cfg_num(&c, "retire.width");
+    u->rob_entries = cfg_num(&c, "rob.entries");
+    u->sched_entries = cfg_num(&c, "sched.int_entries") + cfg_num(&c, "sched.fp_entries");
+    u->macro_fusion = cfg_num(&c, "rename.macro_fusion");
+    u->move_elim = cfg_num(&c, "rename.move_elimination");
+    u->zero_idioms = cfg_num(&c, "rename.zero_idioms");
+    u->stack_engine = cfg_num(&c, "rename.stack_engine");
+    u->load_pipes = cfg_num(&c, "lsu.loads_per_cycle");
+    u->store_pipes = cfg_num(&c, "lsu.stores_per_cycle");
+    u->agus = cfg_num(&c, "lsu.memops_per_cycle");
+    u->load_queue = cfg_num(&c, "lsu.load_queue");
+    u->store_queue = cfg_num(&c, "lsu.store_queue");
+    u->stlf_latency = cfg_num(&c, "lsu.stlf_latency");
+    u->stlf_fail_penalty = cfg_num(&c, "lsu.stlf_fail_penalty");
+    u->split_penalty = cfg_num(&c, "lsu.split_penalty");
+    u->memrename = cfg_num(&c, "memrename.enabled");
+    u->memrename_latency = cfg_num(&c, "memrename.latency");
+    const char *bases = cfg_str(&c, "memrename.bases");
+    u->memrename_bases = bases ? gpr_mask_of(bases) : 0;
+    u->l1d_latency = cfg_num(&c, "l1d.latency");
+    u->l1d_fp_latency = cfg_num(&c, "l1d.fp_latency");
+    u->llvm_load_latency = cfg_num(&c, "llvm.load_latency");
+    u->llvm_fp_load_latency = cfg_num(&c, "llvm.fp_load_latency");
+    u->mem_latency = cfg_num(&c, "mem.latency");
+    uint32_t line = cfg_num(&c, "l1d.line_bytes");
+    u->l1i = cache_of(&c, "l1i", line, false);
+    u->l1d = cache_of(&c, "l1d", line, true);
+    u->l2 = cache_of(&c, "l2", line, true);
+    u->l3 = cache_of(&c, "l3", line, true);
+    u->itlb1 = tlb_of(&c, "itlb", "l1");
+    u->itlb2 = tlb_of(&c, "itlb", "l2");
+    u->itlb2.latency = cfg_num(&c, "itlb.l2_latency");
+    u->dtlb1 = tlb_of(&c, "dtlb", "l1");
+    u->dtlb2 = tlb_of(&c, "dtlb", "l2");
+    u->dtlb2.latency = cfg_num(&c, "dtlb.l2_latency");
+    u->pagewalk_latency = cfg_num(&c, "pagewalk.latency");
+    u->bht_entries = cfg_num(&c, "bpred.bht_entries");
+    u->btb_entries = cfg_num(&c, "btb.l1_entries") + cfg_num(&c, "btb.l2_entries");
+    u->ras_entries = cfg_num(&c, "ras.entries");
+    u->mispredict_penalty = cfg_num(&c, "branch.mispredict_penalty");
+    u->dflt.uops = (uint16_t)cfg_num(&c, "default.uops");
+    u->dflt.lat = (uint16_t)cfg_num(&c, "default.latency");
+    if (c.bad)
+        goto out;
+    if (!u->dispatch_width || !u->retire_width || !u->rob_entries || !u->load_pipes ||
+        !u->store_pipes || !u->agus || !u->store_queue) {
+        snprintf(err, errlen, "%s.cfg: widths, rob.entries and lsu.* must be positive", name);
+        goto out;
+    }
+    /* the default form runs on the integer ALUs */
+    const char *alus = cfg_str(&c, "ports.int_alu");
+    if (!alus) {
+        snprintf(err, errlen, "%s.cfg: missing parameter ports.int_alu", name);
+        goto out;
+    }
+    u->dflt.ngroups = 1;
+    u->dflt.g[0].n = 1;
+    u->dflt.g[0].occ = 1;
+    for (const char *p = alus; *p;) {
+        char tok[16];
+        size_t n = strcspn(p, ", ");
+        snprintf(tok, sizeof tok, "%.*s", (int)(n < 15 ? n : 15), p);
+        p += n;
+        while (*p == ',' || *p == ' ')
+            p++;
+        uint32_t m;
+        if (tok[0] && port_mask(u, &c, tok, &m, err, errlen))
+            goto out;
+        u->dflt.g[0].mask |= tok[0] ? m : 0;
+    }
+
+    size_t cap = 0;
+    char file[64];
+    snprintf(file, sizeof file, "%s.llvm.tsv", name);
+    if (parse_tsv(u, &c, d->llvm, file, &cap, false, err, errlen))
+        goto out;
+    /* overrides in precedence order: published, then host measurements */
+    if (d->published) {
+        snprintf(file, sizeof file, "%s.published.tsv", name);
+        if (parse_tsv(u, &c, d->published, file, &cap, true, err, errlen))
+            goto out;
+    }
+    if (d->measured) {
+        snprintf(file, sizeof file, "%s.measured.tsv", name);
+        if (parse_tsv(u, &c, d->measured, file, &cap, true, err, errlen))
+            goto out;
+    }
+    uint32_t hsize = 1;
+    while (hsize < u->nrows * 2 + 2)
+        hsize <<= 1;
+    u->hash = malloc(hsize * sizeof *u->hash);
+    if (!u->hash) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    memset(u->hash, 0xff, hsize * sizeof *u->hash);
+    u->hmask = hsize - 1;
+    for (size_t r = 0; r < u->nrows; r++) {
+        uint32_t i = hash_str(u->rows[r].form) & u->hmask;
+        while (u->hash[i] != UINT32_MAX)
+            i = (i + 1) & u->hmask;
+        u->hash[i] = (uint32_t)r;
+    }
+    if (parse_priv(u, d->priv, err, errlen))
+        goto out;
+    /* the load/store unit's pseudo-ports: loads, stores, address units */
+    if (add_port(u, "LD", u->load_pipes, err, errlen) ||
+        add_port(u, "ST", u->store_pipes, err, errlen) ||
+        add_port(u, "AG", u->agus, err, errlen))
+        goto out;
+    for (int p = 0; p < u->nports; p++) {
+        if (!strncmp(u->port_name[p], "LD", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
+            u->ld_mask |= 1u << p;
+        if (!strncmp(u->port_name[p], "ST", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
+            u->st_mask |= 1u << p;
+        if (!strncmp(u->port_name[p], "AG", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
+            u->ag_mask |= 1u << p;
+    }
+    rc = 0;
+out:
+    free(c.kv);
+    if (rc)
+        tm_uarch_free(u);
+    return rc;
+}
