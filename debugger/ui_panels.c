@@ -47,7 +47,7 @@ void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
         mid_h = 0;
     /* Columns: the disassembly needs the most characters (address, text,
      * symbol), the registers and pt_regs about 45 each. */
-    int left_w = w * 38 / 100, mid_w = w * 34 / 100;
+    int left_w = w * 36 / 100, mid_w = w * 36 / 100;
     int right_w = w - left_w - mid_w - 4 * GAP;
     int x0 = GAP, x1 = x0 + left_w + GAP, x2 = x1 + mid_w + GAP;
     int dis_h = mid_h * 50 / 100, mem_h = mid_h * 24 / 100;
@@ -99,7 +99,7 @@ static int panel_rows(const es_ui_layout *lo, int p)
  * than REGS_SIDE_COLS characters. */
 #define GPR_NAME_COLS 4   /* "r15 " */
 #define MISC_NAME_COLS 15 /* "kernel_gs_base " */
-#define REGS_SIDE_COLS 62
+#define REGS_SIDE_COLS 60
 
 static bool reg_first_col(const es_dbg_reg *r)
 {
@@ -128,9 +128,12 @@ static void draw_regs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
                       const es_ui_view *v)
 {
     int cw = lo->cw;
+    es_ui_rect body = es_ui_panel_body(lo, ES_UI_P_REGS);
     for (size_t i = 0; i < v->nregs; i++) {
         const es_dbg_reg *r = &v->regs[i];
         es_ui_rect rr = es_ui_reg_rect(lo, v, i);
+        if (rr.y + rr.h > body.y + body.h)
+            continue; /* a window too small for every register */
         char val[40];
         if (!strcmp(r->name, "mode"))
             snprintf(val, sizeof val, "%s", r->value == ES_MODE_64 ? "64-bit" : "compat");
@@ -156,7 +159,7 @@ static void draw_regs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
         int end = es_ui_text(cv, f, rr, vx, rr.y, fg, val);
         if (r->labels[0])
             es_ui_text(cv, f, rr, end + cw, rr.y, es_ui_taint_colour(r->taint), r->labels);
-        if (!strcmp(r->name, "rflags") && v->flags[0])
+        if (!strcmp(r->name, "rflags") && v->flags[0] && rr.y + 2 * rr.h <= body.y + body.h)
             es_ui_text(cv, f, (es_ui_rect){rr.x, rr.y + lo->ch, rr.w, lo->ch}, vx,
                        rr.y + lo->ch, ES_UI_DIM, v->flags);
     }
@@ -264,11 +267,14 @@ static void draw_ptregs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
     }
 }
 
-/* Draws text split at '\n', starting at body row `row`; returns rows used. */
+/* Draws text split at '\n', starting at body row `row`; with `wrap`, a line
+ * wider than the panel continues on the next rows, indented.  Returns the
+ * rows used. */
 static int draw_lines(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo, int p,
-                      int row, const char *s, size_t n, uint32_t fg)
+                      int row, const char *s, size_t n, uint32_t fg, bool wrap)
 {
-    int rows = panel_rows(lo, p), used = 0;
+    int rows = panel_rows(lo, p), used = 0, cols = es_ui_panel_body(lo, p).w / lo->cw;
+    const int indent = 4;
     char buf[512];
     for (size_t i = 0; i < n && row + used < rows;) {
         size_t k = 0;
@@ -278,10 +284,24 @@ static int draw_lines(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
             i++;
         }
         buf[k] = 0;
-        es_ui_rect rr = es_ui_panel_row(lo, p, row + used);
-        es_ui_text(cv, f, rr, rr.x, rr.y, fg, buf);
-        used++;
         i++; /* the '\n' */
+        size_t at = 0;
+        do {
+            es_ui_rect rr = es_ui_panel_row(lo, p, row + used);
+            int x = rr.x + (at ? indent * lo->cw : 0);
+            size_t take = k - at;
+            if (wrap && cols > 2 * indent) {
+                size_t room = (size_t)(at ? cols - indent : cols);
+                if (take > room)
+                    take = room;
+            }
+            char save = buf[at + take];
+            buf[at + take] = 0;
+            es_ui_text(cv, f, rr, x, rr.y, fg, buf + at);
+            buf[at + take] = save;
+            at += take;
+            used++;
+        } while (at < k && row + used < rows);
     }
     return used;
 }
@@ -290,7 +310,7 @@ static void draw_exposure(es_ui_canvas *cv, const es_ui_font *f, const es_ui_lay
                           const es_ui_view *v)
 {
     if (v->probe) {
-        draw_lines(cv, f, lo, ES_UI_P_EXPOSURE, 0, v->probe, strlen(v->probe), ES_UI_FG);
+        draw_lines(cv, f, lo, ES_UI_P_EXPOSURE, 0, v->probe, strlen(v->probe), ES_UI_FG, true);
         return;
     }
     int rows = panel_rows(lo, ES_UI_P_EXPOSURE), cw = lo->cw;
@@ -358,7 +378,7 @@ static void draw_output(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
             break;
         start--;
     }
-    draw_lines(cv, f, lo, ES_UI_P_OUTPUT, 0, v->output + start, n - start, ES_UI_FG);
+    draw_lines(cv, f, lo, ES_UI_P_OUTPUT, 0, v->output + start, n - start, ES_UI_FG, false);
 }
 
 /* Stop reasons as the status line words them (enum es_dbg_stop); kept
