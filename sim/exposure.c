@@ -28,6 +28,8 @@
 #include "kernel.h"
 #include "loader.h"
 #include "mem.h"
+#include "mitigations.h"
+#include "timing/timing.h"
 
 /* ---- the tables (generated from tables/) ---- */
 
@@ -456,7 +458,35 @@ static void setup_probes(es_machine *m, es_exposure *e, int entry, unsigned patc
 
 int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, es_exposure *e)
 {
+    return es_exposure_run_opts(patches, entry, vendor, name, NULL, e);
+}
+
+/* After the run: the one system call the guest made, from the tracker. */
+static void take_phases(es_exposure *e, const es_phases *ph, const es_machine *m)
+{
+    e->timed = true;
+    e->returned = m->cpl == 3 && m->stop == ES_STOP_NONE;
+    for (size_t i = 0; i < es_phases_nrows(ph); i++) {
+        const es_phase_row *r = es_phases_row(ph, i);
+        if (r->entry != e->entry || r->count == 0)
+            continue;
+        e->cycles = r->cycles;
+        memcpy(e->phase, r->phase, sizeof e->phase);
+        return;
+    }
+}
+
+int es_exposure_run_opts(unsigned patches, int entry, int vendor, const char *name,
+                         const es_exposure_opts *opts, es_exposure *e)
+{
+    static const es_exposure_opts defaults = {.timing = false, .uarch = NULL,
+                                              .mitigations = ES_MIT_DEFAULT};
+    if (!opts)
+        opts = &defaults;
     memset(e, 0, sizeof *e);
+    e->mitigations = opts->mitigations;
+    if (opts->timing && opts->uarch)
+        snprintf(e->uarch, sizeof e->uarch, "%s", opts->uarch);
     e->patches = patches;
     e->entry = entry;
     snprintf(e->name, sizeof e->name, "%s", name);
@@ -509,6 +539,8 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
 
     es_machine *m = es_machine_new(64ull << 20);
     es_taint *t = es_taint_new();
+    es_timing *tm = NULL;
+    es_phases *ph = NULL;
     int rc = -1;
     if (!m || !t) {
         fail(e, "out of host memory");
@@ -522,11 +554,24 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
     char *args[] = {"exposure", NULL};
     char *env[] = {NULL};
     if (es_host_init(m, &cfg) || es_load_elf_mem(m, elf, elfn, &img) ||
-        es_kernel_load(m, patches)) {
+        es_kernel_load(m, patches) || es_kernel_set_mitigations(m, opts->mitigations)) {
         fail(e, m->message);
         goto out;
     }
     es_kernel_set_abi(m, e->abi);
+    if (opts->timing) {
+        /* from the boot on, so the call finds the caches as a program's
+         * first syscall would */
+        char err[200] = "";
+        if (opts->uarch && !(tm = es_timing_new(opts->uarch, err, sizeof err))) {
+            fail(e, err);
+            goto out;
+        }
+        if ((tm && es_timing_attach(tm, m)) || !(ph = es_phases_attach(m, tm))) {
+            fail(e, "no free observer slot for the cycle model");
+            goto out;
+        }
+    }
     if (es_start_process(m, &img, 1, args, env) || es_kernel_boot(m)) {
         fail(e, m->message);
         goto out;
@@ -563,7 +608,7 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
             for (int p = 0; p < ES_NPROBES; p++)
                 if (e->probe[p].present && !e->probe[p].hit && m->rip == e->probe[p].addr)
                     record(&e->probe[p], t);
-            if (last->hit)
+            if (last->hit && !ph)
                 break;
         } else if (entered) {
             break; /* back in user mode */
@@ -572,8 +617,12 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
         if (m->stop != ES_STOP_NONE)
             break;
     }
+    if (ph)
+        take_phases(e, ph, m);
     rc = 0;
 out:
+    es_phases_free(ph);
+    es_timing_free(tm);
     es_taint_free(t);
     if (m) {
         es_host_free(m);
@@ -738,7 +787,20 @@ void es_exposure_print_json(FILE *f, const es_exposure *e)
                 fprintf(f, "%s\"%s\"", j++ ? ", " : "", es_taint_gpr_name(order[oi]));
         fputs("]}", f);
     }
-    fputs("]}", f);
+    fputc(']', f);
+    if (e->timed) {
+        char mit[64];
+        es_mitigations_name(e->mitigations, mit, sizeof mit);
+        fprintf(f, ", \"timing\": {\"uarch\": \"%s\", \"mitigations\": \"%s\", "
+                   "\"returned\": %s, \"cycles\": %llu, \"phases\": {",
+                e->uarch[0] ? e->uarch : "none", mit, e->returned ? "true" : "false",
+                (unsigned long long)e->cycles);
+        for (int k = 0; k < ES_PH_COUNT; k++)
+            fprintf(f, "%s\"%s\": %llu", k ? ", " : "", es_phase_name(k),
+                    (unsigned long long)e->phase[k]);
+        fputs("}}", f);
+    }
+    fputc('}', f);
 }
 
 void es_exposure_print_text(FILE *f, const es_exposure *e)
@@ -780,6 +842,17 @@ void es_exposure_print_text(FILE *f, const es_exposure *e)
     fprintf(f, "  exposed: %d register%s  (reg=labels: the register holds a value derived from "
                "those user registers; ! = exposed)\n",
             es_exposure_count(e), es_exposure_count(e) == 1 ? "" : "s");
+    if (e->timed) {
+        char mit[64];
+        es_mitigations_name(e->mitigations, mit, sizeof mit);
+        fprintf(f, "  cycles (%s, %s, one cold call%s): %llu =", 
+                e->uarch[0] ? e->uarch : "instruction count", mit,
+                e->returned ? "" : ", did not return to user mode",
+                (unsigned long long)e->cycles);
+        for (int k = 0; k < ES_PH_COUNT; k++)
+            fprintf(f, " %s %llu", es_phase_name(k), (unsigned long long)e->phase[k]);
+        fputc('\n', f);
+    }
 }
 
 /* ---- explain ---- */
@@ -998,6 +1071,7 @@ int es_exposure_cmd(int argc, char **argv)
     unsigned given = 0;
     bool all = false, json = false;
     const char *name = NULL;
+    es_exposure_opts opts = {.timing = false, .uarch = "znver4", .mitigations = ES_MIT_DEFAULT};
     for (int i = 0; i < argc; i++) {
         bool ok;
         int st = parse_common(argc, argv, &i, convs, &nconv, &given, NULL, &vendor, &ok);
@@ -1018,10 +1092,26 @@ int es_exposure_cmd(int argc, char **argv)
             all = true;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--timing")) {
+            opts.timing = true;
+        } else if ((v = optval(argc, argv, &i, "--uarch"))) {
+            opts.timing = true;
+            bool known = !strcmp(v, "none"); /* none: count instructions */
+            for (const char *const *u = es_timing_uarchs(); *u && !known; u++)
+                known = !strcmp(*u, v);
+            if (!known)
+                return usage("--uarch: unknown microarchitecture '%s' (znver4, skylake, none)",
+                             v);
+            opts.uarch = strcmp(v, "none") ? v : NULL;
+        } else if ((v = optval(argc, argv, &i, "--mitigations"))) {
+            char err[200];
+            if (es_mitigations_parse(v, &opts.mitigations, err, sizeof err))
+                return usage("--mitigations: %s", err);
         } else {
             return usage("exposure: unknown argument '%s' (usage: entrysim exposure --syscall "
                          "NAME|--all [--entry E] [--convention v4.16|v4.17] [--patches LIST] "
-                         "[--cpu intel|amd] [--json])",
+                         "[--cpu intel|amd] [--timing] [--uarch U|none] [--mitigations LIST] "
+                         "[--json])",
                          argv[i]);
         }
     }
@@ -1062,7 +1152,7 @@ int es_exposure_cmd(int argc, char **argv)
     for (size_t k = 0; k < nn; k++) {
         for (int c = 0; c < nconv; c++) {
             es_exposure e;
-            if (es_exposure_run(convs[c], entry, vendor, names[k], &e)) {
+            if (es_exposure_run_opts(convs[c], entry, vendor, names[k], &opts, &e)) {
                 fprintf(stderr, "entrysim: exposure: %s\n", e.error);
                 /* a name the entry does not have is the user's mistake */
                 status = e.bad_name && !all ? 2 : 1;

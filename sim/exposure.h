@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "phases.h"
 #include "taint.h"
 
 #ifdef __cplusplus
@@ -60,7 +61,24 @@ typedef struct es_exposure {
     es_probe probe[ES_NPROBES];
     char error[320]; /* set when the case could not run */
     bool bad_name;   /* ...because the entry has no syscall of that name (a usage error) */
+    /* with es_exposure_opts.timing: the same call run on to its return to
+     * user mode (the body runs on the host with the marker arguments, which
+     * are no valid pointers or descriptors: bodies fail early, as with bad
+     * user input), its cycles per phase (phases.h).  A single, cold call:
+     * caches, TLBs and predictors have seen only the boot. */
+    bool timed;
+    bool returned;          /* the call came back to user mode (not exit, not a stop) */
+    char uarch[16];         /* the model, "" = instruction count (1 cycle each) */
+    unsigned mitigations;   /* ES_MIT_* of the image */
+    uint64_t cycles;        /* sum of phase[] */
+    uint64_t phase[ES_PH_COUNT];
 } es_exposure;
+
+typedef struct es_exposure_opts {
+    bool timing;            /* fill timed/cycles/phase[] */
+    const char *uarch;      /* cycle model; NULL = count instructions */
+    unsigned mitigations;   /* applied with es_kernel_set_mitigations */
+} es_exposure_opts;
 
 /* Name of an entry ("syscall64"); its number from a name, -1 if unknown. */
 const char *es_entry_name(int entry);
@@ -79,6 +97,10 @@ int es_syscall_nr(int entry, const char *name);
  * sysenter32, AMD otherwise).  Returns 0, or -1 with out->error (unknown
  * syscall, illegal vendor/entry combination, no kernel image...). */
 int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, es_exposure *out);
+/* The same with options (NULL = es_exposure_run: no timing, default
+ * mitigations). */
+int es_exposure_run_opts(unsigned patches, int entry, int vendor, const char *name,
+                         const es_exposure_opts *opts, es_exposure *out);
 
 /* Output: a readable table, or one JSON object (no trailing newline). */
 void es_exposure_print_text(FILE *f, const es_exposure *e);
