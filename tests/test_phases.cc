@@ -501,4 +501,51 @@ TEST(Phases, WithTimingModel)
     }
 }
 
+// `entrysim exposure --timing`: one call per case, run on to its return.
+// In instruction-count mode getpid's phases must equal those of a call in
+// a program's loop (the path does not depend on the register values).
+TEST(Phases, ExposureTiming)
+{
+    struct C {
+        int entry, vendor;
+    } cases[] = {{ES_ENTRY_SYSCALL64, 1}, {ES_ENTRY_INT80, 1}, {ES_ENTRY_SYSENTER32, 0},
+                 {ES_ENTRY_SYSCALL32, 1}, {ES_ENTRY_X32, 1}};
+    es_exposure_opts o = {true, nullptr, ES_MIT_DEFAULT};
+    for (const C &c : cases)
+        for (unsigned patches : {ES_CONV_V416, ES_CONV_V417}) {
+            SCOPED_TRACE(std::string(es_entry_name(c.entry)) + " " + std::to_string(patches));
+            es_exposure e;
+            ASSERT_EQ(es_exposure_run_opts(patches, c.entry, c.vendor, "getpid", &o, &e), 0)
+                << e.error;
+            EXPECT_TRUE(e.timed);
+            EXPECT_TRUE(e.returned);
+            uint64_t s = 0;
+            for (int k = 0; k < ES_PH_COUNT; k++) {
+                EXPECT_GT(e.phase[k], 0u) << es_phase_name(k);
+                s += e.phase[k];
+            }
+            EXPECT_EQ(s, e.cycles);
+            EXPECT_EQ(e.phase[ES_PH_HW_ENTRY], 1u);
+            EXPECT_EQ(e.phase[ES_PH_HW_EXIT], 1u);
+            if (c.entry == ES_ENTRY_SYSCALL64) {
+                Guest r;
+                ASSERT_TRUE(run(r, K64, prog64(2, false), patches, 1));
+                const es_phase_row *g = find(r.p, "syscall64", "getpid");
+                ASSERT_NE(g, nullptr);
+                for (int k = 0; k < ES_PH_COUNT; k++)
+                    EXPECT_EQ(e.phase[k] * 2, g->phase[k]) << es_phase_name(k);
+            }
+        }
+    // exit never returns; the untimed run fills nothing
+    es_exposure e;
+    ASSERT_EQ(es_exposure_run_opts(ES_CONV_V417, ES_ENTRY_SYSCALL64, 1, "exit", &o, &e), 0);
+    EXPECT_TRUE(e.timed);
+    EXPECT_FALSE(e.returned);
+    EXPECT_GT(e.phase[ES_PH_BODY], 0u);
+    EXPECT_EQ(e.phase[ES_PH_HW_EXIT], 0u);
+    ASSERT_EQ(es_exposure_run(ES_CONV_V417, ES_ENTRY_SYSCALL64, 1, "getpid", &e), 0);
+    EXPECT_FALSE(e.timed);
+    EXPECT_EQ(e.cycles, 0u);
+}
+
 } // namespace
