@@ -467,6 +467,24 @@ def main():
                             for c in cats},
         }
 
+    if "entrysim" in preds and "llvm-mca" in preds and common:
+        rows = []
+        for c in ["all"] + cats:
+            me = (report["predictors"]["entrysim"]["common"] if c == "all"
+                  else report["predictors"]["entrysim"]["by_category"][c])
+            mm = (report["predictors"]["llvm-mca"]["common"] if c == "all"
+                  else report["predictors"]["llvm-mca"]["by_category"][c])
+            if me["n"] == 0:
+                continue
+            rows.append({"category": c, "n": me["n"],
+                         "entrysim_mape": me["mape"], "llvm_mca_mape": mm["mape"],
+                         "entrysim_tau": me["kendall_tau"], "llvm_mca_tau": mm["kendall_tau"],
+                         "entrysim_better": None if me["mape"] == mm["mape"]
+                         else me["mape"] < mm["mape"]})
+        per_cat = [r for r in rows if r["category"] != "all"]
+        report["comparison"] = {"rows": rows, "categories": len(per_cat),
+                                "categories_better": sum(bool(r["entrysim_better"]) for r in per_cat)}
+
     if args.per_block:
         try:
             with open(args.per_block, "w") as f:
@@ -502,6 +520,20 @@ def main():
             print(fmt_row("all", report["predictors"][n]["common"]))
             for c in cats:
                 print(fmt_row(c, report["predictors"][n]["by_category"][c]))
+        cmp_ = report.get("comparison")
+        if cmp_:
+            print("entrysim vs llvm-mca (common blocks): MAPE and tau-b, lower MAPE marked *")
+            for row in cmp_["rows"]:
+                def f(v, pct):
+                    return "-" if v is None else (f"{100 * v:.1f}%" if pct else f"{v:.3f}")
+                star_e = "*" if row["entrysim_better"] else " "
+                star_m = "*" if row["entrysim_better"] is False else " "
+                print(f"  {row['category']:<12} {row['n']:>5}  MAPE {f(row['entrysim_mape'], 1):>7}{star_e}"
+                      f" {f(row['llvm_mca_mape'], 1):>7}{star_m}  tau-b {f(row['entrysim_tau'], 0):>6}"
+                      f" {f(row['llvm_mca_tau'], 0):>6}")
+            print(f"entrysim has the lower MAPE on {cmp_['categories_better']} of "
+                  f"{cmp_['categories']} categories; overall "
+                  f"{'lower' if cmp_['rows'][0]['entrysim_better'] else 'not lower'}")
         for n in names:
             eb = report["predictors"][n]["error_blocks"]
             if eb:
