@@ -247,7 +247,8 @@ TEST(System, Cpuid)
     const uint32_t want_edx = 1u << 0 | 1u << 4 | 1u << 5 | 1u << 8 | 1u << 11 | 1u << 15 |
                               1u << 19 | 1u << 24 | 1u << 25 | 1u << 26;
     const uint32_t want_ecx = 1u << 0 | 1u << 9 | 1u << 13 | 1u << 19 | 1u << 20 | 1u << 22 |
-                              1u << 23 | 1u << 26 | 1u << 27;
+                              1u << 23 | 1u << 26 | 1u << 27 |
+                              1u << 17; // PCID (issue 4: pti's CR3 switches)
     EXPECT_EQ(r[3], want_edx); // no MMX (bit 23), no HTT, no APIC
     EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12), AES (25), RDRAND (30)
     m->vendor = 0;
