@@ -194,8 +194,19 @@ int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cell
         }
     if (max <= 0)
         max = 1;
+    /* the bar labels run downwards under the axis: room for the longest */
+    size_t longest = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        for (int a = 0; a < AX_COUNT; a++)
+            if (varies[a] && !cells[i].skip)
+                len += strlen(cells[i].v[a]) + 1;
+        if (len > longest)
+            longest = len;
+    }
     double step = tick_step(max), top = ceil(max / step) * step;
-    const int left = 80, right = 190, tpad = 60, plot_h = 320, bottom = 230, barw = 34, gap = 14;
+    const int left = 80, right = 190, tpad = 60, plot_h = 320, barw = 34, gap = 14;
+    const int bottom = 30 + (int)(longest < 12 ? 12 : longest) * 7; /* ~7 px a character */
     int width = left + right + (int)nbars * (barw + gap) + gap;
     int height = tpad + plot_h + bottom;
     FILE *f = fopen(path, "w");
@@ -275,8 +286,8 @@ int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cell
                        "text-anchor=\"middle\" fill=\"#c00\">failed</text>\n",
                     c->key, x + barw / 2.0, tpad + plot_h - 6);
         }
-        fprintf(f, "<text transform=\"translate(%.1f %d) rotate(-60)\" text-anchor=\"end\">",
-                x + barw / 2.0 + 4, tpad + plot_h + 12);
+        fprintf(f, "<text transform=\"translate(%.1f %d) rotate(-90)\" text-anchor=\"end\">",
+                x + barw / 2.0 + 4, tpad + plot_h + 8);
         xml(f, label);
         fputs("</text>\n</g>\n", f);
         x += barw + gap;
