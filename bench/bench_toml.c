@@ -47,8 +47,9 @@ static void skip_ws(parser *ps)
         ps->p++;
 }
 
-/* After a value or header: only blanks and a comment may follow. */
-static int end_of_line(parser *ps)
+/* Blanks and a comment up to the end of the line (not past it; a CRLF's
+ * CR is skipped). */
+static void skip_rest(parser *ps)
 {
     skip_ws(ps);
     if (*ps->p == '#')
@@ -56,23 +57,21 @@ static int end_of_line(parser *ps)
             ps->p++;
     if (*ps->p == '\r' && ps->p[1] == '\n')
         ps->p++;
+}
+
+/* After a value or header: only blanks and a comment may follow. */
+static int end_of_line(parser *ps)
+{
+    skip_rest(ps);
     if (*ps->p && *ps->p != '\n')
         return fail(ps, "unexpected '%c' after the value", *ps->p);
     return 0;
 }
 
-/* Whitespace, newlines and comments (inside a multi-line array). */
+/* Whitespace, newlines and comments (between lines, in a multi-line array). */
 static void skip_ws_nl(parser *ps)
 {
-    for (;;) {
-        skip_ws(ps);
-        if (*ps->p == '#')
-            while (*ps->p && *ps->p != '\n')
-                ps->p++;
-        if (*ps->p == '\r' && ps->p[1] == '\n')
-            ps->p++;
-        if (*ps->p != '\n')
-            return;
+    for (skip_rest(ps); *ps->p == '\n'; skip_rest(ps)) {
         ps->p++;
         ps->line++;
     }
