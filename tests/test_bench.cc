@@ -361,6 +361,56 @@ TEST(BenchJson, ReportPrefersTheCellsSyscallRow)
     EXPECT_NE(std::string(err).find("cycles"), std::string::npos);
 }
 
+// Bad input never crashes the host: every prefix of a good matrix and of a
+// good report, and seeded random mutations of both, parse or fail cleanly.
+TEST(BenchRobustness, TruncatedAndMutatedInputs)
+{
+    std::string report = R"({"cycles": 5000, "instructions": 2500, "syscalls": {"count": 12,
+        "cycles": 3000, "phases": {"hw_entry": 120}}, "per_syscall": [{"name": "getpid",
+        "count": 10, "cycles": 2000, "phases": {"body": 5e2}}], "s": "a\u00e9\n"})";
+    std::string matrix = small_matrix;
+    matrix += "[workload.w]\nprogram = \"p\"\nargs = [\"{iterations}\", \"\\t\"]\n";
+    unsigned seed = 12345;
+    auto rnd = [&seed]() { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff; };
+    const char alphabet[] = "[]{}\",:=#\n\\ -.0123456789aeflnrstu\x01\xff";
+    for (int round = 0; round < 4000; round++) {
+        for (std::string *text : {&report, &matrix}) {
+            std::string t = *text;
+            if (round < (int)t.size()) {
+                t.resize((size_t)round); // every prefix
+            } else {
+                for (int k = 0, n = 1 + (int)(rnd() % 4); k < n; k++) {
+                    size_t at = rnd() % t.size();
+                    char c = alphabet[rnd() % (sizeof alphabet - 1)];
+                    switch (rnd() % 3) {
+                    case 0: t[at] = c; break;
+                    case 1: t.insert(at, 1, c); break;
+                    default: t.erase(at, 1);
+                    }
+                }
+            }
+            char err[512];
+            if (text == &report) {
+                es_cell c;
+                memset(&c, 0, sizeof c);
+                int rc = es_bench_read_report(t.data(), t.size(), "getpid", &c, err, sizeof err);
+                EXPECT_TRUE(rc == 0 || err[0]) << t;
+            } else {
+                es_matrix m;
+                if (es_matrix_parse(t.c_str(), "f.toml", &m, err, sizeof err) == 0) {
+                    es_cell *cells;
+                    size_t n = es_matrix_cells(&m, &cells);
+                    EXPECT_GT(n, 0u);
+                    free(cells);
+                    es_matrix_free(&m);
+                } else {
+                    EXPECT_EQ(std::string(err).rfind("f.toml", 0), 0u) << err;
+                }
+            }
+        }
+    }
+}
+
 TEST_F(BenchRun, OutputsResumeAndChart)
 {
     std::string m = dir + "/small.toml", out = dir + "/out";
@@ -550,7 +600,9 @@ TEST_F(BenchRun, ShippedMatricesParse)
     for (const char *name : {"series", "entry", "mitigations"}) {
         std::string m = std::string(ES_TEST_MATRICES) + "/" + name + ".toml";
         ASSERT_EQ(fake(m, dir + "/out", "", "--list"), 0) << name << ": " << err_text;
+#if ES_TEST_HAVE_M32 && ES_TEST_HAVE_X32
         EXPECT_EQ(count(slurp(dir + "/stdout"), "(workload"), 0u) << name; // all built
+#endif
     }
 }
 
