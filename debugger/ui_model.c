@@ -1,0 +1,28 @@
+/* ui_model.c - the window's snapshot of a debugging session: everything
+ * es_ui_render draws, read through dbg.h. */
+#include <string.h>
+
+#include "ui_app.h"
+
+/* Instructions decoded around RIP; the disassembly panel scrolls within
+ * them so RIP stays a third of the way down at any window height. */
+#define DISASM_BEFORE 20
+#define DISASM_AFTER 40
+
+void es_ui_view_fill(es_ui_view *v, es_dbg *d)
+{
+    es_dbg_get_status(d, &v->st);
+    v->nregs = es_dbg_regs(d, v->regs, ES_DBG_MAX_REGS);
+    v->flags[0] = 0;
+    for (size_t i = 0; i < v->nregs; i++)
+        if (!strcmp(v->regs[i].name, "rflags"))
+            es_dbg_flags_str(v->regs[i].value, v->flags, sizeof v->flags);
+    v->nlines = es_dbg_disasm(d, DISASM_BEFORE, DISASM_AFTER, v->lines, ES_UI_MAX_LINES);
+    v->has_ptregs = es_dbg_ptregs(d, &v->ptregs_base, v->slots) == 0;
+    v->nlive = es_dbg_exposure(d, v->live, ES_UI_MAX_LIVE);
+    v->probe = es_dbg_probe_table(d);
+    v->mem_addr = es_dbg_memview(d);
+    v->mem_len = es_dbg_read(d, v->mem_addr, v->mem, sizeof v->mem);
+    v->output = es_dbg_output(d, &v->output_len);
+    v->syntax = es_dbg_syntax(d);
+}
