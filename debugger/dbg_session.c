@@ -83,7 +83,10 @@ static void obs_mem(void *ctx, es_machine *m, uint64_t va, unsigned n, int write
      * pushed before CPL changes) */
     if (!d->track.open)
         track_open(d);
-    for (unsigned s = 0; s < ES_DBG_PTREGS_SLOTS; s++) {
+    /* one write covering several slots is the CPU's interrupt frame, which
+     * the SDM describes as pushes starting with SS (Vol. 3A, 6.14.2):
+     * number the slots from the top down, as the pushes go */
+    for (unsigned s = ES_DBG_PTREGS_SLOTS; s-- > 0;) {
         uint64_t a = b + 8 * s;
         if (a + 8 > va && a < va + n && !d->track.order[s])
             d->track.order[s] = ++d->track.seq;

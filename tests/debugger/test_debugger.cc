@@ -349,6 +349,82 @@ TEST(DebuggerPtRegs, OnlyTheClearingPatchChangesCleared)
     check_frame(ES_CONV_V417 & ~ES_PATCH_6DC936F, false);
 }
 
+TEST(DebuggerPtRegs, Int80HardwareFrameThenPushes)
+{
+    Session s("i386_freestanding", ES_CONV_V417);
+    NEED(s);
+    s.ok("syscall");
+    uint8_t b[2] = {0, 0};
+    ASSERT_EQ(es_dbg_read(s.d, s.m()->rip, b, 2), 2u);
+    EXPECT_EQ(b[0], 0xcd); // int 0x80
+    EXPECT_EQ(b[1], 0x80);
+    EXPECT_EQ(s.m()->mode, ES_MODE_32);
+    s.ok("step");
+    EXPECT_EQ(s.m()->rip, es_kernel_sym(s.m(), "entry_INT80_compat"));
+    // the CPU pushed ss, sp, flags, cs, ip (in that order) on its way in
+    const es_dbg_slot *sl = s.slots();
+    const char *hw[] = {"ss", "sp", "flags", "cs", "ip"};
+    for (unsigned i = 0; i < 5; i++) {
+        EXPECT_TRUE(sl[slot(hw[i])].written) << hw[i];
+        EXPECT_EQ(sl[slot(hw[i])].order, i + 1) << hw[i];
+    }
+    EXPECT_FALSE(sl[slot("orig_ax")].written);
+    EXPECT_EQ(sl[slot("cs")].value, 0x23u);
+    s.ok("until do_int80_syscall_32");
+    sl = s.slots();
+    for (int i = 0; i < ES_DBG_PTREGS_SLOTS; i++)
+        EXPECT_TRUE(sl[i].written) << sl[i].field;
+    // a 32-bit program's labels are the 32-bit names
+    EXPECT_STREQ(sl[slot("bx")].labels, "ebx");
+    EXPECT_STREQ(sl[slot("ip")].labels, "eip");
+    es_dbg_status st;
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.mode, ES_MODE_64);
+    s.ok("kexit");
+    EXPECT_EQ(s.m()->mode, ES_MODE_32);
+}
+
+TEST(DebuggerSession, TimingModelWhenAsked)
+{
+    std::string path = guest_path("asm_hello");
+    es_dbg_cfg c{};
+    c.launch.program = path.c_str();
+    c.launch.root = "/";
+    c.launch.deterministic = true;
+    c.launch.stdin_fd = -1;
+    c.uarch = "znver4";
+    char err[320] = "";
+    es_dbg *d = es_dbg_new(&c, err, sizeof err);
+    if (!d && access(path.c_str(), R_OK) != 0)
+        GTEST_SKIP() << path << " not built";
+    ASSERT_NE(d, nullptr) << err;
+    es_dbg_status st;
+    es_dbg_get_status(d, &st);
+    if (!st.timing) {
+        es_dbg_free(d);
+        GTEST_SKIP() << "no cycle model in this build";
+    }
+    EXPECT_EQ(es_dbg_exec(d, "step 3", nullptr), ES_DBG_CMD_OK);
+    es_dbg_get_status(d, &st);
+    EXPECT_GT(st.cycles, 0u);
+    // the instructions that ran have a cycle count; those that did not, none
+    es_dbg_line l[8];
+    EXPECT_EQ(es_dbg_exec(d, "reverse 3", nullptr), ES_DBG_CMD_OK);
+    size_t n = es_dbg_disasm(d, 0, 5, l, 8);
+    ASSERT_GE(n, 5u);
+    for (int i = 0; i < 3; i++)
+        EXPECT_GE(l[i].cycles, 0) << l[i].text;
+    EXPECT_EQ(l[4].cycles, -1) << l[4].text;
+    // an unknown model is not fatal: the session runs without cycles
+    c.uarch = "no-such-core";
+    es_dbg *d2 = es_dbg_new(&c, err, sizeof err);
+    ASSERT_NE(d2, nullptr) << err;
+    es_dbg_get_status(d2, &st);
+    EXPECT_FALSE(st.timing);
+    es_dbg_free(d2);
+    es_dbg_free(d);
+}
+
 // ------------------------------------------------------------------ taint
 
 TEST(DebuggerTaint, TableTargetRegistersV416VsV417)
