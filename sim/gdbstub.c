@@ -681,6 +681,17 @@ static const char *query(gdb *g, const char *p)
     return "";
 }
 
+/* gdb's kill: the run stops (ES_STOP_BREAK) unless the process already
+ * ended on its own, whose outcome the caller then reports. */
+static void kill_run(gdb *g)
+{
+    if (g->dead || g->dying_sig)
+        return;
+    es_stop(g->m, ES_STOP_BREAK);
+    snprintf(g->m->message, sizeof g->m->message, "killed by gdb at rip=0x%llx",
+             (unsigned long long)g->m->rip);
+}
+
 /* Handles one packet.  Returns false when the session is over (detach,
  * kill or connection lost). */
 static bool dispatch(gdb *g)
@@ -742,8 +753,7 @@ static bool dispatch(gdb *g)
             return g->closed ? false : reply(g, g->stop) == 0;
         }
         if (!strncmp(p, "vKill", 5)) {
-            if (!g->dead && !g->dying_sig)
-                es_stop(m, ES_STOP_BREAK);
+            kill_run(g);
             reply(g, "OK");
             return false;
         }
@@ -773,8 +783,7 @@ static bool dispatch(gdb *g)
     case 'k':
         /* no reply (the protocol's k has none); the run stops unless the
          * process already ended on its own */
-        if (!g->dead && !g->dying_sig)
-            es_stop(m, ES_STOP_BREAK);
+        kill_run(g);
         return false;
     default:
         return reply(g, "") == 0;

@@ -40,7 +40,7 @@ bool exists(const std::string &p)
     return access(p.c_str(), R_OK) == 0;
 }
 
-// e_entry of an ELF64 file.
+// e_entry of an ELF file (32- or 64-bit).
 uint64_t elf_entry(const std::string &path)
 {
     FILE *f = fopen(path.c_str(), "rb");
@@ -50,8 +50,8 @@ uint64_t elf_entry(const std::string &path)
         (void)n;
         fclose(f);
     }
-    uint64_t e;
-    memcpy(&e, h + 24, 8);
+    uint64_t e = 0;
+    memcpy(&e, h + 24, h[4] == 1 ? 4 : 8); // EI_CLASS: ELFCLASS32 has a 4-byte e_entry
     return e;
 }
 
@@ -452,6 +452,7 @@ TEST(GdbStub, InterruptAndKill)
     s.c.put("k");
     EXPECT_EQ(s.join(), 0);
     EXPECT_EQ(s.m->stop, ES_STOP_BREAK);
+    EXPECT_NE(strstr(s.m->message, "killed by gdb"), nullptr) << s.m->message;
 }
 
 TEST(GdbStub, HardwareBreakpointVContAndExit)
@@ -491,6 +492,36 @@ TEST(GdbStub, FatalFaultIsASignalThenTheEnd)
     EXPECT_EQ(s.join(), 0);
     EXPECT_EQ(s.m->stop, ES_STOP_FAULT);
     EXPECT_EQ(s.m->signal, 11);
+}
+
+// An i386 program runs in compatibility mode under the same x86-64
+// description: breakpoints on the kernel's compat entry points catch its
+// first system call, at CPL 0 with the 64-bit kernel's CS.
+TEST(GdbStub, CompatModeProcessIntoTheKernel)
+{
+    std::string prog = guest("i386_freestanding");
+    NEED(prog);
+    Session s;
+    ASSERT_TRUE(s.start(prog));
+    uint64_t int80 = es_kernel_sym(s.m, "entry_INT80_compat");
+    uint64_t sysenter = es_kernel_sym(s.m, "entry_SYSENTER_compat");
+    ASSERT_NE(int80, 0u);
+    ASSERT_NE(sysenter, 0u);
+    EXPECT_EQ(s.reg(R_RIP), s.entry);
+    EXPECT_EQ(s.reg(R_CS), 0x23u); // USER32_CS
+    EXPECT_NE(s.c.cmd("qThreadExtraInfo,1"), ""); // "CPL 3, compatibility mode", hex
+    EXPECT_EQ(s.c.cmd("Z0," + addr(int80) + ",1"), "OK");
+    EXPECT_EQ(s.c.cmd("Z0," + addr(sysenter) + ",1"), "OK");
+    EXPECT_EQ(s.c.cmd("c").substr(0, 3), "T05");
+    uint64_t rip = s.reg(R_RIP);
+    EXPECT_TRUE(rip == int80 || rip == sysenter) << std::hex << rip;
+    EXPECT_EQ(s.reg(R_CS), 0x10u);
+    EXPECT_EQ(s.reg(s.regnum("cpl")), 0u);
+    EXPECT_EQ(s.c.cmd("z0," + addr(int80) + ",1"), "OK");
+    EXPECT_EQ(s.c.cmd("z0," + addr(sysenter) + ",1"), "OK");
+    EXPECT_EQ(s.c.cmd("D"), "OK");
+    EXPECT_EQ(s.join(), 0);
+    EXPECT_EQ(es_run(s.m), ES_STOP_EXIT);
 }
 
 TEST(GdbStub, ListenRejectsBadAddresses)
