@@ -43,7 +43,13 @@ int es_mitigations_parse(const char *list, unsigned *out, char *err, size_t errl
 void es_mitigations_name(unsigned mit, char *buf, size_t n);
 
 /* After es_kernel_load and before es_kernel_boot: patches the image's
- * alternative sites for `mit`.  Returns 0 or -1 with m->message. */
+ * alternative sites for `mit` (from the bytes saved at load, so it may be
+ * called again with another set; es_kernel_load already applied
+ * ES_MIT_DEFAULT).  With ES_MIT_PTI it also replaces the address space's
+ * PGD by an 8 KiB-aligned kernel/user pair (m->cr3 = the kernel PGD),
+ * which cannot be undone: a later set without pti is refused.  Returns 0,
+ * or -1 with m->message (no kernel, already booted, unknown bits, a
+ * malformed .altinstructions record, out of guest memory). */
 int es_kernel_set_mitigations(es_machine *m, unsigned mit);
 
 /* Mitigations in force in the loaded image (ES_MIT_DEFAULT after

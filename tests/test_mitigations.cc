@@ -453,6 +453,26 @@ TEST(MitigationRuns, PtiSwitchesCr3OnEntryAndExit)
     for (uint64_t v : on.t.cr3_sources)
         EXPECT_TRUE(v >> 63) << std::hex << v << ": PCID no-flush bit";
     EXPECT_FALSE(on.m->cr3 >> 63) << "bit 63 is never stored";
+    // the user halves stayed identical (mitig64 mapped a page in a PML4
+    // slot of its own from user mode: the kernel PGD got it too)
+    uint64_t kp[512], up[512];
+    memcpy(kp, es_phys(on.m, pgd), sizeof kp);
+    memcpy(up, es_phys(on.m, pgd + 4096), sizeof up);
+    EXPECT_TRUE(kp[0x7e0000000000ull >> 39] & ES_PTE_P);
+    for (int i = 0; i < 256; i++)
+        EXPECT_EQ(kp[i], up[i]) << "PML4 entry " << i;
+    // the kernel half: the table the dispatcher reads is in the kernel PGD
+    // only; the entry text is in both, with the same frame
+    auto present = [&](uint64_t root, uint64_t va) {
+        uint64_t *e = es_pte(on.m, root, va, false);
+        return e && (*e & ES_PTE_P) ? *e : 0;
+    };
+    uint64_t table = es_kernel_sym(on.m, "sys_call_table");
+    uint64_t entry = es_kernel_sym(on.m, "entry_SYSCALL_64");
+    EXPECT_NE(present(pgd, table), 0u);
+    EXPECT_EQ(present(pgd + 4096, table), 0u);
+    EXPECT_NE(present(pgd + 4096, entry), 0u);
+    EXPECT_EQ(present(pgd + 4096, entry), present(pgd, entry));
 }
 
 TEST(MitigationRuns, PtiUserPgdDoesNotMapKernelData)
