@@ -46,6 +46,13 @@ int es_ui_app_screenshot(void *ctx, es_dbg *d, const char *file, char *err, size
  * result. */
 int es_ui_app_exec(es_ui_app *a, const char *line);
 
+/* Input, as the window receives it (SDL_TEXTINPUT text; SDL_KEYDOWN key
+ * code, an SDL_Keycode, and whether Shift is down): runs the bound command
+ * or edits the ':' line.  Return false when the user asked to quit.  Public
+ * so the tests can press keys without a display. */
+bool es_ui_app_text(es_ui_app *a, const char *text);
+bool es_ui_app_key(es_ui_app *a, int32_t key, bool shift);
+
 /* Opens the window and runs until the user quits.  Returns 0, or 2 when
  * there is no display (message on stderr), 1 on another SDL failure. */
 int es_ui_app_window(es_ui_app *a, const char *title);

@@ -309,24 +309,26 @@ static int draw_lines(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
 static void draw_exposure(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
                           const es_ui_view *v)
 {
-    if (v->probe) {
-        draw_lines(cv, f, lo, ES_UI_P_EXPOSURE, 0, v->probe, strlen(v->probe), ES_UI_FG, true);
-        return;
-    }
+    /* At a probe point, `entrysim exposure`'s table first, then (after a
+     * blank row) the live values as everywhere else. */
+    int row = 0;
+    if (v->probe)
+        row = draw_lines(cv, f, lo, ES_UI_P_EXPOSURE, 0, v->probe, strlen(v->probe), ES_UI_FG,
+                         true) + 1;
     int rows = panel_rows(lo, ES_UI_P_EXPOSURE), cw = lo->cw;
-    if (!v->nlive) {
-        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_EXPOSURE, 0);
+    if (!v->nlive && row < rows) {
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_EXPOSURE, row);
         es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, "no user-derived values live");
         return;
     }
-    for (size_t i = 0; i < v->nlive && (int)i < rows; i++) {
+    for (size_t i = 0; i < v->nlive && row < rows; i++, row++) {
         const es_dbg_live *l = &v->live[i];
-        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_EXPOSURE, (int)i);
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_EXPOSURE, row);
         uint32_t c = es_ui_taint_colour(l->taint);
         es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_FG, l->where);
         char val[24];
         snprintf(val, sizeof val, "%016" PRIx64, l->value);
-        int end = es_ui_text(cv, f, rr, rr.x + 14 * cw, rr.y, c, val);
+        int end = es_ui_text(cv, f, rr, rr.x + 16 * cw, rr.y, c, val); /* "pt_regs->flags " */
         es_ui_text(cv, f, rr, end + cw, rr.y, c, l->labels);
     }
 }
@@ -337,7 +339,7 @@ static void draw_mem(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *
     es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_MEM);
     int cols = b.w / lo->cw;
     /* "addr  hh hh ... ascii": 18 + 4 per byte */
-    int per = cols >= 18 + 4 * 16 ? 16 : 8;
+    int per = cols >= 18 + 4 * 16 ? 16 : cols >= 18 + 4 * 8 ? 8 : 4;
     int rows = panel_rows(lo, ES_UI_P_MEM);
     for (int r = 0; r < rows && (size_t)(r * per) < ES_UI_MEM_BYTES; r++) {
         char line[128];
@@ -398,6 +400,8 @@ static void draw_status(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
     char line[768], cyc[64] = "";
     if (s->timing)
         snprintf(cyc, sizeof cyc, "  cycles %" PRIu64 " (+%" PRIu64 ")", s->cycles, s->last_cost);
+    else
+        snprintf(cyc, sizeof cyc, "  cycles -");
     char state[96];
     if (s->exited)
         snprintf(state, sizeof state, "exited %d", s->exit_status);

@@ -228,26 +228,23 @@ static bool run_bind(es_ui_app *a, const keybind *k)
     return true;
 }
 
-/* Handles one event; returns false to quit. */
-static bool handle(es_ui_app *a, const SDL_Event *e)
+bool es_ui_app_text(es_ui_app *a, const char *text)
 {
-    if (e->type == SDL_QUIT)
-        return false;
-    if (e->type == SDL_TEXTINPUT) {
-        if (a->prompting) {
-            size_t n = strlen(a->prompt);
-            snprintf(a->prompt + n, sizeof a->prompt - n, "%s", e->text.text);
-            return true;
-        }
-        for (size_t i = 0; i < sizeof keymap / sizeof *keymap; i++)
-            if (e->text.text[0] && !e->text.text[1] && strchr(keymap[i].chars, e->text.text[0]))
-                return run_bind(a, &keymap[i]);
+    if (a->prompting) {
+        size_t n = strlen(a->prompt);
+        snprintf(a->prompt + n, sizeof a->prompt - n, "%s", text);
         return true;
     }
-    if (e->type != SDL_KEYDOWN)
-        return true;
-    SDL_Keycode key = e->key.keysym.sym;
-    bool shift = (e->key.keysym.mod & KMOD_SHIFT) != 0;
+    if (!text[0] || text[1])
+        return true; /* only single characters are bound */
+    for (size_t i = 0; i < sizeof keymap / sizeof *keymap; i++)
+        if (strchr(keymap[i].chars, text[0]))
+            return run_bind(a, &keymap[i]);
+    return true;
+}
+
+bool es_ui_app_key(es_ui_app *a, int32_t key, bool shift)
+{
     if (a->prompting) {
         size_t n = strlen(a->prompt);
         if (key == SDLK_ESCAPE) {
@@ -273,6 +270,18 @@ static bool handle(es_ui_app *a, const SDL_Event *e)
     for (size_t i = 0; i < sizeof keymap / sizeof *keymap; i++)
         if (keymap[i].key && keymap[i].key == key && keymap[i].shift == shift)
             return run_bind(a, &keymap[i]);
+    return true;
+}
+
+/* Handles one event; returns false to quit. */
+static bool handle(es_ui_app *a, const SDL_Event *e)
+{
+    if (e->type == SDL_QUIT)
+        return false;
+    if (e->type == SDL_TEXTINPUT)
+        return es_ui_app_text(a, e->text.text);
+    if (e->type == SDL_KEYDOWN)
+        return es_ui_app_key(a, e->key.keysym.sym, (e->key.keysym.mod & KMOD_SHIFT) != 0);
     return true;
 }
 

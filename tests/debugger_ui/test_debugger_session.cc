@@ -5,6 +5,8 @@
 // entry code cleared a saved register, the highlight on changed registers.
 #include <gtest/gtest.h>
 
+#include <SDL.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -271,6 +273,97 @@ TEST(DebuggerSession, WindowFollowsASizeChange)
     std::vector<uint32_t> small = s.shot("small.png");
     EXPECT_EQ(big.size(), (size_t)1440 * 860);
     EXPECT_EQ(small.size(), (size_t)900 * 600);
+}
+
+uint64_t rip_of(es_dbg *d)
+{
+    es_dbg_reg regs[ES_DBG_MAX_REGS];
+    size_t n = es_dbg_regs(d, regs, ES_DBG_MAX_REGS);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(regs[i].name, "rip"))
+            return regs[i].value;
+    return 0;
+}
+
+// The key map, pressed the way the window feeds it (text input for
+// characters, key codes for function keys), without a display.
+TEST(DebuggerSession, KeysDriveTheSession)
+{
+    Session s(ES_CONV_V417, 1000, 700);
+    ASSERT_TRUE(s.app_ok);
+    es_ui_app *a = &s.app;
+    es_dbg_status st;
+    es_dbg_get_status(s.d, &st);
+    uint64_t i0 = st.icount;
+    EXPECT_TRUE(es_ui_app_text(a, "s"));
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.icount, i0 + 1);
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_F11, false)); // step into, too
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.icount, i0 + 2);
+    EXPECT_TRUE(es_ui_app_text(a, "r")); // reverse step
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.icount, i0 + 1);
+
+    EXPECT_TRUE(es_ui_app_text(a, "y")); // to the next syscall instruction
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.last_stop, ES_DBG_REACHED);
+    EXPECT_EQ(st.cpl, 3);
+    EXPECT_TRUE(es_ui_app_text(a, "k")); // kernel entry
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.cpl, 0);
+    uint64_t off = 1;
+    const char *sym = es_dbg_symbolize(s.d, rip_of(s.d), &off);
+    ASSERT_NE(sym, nullptr);
+    EXPECT_STREQ(sym, "entry_SYSCALL_64");
+
+    uint64_t rip = rip_of(s.d);
+    EXPECT_TRUE(es_ui_app_text(a, "b"));
+    EXPECT_TRUE(es_dbg_break_at(s.d, rip));
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_F9, false)); // toggles it off again
+    EXPECT_FALSE(es_dbg_break_at(s.d, rip));
+
+    int syn = es_dbg_syntax(s.d);
+    EXPECT_TRUE(es_ui_app_text(a, "t"));
+    EXPECT_NE(es_dbg_syntax(s.d), syn);
+
+    // ':' opens the command line; typed text goes there, not to the keys
+    EXPECT_TRUE(es_ui_app_text(a, ":"));
+    EXPECT_TRUE(a->prompting);
+    EXPECT_TRUE(es_ui_app_text(a, "break do_syscall_64x"));
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_BACKSPACE, false));
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_RETURN, false));
+    EXPECT_FALSE(a->prompting);
+    EXPECT_EQ(es_dbg_break_count(s.d), 1u);
+    EXPECT_TRUE(es_ui_app_text(a, "c"));
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.last_stop, ES_DBG_BREAKPOINT);
+    sym = es_dbg_symbolize(s.d, rip_of(s.d), &off);
+    ASSERT_NE(sym, nullptr);
+    EXPECT_STREQ(sym, "do_syscall_64");
+    EXPECT_EQ(off, 0u);
+    EXPECT_TRUE(es_ui_app_text(a, "R")); // reverse continue: back to the oldest state
+    es_dbg_get_status(s.d, &st);
+    EXPECT_LT(st.icount, i0 + 10);
+
+    // a bad typed command: an error on the message line, no crash
+    EXPECT_TRUE(es_ui_app_text(a, ":"));
+    EXPECT_TRUE(es_ui_app_text(a, "frobnicate"));
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_RETURN, false));
+    EXPECT_TRUE(a->view.message_error);
+
+    // restart under the other convention, breakpoints kept
+    EXPECT_TRUE(es_ui_app_text(a, "v"));
+    es_dbg_get_status(s.d, &st);
+    EXPECT_EQ(st.patches, ES_CONV_V416);
+    EXPECT_EQ(es_dbg_break_count(s.d), 1u);
+
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_F1, false));
+    EXPECT_TRUE(a->view.show_help);
+    EXPECT_TRUE(es_ui_app_key(a, SDLK_ESCAPE, false)); // closes the help only
+    EXPECT_FALSE(a->view.show_help);
+    EXPECT_FALSE(es_ui_app_text(a, "q"));
+    EXPECT_FALSE(es_ui_app_key(a, SDLK_ESCAPE, false));
 }
 
 } // namespace
