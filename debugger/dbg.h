@@ -215,7 +215,8 @@ typedef struct es_dbg_status {
     int vendor;             /* 0 Intel, 1 AMD */
     int last_stop;          /* enum es_dbg_stop of the last command */
     int bp_hit;             /* breakpoint id of the last stop, 0 if none */
-    bool exited;            /* the guest has exited: only reverse/restart go on */
+    bool exited;            /* the guest exited or was stopped (last_stop says which):
+                             * only reverse and restart go on */
     int exit_status;
     char message[256];      /* the simulator's reason for a fault stop */
     uint64_t history;       /* instructions that can be undone */

@@ -237,6 +237,20 @@ static int cmd_print(es_dbg *d, char **t, int n, FILE *out)
                 say(out, "\n");
                 return ES_DBG_CMD_OK;
             }
+        /* the 32-bit names a 32-bit program's author thinks in */
+        static const char *const e32[] = {"eax", "ecx", "edx", "ebx", "esp", "ebp",
+                                          "esi", "edi", "eip"};
+        for (int i = 0; i < 9; i++)
+            if (!strcmp(w, e32[i])) {
+                uint64_t v = i == 8 ? d->m->rip : d->m->gpr[i];
+                es_label l = i < 8 && d->taint ? es_taint_reg(d->taint, i) : 0;
+                char lb[96] = "";
+                if (l)
+                    es_taint_label_str(l, d->abi, lb, sizeof lb);
+                say(out, "%s = 0x%llx%s%s%s\n", w, (unsigned long long)(uint32_t)v, l ? " {" : "",
+                    lb, l ? "}" : "");
+                return ES_DBG_CMD_OK;
+            }
         return err(out, "%s: no such register or item", w);
     }
     return ES_DBG_CMD_OK;
@@ -325,9 +339,11 @@ int es_dbg_exec(es_dbg *d, const char *line, FILE *out)
     bool runs = is(c, "step", "s") || is(c, "stepi", "si") || is(c, "next", "n") ||
                 is(c, "finish", NULL) || is(c, "continue", "c") || is(c, "syscall", NULL) ||
                 is(c, "kentry", NULL) || is(c, "kexit", NULL) || is(c, "until", NULL);
-    if (runs && d->exited)
+    if (runs && d->exited && d->m->stop == ES_STOP_EXIT)
         return err(out, "the program has exited (status %d): reverse or restart",
                    d->m->exit_status);
+    if (runs && d->exited)
+        return err(out, "the program was stopped (%s): reverse or restart", d->m->message);
     if (is(c, "step", "s") || is(c, "stepi", "si")) {
         uint64_t k = 1;
         if (n > 2 || (n == 2 && (!parse_num(t[1], &k) || k == 0)))

@@ -62,7 +62,7 @@ static int run(es_dbg *d, goal g)
     es_machine *m = d->m;
     remember_regs(d);
     if (d->exited)
-        return finish_cmd(d, ES_DBG_EXITED, 0);
+        return finish_cmd(d, m->stop == ES_STOP_EXIT ? ES_DBG_EXITED : ES_DBG_FAULTED, 0);
     uint64_t budget = d->cfg.run_budget ? d->cfg.run_budget : 200000000u;
     for (uint64_t i = 0;; i++) {
         if (i > 0) {

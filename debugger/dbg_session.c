@@ -147,8 +147,12 @@ int dbg_step1(es_dbg *d)
         d->exited = true;
         return ES_DBG_EXITED;
     }
-    if (m->stop != ES_STOP_NONE)
+    if (m->stop != ES_STOP_NONE) {
+        /* killed by a fault, or the simulator gave up: as final as an exit
+         * (only reverse and restart go on) */
+        d->exited = true;
         return ES_DBG_FAULTED;
+    }
     return -1;
 }
 
@@ -339,7 +343,6 @@ static int start_run(es_dbg *d, char *err, size_t errlen)
         return -1;
     }
     dbg_breaks_rebind(d);
-    es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
     d->nprev = es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
     dbg_output_poll(d);
     return 0;

@@ -370,13 +370,18 @@ const char *es_dbg_probe_table(es_dbg *d)
         es_exposure *c = &d->probe_cache[d->nprobe_cache < DBG_PROBE_CACHE
                                              ? d->nprobe_cache++
                                              : (size_t)(d->track.nr % DBG_PROBE_CACHE)];
-        if (es_exposure_run(patches, d->track.entry, m->vendor, name, c)) {
-            c->entry = -1;
-            return NULL;
-        }
+        if (es_exposure_run(patches, d->track.entry, m->vendor, name, c) && !c->error[0])
+            snprintf(c->error, sizeof c->error, "failed");
+        /* keyed as looked up (a failure is remembered too: the run is not
+         * repeated at every redraw) */
+        c->entry = d->track.entry;
+        c->patches = patches;
+        c->vendor = m->vendor;
         c->nr = d->track.nr;
         e = c;
     }
+    if (e->error[0])
+        return NULL;
     bool at = false;
     for (int p = 0; p < ES_NPROBES; p++)
         at |= e->probe[p].present && e->probe[p].addr == m->rip;
