@@ -267,6 +267,19 @@ static void draw_ptregs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
     }
 }
 
+/* Copies the line at s (up to '\n' or end; tabs as spaces, cut to cap-1
+ * bytes) into buf; returns where the next line starts. */
+static const char *take_line(const char *s, const char *end, char *buf, size_t cap, size_t *len)
+{
+    size_t k = 0;
+    for (; s < end && *s != '\n'; s++)
+        if (k + 1 < cap)
+            buf[k++] = *s == '\t' ? ' ' : *s;
+    buf[k] = 0;
+    *len = k;
+    return s < end ? s + 1 : s;
+}
+
 /* Draws text split at '\n', starting at body row `row`; with `wrap`, a line
  * wider than the panel continues on the next rows, indented.  Returns the
  * rows used. */
@@ -276,15 +289,9 @@ static int draw_lines(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
     int rows = panel_rows(lo, p), used = 0, cols = es_ui_panel_body(lo, p).w / lo->cw;
     const int indent = 4;
     char buf[512];
-    for (size_t i = 0; i < n && row + used < rows;) {
-        size_t k = 0;
-        while (i < n && s[i] != '\n') {
-            if (k + 1 < sizeof buf)
-                buf[k++] = s[i] == '\t' ? ' ' : s[i];
-            i++;
-        }
-        buf[k] = 0;
-        i++; /* the '\n' */
+    for (const char *q = s, *end = s + n; q < end && row + used < rows;) {
+        size_t k;
+        q = take_line(q, end, buf, sizeof buf, &k);
         size_t at = 0;
         do {
             es_ui_rect rr = es_ui_panel_row(lo, p, row + used);
@@ -464,17 +471,12 @@ static void draw_help(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
     es_ui_fill(cv, (es_ui_rect){box.x - 2, box.y - 2, box.w + 4, box.h + 4}, ES_UI_SYM);
     es_ui_fill(cv, box, ES_UI_STATUS_BG);
     es_ui_rect inner = {box.x + 2 * lo->cw, box.y + lo->ch, box.w - 4 * lo->cw, box.h - 2 * lo->ch};
-    const char *p = v->help;
-    for (int row = 0; *p && (row + 1) * lo->ch <= inner.h; row++) {
-        const char *e = strchr(p, '\n');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
+    const char *p = v->help, *end = p + strlen(p);
+    for (int row = 0; p < end && (row + 1) * lo->ch <= inner.h; row++) {
         char buf[256];
-        if (n >= sizeof buf)
-            n = sizeof buf - 1;
-        memcpy(buf, p, n);
-        buf[n] = 0;
+        size_t n;
+        p = take_line(p, end, buf, sizeof buf, &n);
         es_ui_text(cv, f, inner, inner.x, inner.y + row * lo->ch, ES_UI_FG, buf);
-        p = e ? e + 1 : p + strlen(p);
     }
 }
 
