@@ -37,7 +37,9 @@
 #include "mem.h"
 #include "tm_int.h"
 
-#define TM_SLOTW 2048u /* cycles of port reservation kept per port */
+/* Cycles of port reservation kept per port: enough for the ROB's worth of
+ * uops in flight; small enough to stay in the host's L2. */
+#define TM_SLOTW 512u
 
 /* Register file indices of the dependency tracker. */
 enum { TR_GPR = 0, TR_FLAGS = 16, TR_XMM = 17, TR_X87 = 33, TR_COUNT = 34 };
@@ -64,10 +66,13 @@ typedef struct tm_store {
     uint32_t split;
 } tm_store;
 
+#define TM_HINTS 256 /* way hints per cache: O(1) hits in highly associative TLBs */
+
 typedef struct tm_cache {
     uint64_t *tag, *stamp;
-    uint32_t sets, ways, shift;
+    uint32_t sets, ways, shift, setmask; /* setmask: sets - 1 when a power of two, else 0 */
     uint64_t clock, last; /* last line hit (fast path) */
+    uint16_t hint[TM_HINTS]; /* way where a line hashing here was last found */
 } tm_cache;
 
 struct es_timing {
@@ -86,10 +91,11 @@ struct es_timing {
     uint32_t fe_used, retire_used, dec_used;
     uint64_t dec_cycle;
     uint64_t ready[TR_COUNT];
-    uint64_t *rob, useq;
-    uint64_t *slot; /* [port][TM_SLOTW]: cycle a port is busy in */
+    uint64_t *rob;
+    uint32_t rob_pos; /* index of the next uop's ROB entry */
+    uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
     tm_store *sq;
-    uint64_t sq_n;
+    uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
     /* fusion: end rip of the last fusible cmp/test and its result */
     uint64_t fuse_rip, fuse_ready;
 
@@ -113,6 +119,7 @@ static int cache_init(tm_cache *c, const tm_cache_cfg *g)
     c->sets = g->sets ? g->sets : 1;
     c->ways = g->ways ? g->ways : 1;
     c->shift = g->line_shift;
+    c->setmask = (c->sets & (c->sets - 1)) ? 0 : c->sets - 1;
     c->tag = calloc((size_t)c->sets * c->ways, sizeof *c->tag);
     c->stamp = calloc((size_t)c->sets * c->ways, sizeof *c->stamp);
     c->last = UINT64_MAX;
@@ -135,13 +142,24 @@ static bool cache_access(tm_cache *c, uint64_t addr)
     if (line == c->last)
         return true;
     c->last = line;
-    size_t set = (size_t)(line % c->sets) * c->ways;
+    /* index bits as the hardware takes them; non-power-of-two set counts
+     * (op cache) by a multiplicative range reduction, no division */
+    uint32_t si = c->setmask || c->sets == 1
+                      ? (uint32_t)(line & c->setmask)
+                      : (uint32_t)(((uint64_t)(uint32_t)(line * 0x9e3779b1u) * c->sets) >> 32);
+    size_t set = (size_t)si * c->ways;
     uint64_t *tag = c->tag + set, *st = c->stamp + set;
-    uint32_t victim = 0;
+    uint16_t *h = &c->hint[(line ^ (line >> 8)) & (TM_HINTS - 1)];
     c->clock++;
+    if (*h < c->ways && tag[*h] == line) {
+        st[*h] = c->clock;
+        return true;
+    }
+    uint32_t victim = 0;
     for (uint32_t w = 0; w < c->ways; w++) {
         if (tag[w] == line) {
             st[w] = c->clock;
+            *h = (uint16_t)w;
             return true;
         }
         if (st[w] < st[victim])
@@ -149,6 +167,7 @@ static bool cache_access(tm_cache *c, uint64_t addr)
     }
     tag[victim] = line;
     st[victim] = c->clock;
+    *h = (uint16_t)victim;
     return false;
 }
 
@@ -186,10 +205,10 @@ static uint32_t tlb_cycles(es_timing *t, tm_cache *l1, tm_cache *l2, uint32_t l2
 
 /* ---- port reservation ---- */
 
-static inline bool port_free(const uint64_t *s, uint64_t c, uint16_t occ)
+static inline bool port_free(const uint32_t *s, uint64_t c, uint16_t occ)
 {
     for (uint16_t k = 0; k < occ; k++)
-        if (s[(c + k) & (TM_SLOTW - 1)] == c + k + 1) /* stamps are cycle + 1: 0 = never */
+        if (s[(c + k) & (TM_SLOTW - 1)] == (uint32_t)(c + k + 1)) /* cycle + 1: 0 = never */
             return false;
     return true;
 }
@@ -202,12 +221,12 @@ static uint64_t port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t oc
         return at;
     for (uint64_t c = at;; c++) {
         for (uint32_t mm = mask; mm; mm &= mm - 1) {
-            uint64_t *s = t->slot + (size_t)__builtin_ctz(mm) * TM_SLOTW;
+            uint32_t *s = t->slot + (size_t)__builtin_ctz(mm) * TM_SLOTW;
             /* past half the window everything older is stale anyway:
              * take the slot (bounded work for pathological streams) */
             if (port_free(s, c, occ) || c - at >= TM_SLOTW / 2) {
                 for (uint16_t k = 0; k < occ; k++)
-                    s[(c + k) & (TM_SLOTW - 1)] = c + k + 1;
+                    s[(c + k) & (TM_SLOTW - 1)] = (uint32_t)(c + k + 1);
                 return c;
             }
         }
@@ -658,11 +677,13 @@ static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next
 {
     const tm_uarch *u = &t->u;
     bool taken = next != rip + s->len;
-    uint64_t bi = (rip ^ (rip >> 13)) % u->btb_entries;
+    uint32_t bi = (uint32_t)(((uint64_t)(uint32_t)((rip ^ (rip >> 13)) * 0x9e3779b1u) *
+                              u->btb_entries) >> 32);
     bool miss = false;
     switch (s->branch) {
     case TB_COND: {
-        size_t i = (size_t)((rip ^ (t->ghist * 0x9e37u)) % u->bht_entries);
+        uint32_t i = (uint32_t)(((uint64_t)(uint32_t)((rip ^ (t->ghist << 4)) * 0x9e3779b1u) *
+                                 u->bht_entries) >> 32);
         bool pred = t->bht[i] >= 2;
         if (taken && t->bht[i] < 3)
             t->bht[i]++;
@@ -702,9 +723,10 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
     uint64_t a = pa;
     bool split = ((a & 63) + size) > 64;
     uint32_t lat = s->fp ? u->l1d_fp_latency : u->l1d_latency;
-    uint64_t n = t->sq_n < u->store_queue ? t->sq_n : u->store_queue;
-    for (uint64_t k = 1; k <= n; k++) {
-        const tm_store *st = &t->sq[(t->sq_n - k) % u->store_queue];
+    uint32_t i = t->sq_pos;
+    for (uint32_t k = 0; k < t->sq_count; k++) {
+        i = i ? i - 1 : u->store_queue - 1;
+        const tm_store *st = &t->sq[i];
         if (st->retire + 1 < issue)
             break; /* committed to the cache before the load issued */
         if (st->addr >= a + size || a >= st->addr + st->size)
@@ -799,8 +821,12 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     /* dispatch */
     uint64_t dsp = max64(max64(fe, t->fe_cycle), t->serial_until);
     if (uops) {
-        uint64_t rob_need = t->rob[(t->useq + uops - 1) % u->rob_entries];
-        dsp = max64(dsp, rob_need);
+        /* the entry this instruction's last uop takes held the uop
+         * rob.entries older: it must have retired */
+        uint32_t last = t->rob_pos + (uops < u->rob_entries ? uops : u->rob_entries) - 1;
+        if (last >= u->rob_entries)
+            last -= u->rob_entries;
+        dsp = max64(dsp, t->rob[last]);
     }
     if (dsp > t->fe_cycle) {
         t->fe_cycle = dsp;
@@ -875,7 +901,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         complete = max64(complete, max64(iss, sdata) + 1);
         if (has_addr) {
             data_miss_cycles(t, t->pend_pa); /* write-allocate */
-            tm_store *st = &t->sq[t->sq_n % u->store_queue];
+            tm_store *st = &t->sq[t->sq_pos];
             st->addr = t->pend_pa;
             st->size = s->msize ? s->msize : 8;
             st->split = ((t->pend_pa & 63) + st->size) > 64;
@@ -894,12 +920,17 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     retire_at(t, complete, uops ? uops : 0);
     uint64_t R = t->last_retire;
     if (s->store && has_addr) {
-        t->sq[t->sq_n % u->store_queue].retire = R;
-        t->sq_n++;
+        t->sq[t->sq_pos].retire = R;
+        if (++t->sq_pos == u->store_queue)
+            t->sq_pos = 0;
+        if (t->sq_count < u->store_queue)
+            t->sq_count++;
     }
-    for (uint32_t k = 0; k < uops && k < u->rob_entries; k++)
-        t->rob[(t->useq + k) % u->rob_entries] = R;
-    t->useq += uops;
+    for (uint32_t k = 0; k < uops && k < u->rob_entries; k++) {
+        t->rob[t->rob_pos] = R;
+        if (++t->rob_pos == u->rob_entries)
+            t->rob_pos = 0;
+    }
 
     /* branches */
     if (s->branch) {

@@ -1,0 +1,130 @@
+// test_throughput.cc - `entrysim throughput` (es_throughput_cmd) and
+// es_timing_throughput: output format, exit status, and a clean error line
+// for every kind of block the BHive method cannot time.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "machine.h"
+#include "timing/timing.h"
+}
+
+namespace {
+
+struct Out {
+    int rc;
+    std::string text;
+};
+
+Out cmd(std::vector<std::string> args)
+{
+    std::vector<char *> argv;
+    for (auto &a : args)
+        argv.push_back(a.data());
+    testing::internal::CaptureStdout();
+    int rc = es_throughput_cmd((int)argv.size(), argv.data());
+    fflush(stdout);
+    return {rc, testing::internal::GetCapturedStdout()};
+}
+
+std::string temp_file(const std::string &text)
+{
+    char path[] = "/tmp/es_tput_XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text.c_str(), f);
+    fclose(f);
+    return path;
+}
+
+std::string error_of(const char *hexstr)
+{
+    Out o = cmd({hexstr});
+    EXPECT_EQ(o.rc, 1) << hexstr;
+    std::string prefix = std::string(hexstr) + "\terror: ";
+    EXPECT_EQ(o.text.compare(0, prefix.size(), prefix), 0) << o.text;
+    EXPECT_EQ(o.text.back(), '\n');
+    return o.text;
+}
+
+}  // namespace
+
+TEST(Throughput, OneLinePerBlockHexTabCycles)
+{
+    Out o = cmd({"--uarch", "znver4", "4801d84801ca", "4801c0"});
+    EXPECT_EQ(o.rc, 0);
+    // add rax, rbx; add rdx, rcx: independent of each other, each a chain
+    // of one add: 1 cycle per iteration; add rax, rax: 1 cycle
+    EXPECT_EQ(o.text, "4801d84801ca\t1.000\n4801c0\t1.000\n");
+}
+
+TEST(Throughput, GarbageIsAnErrorLineNotACrash)
+{
+    EXPECT_NE(error_of("48zz").find("not a hex digit"), std::string::npos);
+    EXPECT_NE(error_of("480").find("odd number"), std::string::npos);
+    EXPECT_NE(error_of("48").find("truncated"), std::string::npos);
+    EXPECT_NE(error_of("0f0b").find("control flow"), std::string::npos); // ud2
+}
+
+TEST(Throughput, ControlFlowAndPrivilegedAreRefused)
+{
+    EXPECT_NE(error_of("ebfe").find("control flow"), std::string::npos);     // jmp $
+    EXPECT_NE(error_of("7400").find("control flow"), std::string::npos);     // jz
+    EXPECT_NE(error_of("c3").find("control flow"), std::string::npos);       // ret
+    EXPECT_NE(error_of("0f05").find("control flow"), std::string::npos);     // syscall
+    EXPECT_NE(error_of("0f30").find("privileged"), std::string::npos);       // wrmsr
+    EXPECT_NE(error_of("f348a5").find("REP string"), std::string::npos);     // rep movsq
+}
+
+TEST(Throughput, FaultsNameTheVectorAndByte)
+{
+    // xor ecx, ecx; div rcx: #DE at byte 2
+    EXPECT_NE(error_of("31c948f7f1").find("#DE at byte 2"), std::string::npos);
+    // xor eax, eax; mov rax, [rax]: address 0 cannot be mapped
+    EXPECT_NE(error_of("31c0488b00").find("#PF at byte 2"), std::string::npos);
+    // mov rax, 1 << 63 | ...; mov rbx, [rax]: non-canonical
+    EXPECT_NE(error_of("48b80000000000000080488b18").find("#GP at byte 10"), std::string::npos);
+}
+
+TEST(Throughput, FileSkipsBlankAndCommentLinesAndReportsEach)
+{
+    std::string f = temp_file("# a comment\n\n4801c0\n  \n48zz\n480fafc0\tignored column\n");
+    Out o = cmd({"--file", f});
+    EXPECT_EQ(o.rc, 1); // one bad block
+    EXPECT_EQ(o.text, "4801c0\t1.000\n48zz\terror: not a hex digit\n480fafc0\t3.000\n");
+    std::remove(f.c_str());
+    std::string good = temp_file("4801c0\n");
+    o = cmd({"--file", good});
+    EXPECT_EQ(o.rc, 0);
+    std::remove(good.c_str());
+}
+
+TEST(Throughput, UsageErrors)
+{
+    EXPECT_EQ(cmd({}).rc, 2);
+    EXPECT_EQ(cmd({"--uarch", "pentium", "4801c0"}).rc, 2);
+    EXPECT_EQ(cmd({"--file", "/nonexistent/blocks"}).rc, 2);
+    EXPECT_EQ(cmd({"--bogus"}).rc, 2);
+    EXPECT_EQ(cmd({"--uarch"}).rc, 2);
+}
+
+TEST(Throughput, ApiRefusesWhatItCannotTime)
+{
+    double c = 0;
+    char err[256] = "";
+    const uint8_t add[] = {0x48, 0x01, 0xc0};
+    EXPECT_EQ(es_timing_throughput("znver4", add, 0, ES_MODE_64, &c, err, sizeof err), -1);
+    EXPECT_EQ(es_timing_throughput("znver4", add, sizeof add, ES_MODE_32, &c, err, sizeof err),
+              -1);
+    EXPECT_EQ(es_timing_throughput("nope", add, sizeof add, ES_MODE_64, &c, err, sizeof err), -1);
+    EXPECT_NE(strstr(err, "unknown microarchitecture"), nullptr) << err;
+    EXPECT_EQ(es_timing_throughput("skylake", add, sizeof add, ES_MODE_64, &c, err, sizeof err),
+              0)
+        << err;
+    EXPECT_GT(c, 0.0);
+}

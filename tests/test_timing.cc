@@ -1,0 +1,292 @@
+// test_timing.cc - the cycle model (sim/timing/): steady-state cycles of
+// small blocks against what tables/uarch/ says they must cost, and the
+// model attached to a running machine.  Every expected number is read from
+// the tables (never typed in here), so the tests follow the data files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "es_shim.h"
+#include "machine.h"
+#include "timing/tm_int.h"
+}
+
+namespace {
+
+std::vector<uint8_t> hex(const char *s)
+{
+    std::vector<uint8_t> v;
+    for (size_t i = 0; s[i] && s[i + 1]; i += 2)
+        v.push_back((uint8_t)std::stoi(std::string(s + i, 2), nullptr, 16));
+    return v;
+}
+
+// Steady-state cycles per iteration of a block (BHive definition).
+double tput(const char *uarch, const char *h)
+{
+    std::vector<uint8_t> code = hex(h);
+    double c = -1;
+    char err[256] = "";
+    EXPECT_EQ(es_timing_throughput(uarch, code.data(), code.size(), ES_MODE_64, &c, err,
+                                   sizeof err),
+              0)
+        << h << ": " << err;
+    return c;
+}
+
+struct Uarch {
+    tm_uarch u;
+    explicit Uarch(const char *name)
+    {
+        char err[256];
+        if (tm_uarch_load(&u, name, err, sizeof err))
+            ADD_FAILURE() << name << ": " << err;
+    }
+    ~Uarch() { tm_uarch_free(&u); }
+    uint32_t lat(const char *form) const
+    {
+        const tm_row *r = tm_find_form(&u, form);
+        EXPECT_NE(r, nullptr) << "no row for " << form;
+        return r ? r->cost.lat : 0;
+    }
+    int group_ports(const char *form) const
+    {
+        const tm_row *r = tm_find_form(&u, form);
+        EXPECT_TRUE(r && r->cost.ngroups == 1) << form;
+        return r ? __builtin_popcount(r->cost.g[0].mask) : 0;
+    }
+};
+
+const char *const kUarchs[] = {"znver4", "skylake"};
+
+}  // namespace
+
+TEST(Timing, EveryBuiltInUarchLoadsWithAllPrivilegedForms)
+{
+    // tm_uarch_load fails, naming the form, when <uarch>.priv.tsv lacks one
+    // of the forms the model costs: this is where a missing form is loud.
+    int n = 0;
+    for (const char *const *u = es_timing_uarchs(); *u; u++, n++) {
+        char err[256] = "";
+        es_timing *t = es_timing_new(*u, err, sizeof err);
+        EXPECT_NE(t, nullptr) << *u << ": " << err;
+        es_timing_free(t);
+    }
+    EXPECT_GE(n, 2);
+    char err[256] = "";
+    EXPECT_EQ(es_timing_new("pentium", err, sizeof err), nullptr);
+    EXPECT_NE(strstr(err, "unknown microarchitecture"), nullptr) << err;
+}
+
+TEST(Timing, DependentAddChainCostsItsLatency)
+{
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        // add rax, rax: each add waits for the previous one
+        EXPECT_NEAR(tput(name, "4801c0"), u.lat("add r64, r64"), 0.02) << name;
+        // four adds on one chain: four latencies
+        EXPECT_NEAR(tput(name, "4801c04801c04801c04801c0"), 4.0 * u.lat("add r64, r64"), 0.05)
+            << name;
+    }
+}
+
+TEST(Timing, IndependentAddsAreLimitedByAlusAndDispatchWidth)
+{
+    // add r64, imm8 on eight different registers (rax..rdi minus rsp, r8, r9)
+    const char *block = "4883c0014883c1014883c2014883c3014883c5014883c6014883c7014983c001";
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double alus = u.group_ports("add r64, imm8");
+        double bound = std::max(8.0 / alus, 8.0 / u.u.dispatch_width);
+        EXPECT_NEAR(tput(name, block), bound, 0.05 * bound) << name;
+    }
+}
+
+TEST(Timing, ImulChainCostsImulLatency)
+{
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        EXPECT_NEAR(tput(name, "480fafc0"), u.lat("imul r64, r64"), 0.02) << name;
+    }
+}
+
+TEST(Timing, PointerChasingLoadCostsL1Latency)
+{
+    // mov rax, [rax]: memory holds the register value, so rax stays put and
+    // every load waits for the previous one
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        EXPECT_NEAR(tput(name, "488b00"), u.u.l1d_latency, 0.02) << name;
+    }
+}
+
+TEST(Timing, StoreThenLoadForwards)
+{
+    // mov [rdi], rax; mov rax, [rsi]: same address (all registers equal),
+    // different base registers, so forwarding and not memory renaming
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        EXPECT_NEAR(tput(name, "4889078b06" /* 32-bit load: inside the store */),
+                    u.u.stlf_latency, 0.05)
+            << name;
+        EXPECT_NEAR(tput(name, "488907488b06"), u.u.stlf_latency, 0.05) << name;
+    }
+}
+
+TEST(Timing, PartialOverlapFailsToForward)
+{
+    // mov [rdi], eax (4 bytes); mov rax, [rsi] (8 bytes): the load needs
+    // bytes the store does not have, so it waits for the store to commit
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double fwd = tput(name, "488907488b06");
+        double fail = tput(name, "8907488b06");
+        EXPECT_GE(fail, u.u.stlf_fail_penalty + u.u.l1d_latency) << name;
+        EXPECT_GT(fail, fwd) << name;
+    }
+}
+
+TEST(Timing, MemoryRenamingOnlyWhereTheTableSaysSo)
+{
+    // mov [rdi+8], rax; mov rax, [rdi+8]: same base and displacement
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double c = tput(name, "48894708488b4708");
+        if (u.u.memrename)
+            EXPECT_LT(c, u.u.stlf_latency) << name;
+        else
+            EXPECT_NEAR(c, u.u.stlf_latency, 0.05) << name;
+    }
+}
+
+TEST(Timing, ZeroIdiomBreaksTheChain)
+{
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        // imul rax, rax; or eax, eax: a chain of imul + or
+        double chained = tput(name, "480fafc009c0");
+        EXPECT_NEAR(chained, u.lat("imul r64, r64") + u.lat("or r32, r32"), 0.05) << name;
+        // imul rax, rax; xor eax, eax: the xor does not read rax
+        double broken = tput(name, "480fafc031c0");
+        EXPECT_LT(broken, u.lat("imul r64, r64")) << name;
+    }
+}
+
+TEST(Timing, SerialisingCpuidCostsItsTableValue)
+{
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        const tm_priv_cost &pc = u.u.priv[TP_CPUID];
+        double c = tput(name, "0fa2");
+        if (pc.serialising)
+            EXPECT_NEAR(c, pc.cycles, 0.02 * pc.cycles + 0.1) << name;
+        else
+            EXPECT_GE(c, 1.0) << name;
+    }
+}
+
+TEST(Timing, LfenceFollowsItsKind)
+{
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        const tm_priv_cost &pc = u.u.priv[TP_LFENCE];
+        // lfence; add rax, rax
+        double c = tput(name, "0faee84801c0");
+        if (pc.serialising)
+            EXPECT_GE(c, pc.cycles) << name;
+        else
+            EXPECT_LT(c, pc.cycles + 2.0 * u.lat("add r64, r64") + 1) << name;
+    }
+}
+
+TEST(Timing, ThroughputIsDeterministic)
+{
+    const char *blocks[] = {"498b5510488b14c24883e8014885d2", "488907488b06", "0fa2",
+                            "4c89ff4989c5498b042441c74508000000004889442428"};
+    for (const char *b : blocks) {
+        double a = tput("znver4", b), c = tput("znver4", b);
+        EXPECT_EQ(a, c) << b;
+    }
+}
+
+namespace {
+
+// Runs code on a test machine with the model attached; returns the stats.
+es_timing_stats run_timed(const char *uarch, const std::vector<uint8_t> &code)
+{
+    es_machine *m = est_new(ES_MODE_64);
+    char err[256] = "";
+    es_timing *t = es_timing_new(uarch, err, sizeof err);
+    es_timing_stats st{};
+    if (!m || !t) {
+        ADD_FAILURE() << err;
+    } else {
+        EXPECT_EQ(es_timing_attach(t, m), 0);
+        est_code(m, code.data(), code.size());
+        EXPECT_EQ(est_run(m, code.size(), 1000000), 0);
+        es_timing_get_stats(t, &st);
+        EXPECT_EQ(st.cycles, es_timing_cycles(t));
+    }
+    es_timing_free(t);
+    es_machine_free(m);
+    return st;
+}
+
+}  // namespace
+
+TEST(Timing, AttachedModelCountsALoopAndItsBranches)
+{
+    // mov ecx, N; L: add rax, rax; dec ecx; jnz L
+    std::vector<uint8_t> c1000 = hex("b9e80300004801c0ffc975f9");
+    std::vector<uint8_t> c2000 = hex("b9d00700004801c0ffc975f9");
+    es_timing_stats a = run_timed("znver4", c1000);
+    es_timing_stats b = run_timed("znver4", c2000);
+    EXPECT_EQ(a.insns, 1 + 3 * 1000u);
+    EXPECT_EQ(a.branches, 1000u);
+    // a loop branch is learnt: mispredicts only while the global history
+    // warms up and at the exit, the same number for both lengths
+    EXPECT_LE(a.mispredicts, a.branches / 50);
+    EXPECT_EQ(a.mispredicts, b.mispredicts);
+    // the add chain bounds the loop: the 1000 extra iterations cost one add
+    // latency each (cold caches and warm-up cancel in the difference)
+    Uarch u("znver4");
+    EXPECT_GE(b.cycles - a.cycles, 1000u * u.lat("add r64, r64"));
+    EXPECT_LE(b.cycles - a.cycles, 1000u * u.lat("add r64, r64") + 20);
+    es_timing_stats again = run_timed("znver4", c1000);
+    EXPECT_EQ(a.cycles, again.cycles);
+    EXPECT_EQ(a.uops, again.uops);
+}
+
+TEST(Timing, UnpredictableBranchesCostMispredicts)
+{
+    // rdx = pseudo-random bit stream (xorshift), branch on its low bit:
+    // mov ecx, 2000; mov edx, 0x1234567
+    // L: mov eax, edx; shl eax, 13; xor edx, eax; mov eax, edx; shr eax, 17;
+    //    xor edx, eax; mov eax, edx; shl eax, 5; xor edx, eax;
+    //    test dl, 1; jz S; add rbx, 1; S: dec ecx; jnz L
+    std::vector<uint8_t> code = hex("b9d0070000ba67452301" "89d0c1e00d31c2" "89d0c1e81131c2"
+                                    "89d0c1e00531c2" "f6c2017404" "4883c301" "ffc975de");
+    es_timing_stats st = run_timed("znver4", code);
+    Uarch u("znver4");
+    EXPECT_EQ(st.branches, 4000u);
+    // a random branch is mispredicted about half of the time
+    EXPECT_GT(st.mispredicts, 500u);
+    EXPECT_GE(st.cycles, st.mispredicts * u.u.mispredict_penalty);
+}
+
+TEST(Timing, DetachedMachineRunsThePlainLoop)
+{
+    es_machine *m = est_new(ES_MODE_64);
+    EXPECT_EQ(m->nobs, 0);
+    char err[256];
+    es_timing *t = es_timing_new("znver4", err, sizeof err);
+    ASSERT_NE(t, nullptr) << err;
+    EXPECT_EQ(m->nobs, 0); // creating a model attaches nothing
+    EXPECT_EQ(es_timing_cycles(t), 0u);
+    es_timing_free(t);
+    es_machine_free(m);
+}
