@@ -16,6 +16,8 @@
 #define DBG_ARCH_OFF offsetof(es_machine, gpr)
 #define DBG_ARCH_END offsetof(es_machine, fault)
 #define DBG_ARCH_WORDS ((DBG_ARCH_END - DBG_ARCH_OFF) / 8)
+_Static_assert((DBG_ARCH_END - DBG_ARCH_OFF) % 8 == 0, "the saved region is whole words");
+_Static_assert(DBG_ARCH_WORDS < 65536, "word indexes fit the log's 16 bits");
 
 /* What the session remembers about the pt_regs frame of the kernel entry
  * in progress (part of the state the undo log restores). */

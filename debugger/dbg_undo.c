@@ -255,7 +255,10 @@ void dbg_undo_end(es_dbg *d)
         u->resync = true;
     if (u->resync)
         resync(u, m);
-    const uint64_t *now = (const uint64_t *)(const void *)((const uint8_t *)m + DBG_ARCH_OFF);
+    /* copied out rather than read through a cast: the region holds many
+     * types (long double, unions), and memcpy keeps the aliasing rules */
+    uint64_t now[DBG_ARCH_WORDS];
+    memcpy(now, (const uint8_t *)m + DBG_ARCH_OFF, sizeof now);
     for (size_t i = 0; i < DBG_ARCH_WORDS; i++)
         if (now[i] != u->arch_before[i]) {
             put_u8(u, REC_ARCH);
@@ -337,7 +340,7 @@ bool dbg_undo_pop(es_dbg *d)
         default: p = end; nent--; break; /* cannot happen: we wrote it */
         }
     }
-    uint64_t *arch = (uint64_t *)(void *)((uint8_t *)m + DBG_ARCH_OFF);
+    uint8_t *arch = (uint8_t *)m + DBG_ARCH_OFF;
     while (nent) {
         const uint8_t *p = ent[--nent];
         uint64_t a;
@@ -346,7 +349,7 @@ bool dbg_undo_pop(es_dbg *d)
         switch (*p) {
         case REC_ARCH:
             memcpy(&n, p + 1, 2);
-            memcpy(&arch[n], p + 3, 8);
+            memcpy(arch + 8u * n, p + 3, 8);
             break;
         case REC_MEM:
             memcpy(&a, p + 1, 8);
