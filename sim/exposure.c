@@ -633,6 +633,19 @@ out:
 
 /* ---- live mode ---- */
 
+int es_entry_of(const es_machine *m, const es_insn *d)
+{
+    if (d->op == ES_OP_SYSCALL)
+        return m->mode == ES_MODE_32                          ? ES_ENTRY_SYSCALL32
+               : (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) != 0 ? ES_ENTRY_X32
+                                                              : ES_ENTRY_SYSCALL64;
+    if (d->op == ES_OP_SYSENTER)
+        return ES_ENTRY_SYSENTER32;
+    if (d->op == ES_OP_INT && d->nops && (d->o[0].imm & 0xff) == 0x80)
+        return ES_ENTRY_INT80;
+    return -1;
+}
+
 struct es_live {
     es_taint *t;
     int abi;
@@ -646,15 +659,7 @@ static void live_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip
 {
     es_live *l = ctx;
     if (m->cpl == 3) {
-        int entry = -1;
-        if (d->op == ES_OP_SYSCALL)
-            entry = m->mode == ES_MODE_32                          ? ES_ENTRY_SYSCALL32
-                    : (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) != 0 ? ES_ENTRY_X32
-                                                                   : ES_ENTRY_SYSCALL64;
-        else if (d->op == ES_OP_SYSENTER)
-            entry = ES_ENTRY_SYSENTER32;
-        else if (d->op == ES_OP_INT && d->nops && d->o[0].imm == 0x80)
-            entry = ES_ENTRY_INT80;
+        int entry = es_entry_of(m, d);
         if (entry < 0)
             return;
         if (l->n == l->cap) {

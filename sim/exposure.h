@@ -91,6 +91,13 @@ int es_entry_parse(const char *name);
  * (out untouched) when the entry has no such row; es_syscall_nr returns the
  * number of `name`, or -1. */
 bool es_syscall_name(int entry, int nr, char *out, size_t n);
+
+/* The entry path an instruction about to run at CPL 3 takes into the
+ * kernel (SYSCALL in 64-bit mode: syscall64, or x32 with the x32 bit in RAX;
+ * in compatibility mode: syscall32; SYSENTER: sysenter32; INT 0x80: int80),
+ * or -1 when it is no system call instruction.  vsyscall is a fault, not an
+ * instruction, and is never returned. */
+int es_entry_of(const es_machine *m, const es_insn *d);
 int es_syscall_nr(int entry, const char *name);
 
 /* Runs one case.  vendor -1 picks the vendor the entry needs (Intel for

@@ -235,15 +235,7 @@ static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     p->pre_rsp = m->gpr[ES_RSP];
     if (m->cpl != 3)
         return;
-    int entry = -1;
-    if (d->op == ES_OP_SYSCALL)
-        entry = m->mode == ES_MODE_32                          ? ES_ENTRY_SYSCALL32
-                : (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) != 0 ? ES_ENTRY_X32
-                                                               : ES_ENTRY_SYSCALL64;
-    else if (d->op == ES_OP_SYSENTER)
-        entry = ES_ENTRY_SYSENTER32;
-    else if (d->op == ES_OP_INT && d->nops && (d->o[0].imm & 0xff) == 0x80)
-        entry = ES_ENTRY_INT80;
+    int entry = es_entry_of(m, d);
     if (entry >= 0) {
         p->pend_rip = rip;
         p->pend_entry = entry;
