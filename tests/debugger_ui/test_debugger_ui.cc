@@ -287,6 +287,36 @@ TEST(DebuggerUiRender, HelpOverlayCoversTheMiddle)
     EXPECT_GT(help.count(mid, ES_UI_STATUS_BG), 0);
 }
 
+// Any size draws without writing outside the canvas (the canvas has guard
+// pixels around it that must stay untouched), help overlay included.
+TEST(DebuggerUiRender, TinyAndOddSizesStayInsideTheCanvas)
+{
+    Font font(13);
+    ASSERT_NE(font.f, nullptr);
+    static es_ui_view v;
+    sample_view(&v, true);
+    v.help = "a\nlong help line that is wider than a tiny window can show";
+    v.show_help = true;
+    for (auto wh : {std::pair<int, int>{1, 1}, {7, 300}, {50, 30}, {320, 200}, {641, 401}}) {
+        const int w = wh.first, h = wh.second, guard = 64;
+        std::vector<uint32_t> buf((size_t)(w + 2 * guard) * (h + 2 * guard), 0x12345678u);
+        es_ui_canvas cv;
+        cv.pitch = w + 2 * guard;
+        cv.px = buf.data() + (size_t)guard * cv.pitch + guard;
+        cv.w = w, cv.h = h;
+        es_ui_render(&cv, font.f, &v);
+        size_t touched = 0;
+        for (int y = -guard; y < h + guard; y++)
+            for (int x = -guard; x < w + guard; x++) {
+                bool inside = x >= 0 && y >= 0 && x < w && y < h;
+                uint32_t p = buf[(size_t)(y + guard) * cv.pitch + x + guard];
+                if (!inside)
+                    touched += p != 0x12345678u;
+            }
+        EXPECT_EQ(touched, 0u) << w << "x" << h;
+    }
+}
+
 // Compares a render with tests/golden/NAME; on mismatch (or when the
 // golden is missing) writes NAME.actual.png next to it.  Tolerance: a
 // channel may differ by 48 on at most 0.02% of the pixels (antialiasing
