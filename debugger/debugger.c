@@ -209,6 +209,18 @@ int es_debug_cmd(int argc, char **argv)
         if (o.script && es_dbg_exec_file(d, o.script, stdout) == ES_DBG_CMD_ERROR)
             status = EX_ERROR;
         fflush(stdout);
+        /* the bottom line of a handout: where and why the script stopped */
+        es_dbg_status st;
+        es_dbg_get_status(d, &st);
+        uint64_t rip = 0, off = 0;
+        es_dbg_resolve(d, "rip", &rip, err, sizeof err);
+        const char *sym = es_dbg_symbolize(d, rip, &off);
+        char where[160] = "";
+        if (sym)
+            snprintf(where, sizeof where, " <%s+0x%llx>", sym, (unsigned long long)off);
+        snprintf(app.view.message, sizeof app.view.message, "[%s] insn %llu  0x%llx%s",
+                 es_dbg_stop_name(st.last_stop), (unsigned long long)st.icount,
+                 (unsigned long long)rip, where);
         if (status == EX_OK && o.screenshot &&
             es_ui_app_screenshot(&app, d, o.screenshot, err, sizeof err)) {
             fprintf(stderr, "entrysim: debug: --screenshot: %s\n", err);
