@@ -216,8 +216,10 @@ int es_debug_cmd(int argc, char **argv)
         es_dbg_resolve(d, "rip", &rip, err, sizeof err);
         const char *sym = es_dbg_symbolize(d, rip, &off);
         char where[160] = "";
-        if (sym)
+        if (sym && off)
             snprintf(where, sizeof where, " <%s+0x%llx>", sym, (unsigned long long)off);
+        else if (sym)
+            snprintf(where, sizeof where, " <%s>", sym);
         snprintf(app.view.message, sizeof app.view.message, "[%s] insn %llu  0x%llx%s",
                  es_dbg_stop_name(st.last_stop), (unsigned long long)st.icount,
                  (unsigned long long)rip, where);

@@ -299,8 +299,15 @@ static int draw_lines(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
             size_t take = k - at;
             if (wrap && cols > 2 * indent) {
                 size_t room = (size_t)(at ? cols - indent : cols);
-                if (take > room)
+                if (take > room) {
                     take = room;
+                    /* break after a space when one is in the second half */
+                    for (size_t j = room; j > room / 2; j--)
+                        if (buf[at + j - 1] == ' ') {
+                            take = j;
+                            break;
+                        }
+                }
             }
             char save = buf[at + take];
             buf[at + take] = 0;
