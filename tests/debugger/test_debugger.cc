@@ -262,6 +262,21 @@ TEST(DebuggerRun, FinishReturnsFromFunctionsAndFromTheEntry)
     EXPECT_STREQ(sym, "main");
 }
 
+TEST(DebuggerRun, StaticPieSymbolsCarryTheLoadBias)
+{
+    Session s("musl_hello_pie", ES_CONV_V417);
+    NEED(s);
+    uint64_t main_addr = 0;
+    char err[200];
+    ASSERT_EQ(es_dbg_resolve(s.d, "main", &main_addr, err, sizeof err), 0) << err;
+    EXPECT_GT(main_addr, 0x10000u); // relocated, not the ELF's link-time value near 0
+    s.ok("break main");
+    std::string out = s.ok("continue");
+    EXPECT_NE(out.find("[breakpoint 1]"), std::string::npos) << out;
+    EXPECT_NE(out.find("<main>"), std::string::npos) << out;
+    EXPECT_EQ(s.m()->rip, main_addr);
+}
+
 TEST(DebuggerRun, FinishInTheKernel)
 {
     // finish inside do_syscall_64 comes back to the entry code; finish in
