@@ -559,6 +559,7 @@ typedef struct run_cfg {
     int jobs;
     double timeout;
     bool verbose;
+    sigset_t child_mask; /* the mask before run_cells blocked the stop signals */
 } run_cfg;
 
 /* The program a cell runs (malloc'd path). */
@@ -851,7 +852,14 @@ static int spawn_cell(const run_cfg *rc, es_cell *c, pid_t *pid)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = posix_spawn(pid, a.v[0], &fa, NULL, a.v, environ);
+    /* the child gets the signal mask the user started us with, not the
+     * one run_cells waits with */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigmask(&attr, &rc->child_mask);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    int e = posix_spawn(pid, a.v[0], &fa, &attr, a.v, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (e)
         setnote(c, "cannot start %s: %s", a.v[0], strerror(e));
@@ -897,18 +905,36 @@ static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_ou
     free(json);
 }
 
-static void run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
+/* Cells still pending when the run stops early are failed with `why`. */
+static void fail_pending(es_cell *cells, size_t n, const char *why)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cells[i].skip && cells[i].state == CELL_PENDING)
+            cells[i].state = CELL_FAILED, setnote(&cells[i], "%s", why);
+}
+
+/* Runs the pending cells, at most rc->jobs at once.  SIGINT, SIGTERM and
+ * SIGHUP are blocked meanwhile and waited for with the children (no
+ * handler, no global flag): on one, the running children are killed and
+ * their cells and the unstarted ones fail as interrupted; what finished is
+ * already in the store.  Returns that signal, or 0. */
+static int run_cells(run_cfg *rc, es_cell *cells, size_t n, size_t todo)
 {
     slot *slots = calloc((size_t)rc->jobs, sizeof *slots);
     if (!slots) {
-        for (size_t i = 0; i < n; i++)
-            if (!cells[i].skip && cells[i].state == CELL_PENDING)
-                cells[i].state = CELL_FAILED, setnote(&cells[i], "out of memory");
-        return;
+        fail_pending(cells, n, "out of memory");
+        return 0;
     }
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, &rc->child_mask);
+    int stopped = 0;
     int running = 0;
     size_t next = 0, done = 0;
-    while (running || next < n) {
+    while ((running || next < n) && !stopped) {
         while (running < rc->jobs && next < n) {
             es_cell *c = &cells[next];
             if (c->skip || c->state != CELL_PENDING) {
@@ -968,10 +994,26 @@ static void run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
         }
         if (!reaped && running) {
             struct timespec ts = {0, 5 * 1000 * 1000};
-            nanosleep(&ts, NULL);
+            int sig = sigtimedwait(&stop, NULL, &ts);
+            if (sig > 0)
+                stopped = sig;
         }
     }
+    if (stopped) {
+        fprintf(stderr, "entrysim: bench: %s: stopping %d running cell%s\n", strsignal(stopped),
+                running, running == 1 ? "" : "s");
+        for (int j = 0; j < rc->jobs; j++)
+            if (slots[j].pid) {
+                kill(slots[j].pid, SIGKILL);
+                waitpid(slots[j].pid, NULL, 0);
+                cells[slots[j].cell].state = CELL_FAILED;
+                setnote(&cells[slots[j].cell], "interrupted (%s)", strsignal(stopped));
+            }
+        fail_pending(cells, n, "not run: interrupted");
+    }
+    sigprocmask(SIG_SETMASK, &rc->child_mask, NULL);
     free(slots);
+    return stopped;
 }
 
 /* ------------------------------------------------------------------ command */
@@ -993,7 +1035,7 @@ static const char bench_usage[] =
     "  --list           print the cells (and why any are skipped) and run nothing\n"
     "  --verbose        a line per finished cell\n"
     "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
-    "usage or matrix.\n";
+    "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n";
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -1103,7 +1145,8 @@ int es_bench_cmd(int argc, char **argv, const char *self)
         es_matrix_free(&m);
         return 2;
     }
-    run_cfg rc = {odir, exe, wdir, (int)jobs, timeout, verbose};
+    run_cfg rc = {odir, exe, wdir, (int)jobs, timeout, verbose, {{0}}};
+    sigprocmask(SIG_BLOCK, NULL, &rc.child_mask);
     uint64_t exe_hash = 0;
     if (!hash_file(exe, &exe_hash)) {
         fprintf(stderr, "entrysim: bench: cannot read %s\n", exe);
@@ -1176,7 +1219,7 @@ int es_bench_cmd(int argc, char **argv, const char *self)
         if (cells[i].skip && !seen)
             fprintf(stderr, "  skipped: %s\n", cells[i].skip);
     }
-    run_cells(&rc, cells, n, todo);
+    int stopped = run_cells(&rc, cells, n, todo);
 
     size_t failed = 0, ran = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1199,5 +1242,5 @@ int es_bench_cmd(int argc, char **argv, const char *self)
             reused, failed, missing ? " (workloads missing)" : "", odir);
     free(cells);
     es_matrix_free(&m);
-    return status;
+    return stopped ? 128 + stopped : status; /* like a shell: 130 after SIGINT */
 }

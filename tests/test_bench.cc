@@ -4,6 +4,7 @@
 // real entrysim: outputs, resume, failures, timeouts, determinism.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -568,6 +569,26 @@ TEST_F(BenchRun, TimeoutsAndBadReportsFailTheirCell)
     EXPECT_NE(csv.find("timed out after 0.5 s"), std::string::npos) << csv;
     EXPECT_NE(csv.find("timing report"), std::string::npos) << csv;
     EXPECT_EQ(count(csv, ",ok,"), 1u) << csv;
+}
+
+// Stopped by a signal mid-run: the finished cells are in the store, the
+// running child is killed, and the next run runs only what was left.
+TEST_F(BenchRun, InterruptedRunKeepsFinishedCells)
+{
+    std::string m = dir + "/m.toml", out = dir + "/out";
+    spit(m, "[matrix]\nentries = [\"syscall64\", \"int80\", \"x32\"]\niterations = 5\n");
+    EXPECT_EQ(fake(m, out, "timeout --preserve-status -s TERM 2 env FAKE_RUNNER_HANG=x32", "-j 1"),
+              128 + SIGTERM)
+        << err_text;
+    EXPECT_NE(err_text.find("stopping 1 running cell"), std::string::npos) << err_text;
+    EXPECT_EQ(lines(slurp(out + "/store.tsv")).size(), 1u + 2);
+    std::string csv = slurp(out + "/results.csv");
+    EXPECT_EQ(count(csv, ",ok,"), 2u) << csv;
+    EXPECT_NE(csv.find("interrupted ("), std::string::npos) << csv;
+    size_t before = runner_calls();
+    EXPECT_EQ(fake(m, out), 0) << err_text;
+    EXPECT_EQ(runner_calls(), before + 1);
+    EXPECT_EQ(count(slurp(out + "/results.csv"), ",ok,"), 3u);
 }
 
 TEST_F(BenchRun, BadInputExitsTwoWithTheReason)

@@ -63,8 +63,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_runner: failing as asked\n");
         return 3;
     }
-    while (has_arg(argc, argv, "FAKE_RUNNER_HANG"))
+    /* bounded, so a test that fails to kill it leaves nothing running long */
+    for (int i = 0; i < 60 && has_arg(argc, argv, "FAKE_RUNNER_HANG"); i++)
         sleep(1);
+    if (has_arg(argc, argv, "FAKE_RUNNER_HANG"))
+        return 4;
     FILE *f = fopen(json, "w");
     if (!f)
         return 1;
