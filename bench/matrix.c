@@ -999,6 +999,13 @@ static int run_cells(run_cfg *rc, es_cell *cells, size_t n, size_t todo)
                 stopped = sig;
         }
     }
+    if (!stopped) {
+        /* one that came while nothing was running: taken here, not
+         * delivered (and fatal) when the mask is restored */
+        struct timespec zero = {0, 0};
+        int sig = sigtimedwait(&stop, NULL, &zero);
+        stopped = sig > 0 ? sig : 0;
+    }
     if (stopped) {
         fprintf(stderr, "entrysim: bench: %s: stopping %d running cell%s\n", strsignal(stopped),
                 running, running == 1 ? "" : "s");
