@@ -236,6 +236,8 @@ static int load_workload(es_matrix *m, es_toml *t, const char *file, const char 
             continue;
         if (strings(k, &v, &n, err, errlen, file))
             return -1;
+        if (n > 32) /* a cell's argv has room for 64 */
+            return merr(err, errlen, file, k, "more than 32 values in '%s'", k->key);
         *lists[i].dst = calloc(n, sizeof(char *));
         if (!*lists[i].dst)
             return merr(err, errlen, file, k, "out of memory%s", "");
@@ -948,6 +950,7 @@ static int run_cells(run_cfg *rc, es_cell *cells, size_t n, size_t todo)
             if (spawn_cell(rc, c, &s->pid)) {
                 c->state = CELL_FAILED;
                 s->pid = 0;
+                fprintf(stderr, "entrysim: bench: %s: %s\n", c->key, c->note);
             } else {
                 s->cell = next;
                 clock_gettime(CLOCK_MONOTONIC, &s->start);
