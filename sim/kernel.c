@@ -115,80 +115,89 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+int es_list_next(const char *list, const char **pos, const char **item, size_t *len)
+{
+    const char *p = *pos;
+    if (!p)
+        return 0; /* past the last item */
+    const char *s = p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *e = s;
+    while (*e && *e != ',')
+        e++;
+    const char *t = e;
+    while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
+        t--;
+    *item = s;
+    *len = (size_t)(t - s);
+    *pos = *e ? e + 1 : NULL;
+    if (*len)
+        return 1;
+    return *e == 0 && p == list ? 0 : -1; /* a blank list has no items */
+}
+
 int es_patches_parse_ids(const char *list, const char *const ids[], const unsigned bits[],
                          size_t n, unsigned *out, char *err, size_t errlen)
 {
     unsigned mask = 0;
     if (!list)
         list = "";
-    const char *p = list;
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *s = p;
-        while (*p && *p != ',')
-            p++;
-        const char *e = p;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-            e--;
-        size_t len = (size_t)(e - s);
-        if (len == 0) {
-            /* "" alone is the empty set; an empty item inside a list is a typo */
-            if (*p == ',' || (s != list && *p == 0 && p[-1] == ',')) {
-                errf(err, errlen, "empty item in patch list '%s'", list);
-                return -1;
-            }
-        } else {
-            char item[64];
-            if (len >= sizeof item) {
-                errf(err, errlen, "patch '%.20s...' is too long for a commit id", s);
-                return -1;
-            }
-            memcpy(item, s, len);
-            item[len] = 0;
-            for (size_t k = 0; k < len; k++) {
-                if (!isxdigit((unsigned char)item[k])) {
-                    errf(err, errlen, "patch '%s' is not a commit id (hex digits only)", item);
-                    return -1;
-                }
-                item[k] = (char)tolower((unsigned char)item[k]);
-            }
-            if (len < 7) {
-                errf(err, errlen, "patch '%s' is too short: name it by at least 7 hex digits",
-                     item);
-                return -1;
-            }
-            size_t hit = n, nhits = 0;
-            for (size_t k = 0; k < n; k++)
-                if (strlen(ids[k]) >= len && strncmp(ids[k], item, len) == 0) {
-                    if (nhits == 0)
-                        hit = k;
-                    nhits++;
-                }
-            if (nhits == 0) {
-                errf(err, errlen,
-                     "patch '%s' is not in the series (dfe64506c01e, fa697140f9a2, "
-                     "ebeb8c82ffaf, 6dc936f175cc)",
-                     item);
-                return -1;
-            }
-            if (nhits > 1) {
-                errf(err, errlen, "patch '%s' is ambiguous: it names %zu commits", item, nhits);
-                return -1;
-            }
-            if (!bits[hit]) {
-                errf(err, errlen,
-                     "commit %.12s is in the series but is no toggle (no x86 code path of its own); "
-                     "the toggles are dfe64506c01e, "
-                     "fa697140f9a2, ebeb8c82ffaf, 6dc936f175cc",
-                     ids[hit]);
-                return -1;
-            }
-            mask |= bits[hit];
+    const char *p = list, *s;
+    size_t len;
+    int more;
+    /* "" alone is the empty set; an empty item inside a list is a typo */
+    while ((more = es_list_next(list, &p, &s, &len)) != 0) {
+        if (more < 0) {
+            errf(err, errlen, "empty item in patch list '%s'", list);
+            return -1;
         }
-        if (*p == 0)
-            break;
-        p++; /* the comma */
+        char item[64];
+        if (len >= sizeof item) {
+            errf(err, errlen, "patch '%.20s...' is too long for a commit id", s);
+            return -1;
+        }
+        memcpy(item, s, len);
+        item[len] = 0;
+        for (size_t k = 0; k < len; k++) {
+            if (!isxdigit((unsigned char)item[k])) {
+                errf(err, errlen, "patch '%s' is not a commit id (hex digits only)", item);
+                return -1;
+            }
+            item[k] = (char)tolower((unsigned char)item[k]);
+        }
+        if (len < 7) {
+            errf(err, errlen, "patch '%s' is too short: name it by at least 7 hex digits",
+                 item);
+            return -1;
+        }
+        size_t hit = n, nhits = 0;
+        for (size_t k = 0; k < n; k++)
+            if (strlen(ids[k]) >= len && strncmp(ids[k], item, len) == 0) {
+                if (nhits == 0)
+                    hit = k;
+                nhits++;
+            }
+        if (nhits == 0) {
+            errf(err, errlen,
+                 "patch '%s' is not in the series (dfe64506c01e, fa697140f9a2, "
+                 "ebeb8c82ffaf, 6dc936f175cc)",
+                 item);
+            return -1;
+        }
+        if (nhits > 1) {
+            errf(err, errlen, "patch '%s' is ambiguous: it names %zu commits", item, nhits);
+            return -1;
+        }
+        if (!bits[hit]) {
+            errf(err, errlen,
+                 "commit %.12s is in the series but is no toggle (no x86 code path of its own); "
+                 "the toggles are dfe64506c01e, "
+                 "fa697140f9a2, ebeb8c82ffaf, 6dc936f175cc",
+                 ids[hit]);
+            return -1;
+        }
+        mask |= bits[hit];
     }
     *out = mask;
     return 0;

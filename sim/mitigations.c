@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel.h" /* es_list_next */
 #include "mitigations.h"
 
 /* In ES_MIT_* bit order; es_mitigations_name prints them in this order. */
@@ -52,27 +53,13 @@ int es_mitigations_parse(const char *list, unsigned *out, char *err, size_t errl
     unsigned mask = ES_MIT_DEFAULT;
     if (!list)
         list = "";
-    const char *p = list;
-    /* "" (or only blanks) is the default set; any empty item inside a list
+    const char *p = list, *s;
+    size_t len;
+    int more;
+    /* "" (or only blanks) is the default set; an empty item inside a list
      * ("pti,,retpoline", "pti,", ",pti") is a typo and an error */
-    const char *q = list;
-    while (*q == ' ' || *q == '\t')
-        q++;
-    if (*q == 0) {
-        *out = mask;
-        return 0;
-    }
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *s = p;
-        while (*p && *p != ',')
-            p++;
-        const char *e = p;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-            e--;
-        size_t len = (size_t)(e - s);
-        if (len == 0) {
+    while ((more = es_list_next(list, &p, &s, &len)) != 0) {
+        if (more < 0) {
             if (err && errlen)
                 snprintf(err, errlen, "empty item in mitigation list '%s'", list);
             return -1;
@@ -81,9 +68,6 @@ int es_mitigations_parse(const char *list, unsigned *out, char *err, size_t errl
             errf(err, errlen, "unknown mitigation", s, len, list);
             return -1;
         }
-        if (*p == 0)
-            break;
-        p++; /* the comma */
     }
     *out = mask;
     return 0;
