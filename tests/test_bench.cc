@@ -653,3 +653,45 @@ TEST_F(BenchRun, RealEntrysimIsDeterministic)
     // the two kernels run different entry code
     EXPECT_NE(v416["cycles"], v417["cycles"]);
 }
+
+// Every entry kind through the real entrysim and the built workloads: each
+// cell runs, and the report's row for the cell's syscall is found (5 calls).
+TEST_F(BenchRun, RealEntrysimEveryEntry)
+{
+#if !(ES_TEST_HAVE_M32 && ES_TEST_HAVE_X32)
+    GTEST_SKIP() << "no i386 or x32 toolchain: sysloop32/sysloopx32 not built";
+#endif
+    std::string m = dir + "/every.toml";
+    spit(m, "[matrix]\nentries = [\"syscall64\", \"int80\", \"sysenter32\", \"syscall32\", "
+            "\"x32\", \"vsyscall\"]\ncpu = [\"intel\", \"amd\"]\n"
+            "syscalls = [\"gettimeofday\"]\niterations = 5\n");
+    ASSERT_EQ(bench(m, dir + "/o", ""), 0) << err_text << slurp(dir + "/o/results.csv");
+    auto rows = lines(slurp(dir + "/o/results.csv"));
+    ASSERT_EQ(rows.size(), 1u + 10);
+    auto header = split(rows[0], ',');
+    std::set<std::string> entries;
+    for (size_t i = 1; i < rows.size(); i++) {
+        auto r = csv_row(header, rows[i]);
+        EXPECT_EQ(r["calls"], "5") << rows[i];
+        EXPECT_GT(atof(r["hw_entry"].c_str()), 0) << rows[i];
+        EXPECT_GT(atof(r["body"].c_str()), 0) << rows[i];
+        entries.insert(r["entry"]);
+    }
+    EXPECT_EQ(entries.size(), 6u);
+}
+
+// A [workload.NAME] table: its program and expanded arguments reach the
+// runner.
+TEST_F(BenchRun, CustomWorkloadArguments)
+{
+    std::string m = dir + "/w.toml";
+    spit(m, "[matrix]\nworkloads = [\"mine\"]\nsyscalls = [\"time\"]\niterations = 7\n"
+            "[workload.mine]\nprogram = \"" ES_TEST_WORKLOADS "/sysloop64\"\n"
+            "args = [\"{entry}\", \"{syscall}\", \"n={iterations}\"]\n");
+    ASSERT_EQ(fake(m, dir + "/o"), 0) << err_text;
+    std::string log = slurp(dir + "/runner.log");
+    EXPECT_NE(log.find("-- " ES_TEST_WORKLOADS "/sysloop64 syscall64 time n=7\n"), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("run --deterministic --timing-json "), std::string::npos) << log;
+    EXPECT_NE(log.find("--mitigations none,nospec --cpu amd"), std::string::npos) << log;
+}
