@@ -122,6 +122,11 @@ size_t es_matrix_cells(const es_matrix *m, es_cell **out);
 /* Why a combination cannot run, or NULL. */
 const char *es_cell_impossible(const es_cell *c);
 
+/* strdup; whole file as a NUL-terminated string (at most 64 MiB; NULL with
+ * "PATH: reason" in err). */
+char *es_bench_sdup(const char *s);
+char *es_bench_read_file(const char *path, size_t *len, char *err, size_t errlen);
+
 /* FNV-1a 64 (an incremental hash: pass the previous value, start from
  * ES_FNV_INIT). */
 #define ES_FNV_INIT 0xcbf29ce484222325ULL

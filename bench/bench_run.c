@@ -1,0 +1,755 @@
+/* bench_run.c - `entrysim bench --matrix FILE` (issue 4): each cell of the
+ * matrix run as a child `entrysim run --timing-json` (or --runner), in
+ * parallel with a timeout, resumable through a results store keyed by a
+ * hash of the cell's configuration and of the programs that produce its
+ * numbers; then the outputs (bench_out.c).  bench/README.md. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "matrix.h"
+
+#ifndef ES_BENCH_VERSION
+#define ES_BENCH_VERSION "unknown"
+#endif
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+extern char **environ;
+
+/* snprintf for notes and paths (a note may be cut; a path that does not
+ * fit is an error the caller sees as -1) */
+static void setnote(es_cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void setnote(es_cell *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->note, sizeof c->note, fmt, ap);
+    va_end(ap);
+}
+
+static int pathf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int pathf(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return w >= 0 && (size_t)w < n ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ runs */
+
+typedef struct run_cfg {
+    const char *out;       /* output directory */
+    const char *exe;       /* what runs a cell: self, or --runner */
+    const char *workloads; /* directory of the built workloads */
+    int jobs;
+    double timeout;
+    bool verbose;
+    sigset_t child_mask; /* the mask before run_cells blocked the stop signals */
+} run_cfg;
+
+/* The program a cell runs (malloc'd path). */
+static char *cell_program(const run_cfg *rc, const es_cell *c)
+{
+    const char *prog;
+    if (c->wl) {
+        prog = c->wl->program;
+    } else {
+        const char *e = c->v[AX_ENTRY];
+        prog = !strcmp(e, "x32") ? "sysloopx32"
+               : (!strcmp(e, "syscall64") || !strcmp(e, "vsyscall")) ? "sysloop64"
+                                                                       : "sysloop32";
+    }
+    if (strchr(prog, '/'))
+        return es_bench_sdup(prog);
+    size_t n = strlen(rc->workloads) + strlen(prog) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", rc->workloads, prog);
+    return p;
+}
+
+/* Workload arguments with {entry} {syscall} {iterations} expanded. */
+static char *expand(const char *tmpl, const es_cell *c)
+{
+    char buf[1024], num[32];
+    size_t n = 0;
+    snprintf(num, sizeof num, "%lld", c->iterations);
+    for (const char *p = tmpl; *p && n + 1 < sizeof buf;) {
+        const char *val = NULL;
+        size_t skip = 0;
+        if (!strncmp(p, "{entry}", 7))
+            val = c->v[AX_ENTRY], skip = 7;
+        else if (!strncmp(p, "{syscall}", 9))
+            val = c->v[AX_SYSCALL], skip = 9;
+        else if (!strncmp(p, "{iterations}", 12))
+            val = num, skip = 12;
+        if (val) {
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", val);
+            if (n >= sizeof buf)
+                n = sizeof buf - 1;
+            p += skip;
+        } else {
+            buf[n++] = *p++;
+        }
+    }
+    buf[n] = 0;
+    return es_bench_sdup(buf);
+}
+
+/* argv of a cell's child (NULL-terminated, strings malloc'd). */
+typedef struct cell_argv {
+    char *v[64];
+    int n;
+} cell_argv;
+
+static void push_arg(cell_argv *a, const char *s)
+{
+    if (a->n < (int)COUNT(a->v) - 1)
+        a->v[a->n++] = es_bench_sdup(s);
+    a->v[a->n] = NULL;
+}
+
+static void free_argv(cell_argv *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+    a->n = 0;
+}
+
+static void cell_path(const run_cfg *rc, const es_cell *c, const char *ext, char *buf, size_t n)
+{
+    (void)pathf(buf, n, "%s/cells/%s.%s", rc->out, c->key, ext);
+}
+
+static void build_argv(const run_cfg *rc, const es_cell *c, const char *program, cell_argv *a)
+{
+    char json[PATH_MAX];
+    cell_path(rc, c, "json", json, sizeof json);
+    a->n = 0;
+    push_arg(a, rc->exe);
+    push_arg(a, "run");
+    push_arg(a, "--deterministic");
+    push_arg(a, "--timing-json");
+    push_arg(a, json);
+    push_arg(a, "--uarch");
+    push_arg(a, c->v[AX_UARCH]);
+    /* the kernel label is es_patches_name()'s: "v4.16", "v4.17" or
+     * "v4.16+dfe64506+fa697140" */
+    const char *k = c->v[AX_KERNEL];
+    if (!strncmp(k, "v4.16+", 6)) {
+        char list[128];
+        snprintf(list, sizeof list, "%s", k + 6);
+        for (char *p = list; *p; p++)
+            if (*p == '+')
+                *p = ',';
+        push_arg(a, "--patches");
+        push_arg(a, list);
+    } else {
+        push_arg(a, "--convention");
+        push_arg(a, k);
+    }
+    /* the label is es_mitigations_name()'s set; "none," makes the list
+     * exact rather than added to the default */
+    char mit[160];
+    snprintf(mit, sizeof mit, "none%s%s", strcmp(c->v[AX_MITIGATIONS], "none") ? "," : "",
+             strcmp(c->v[AX_MITIGATIONS], "none") ? c->v[AX_MITIGATIONS] : "");
+    push_arg(a, "--mitigations");
+    push_arg(a, mit);
+    push_arg(a, "--cpu");
+    push_arg(a, c->v[AX_CPU]);
+    push_arg(a, "--");
+    push_arg(a, program);
+    if (c->wl) {
+        for (size_t i = 0; i < c->wl->nargs; i++) {
+            char *s = expand(c->wl->args[i], c);
+            push_arg(a, s ? s : "");
+            free(s);
+        }
+    } else {
+        char num[32];
+        snprintf(num, sizeof num, "%lld", c->iterations);
+        push_arg(a, c->v[AX_ENTRY]);
+        push_arg(a, c->v[AX_SYSCALL]);
+        push_arg(a, num);
+    }
+}
+
+/* FNV-1a of a file's bytes; false when it cannot be read. */
+static bool hash_file(const char *path, uint64_t *h)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    unsigned char buf[1 << 16];
+    ssize_t r;
+    *h = ES_FNV_INIT;
+    while ((r = read(fd, buf, sizeof buf)) > 0)
+        *h = es_fnv1a(*h, buf, (size_t)r);
+    close(fd);
+    return r == 0;
+}
+
+/* The cell's key: its full command line (every axis, iterations, the
+ * workload's arguments) with the programs replaced by hashes of their
+ * bytes, plus entrysim's version.  Results survive a move of the build
+ * directory, not a change to entrysim, the runner or the workload. */
+static void cell_key(const run_cfg *rc, es_cell *c, uint64_t exe_hash, const char *program,
+                     bool *program_ok)
+{
+    uint64_t wh = 0;
+    *program_ok = hash_file(program, &wh);
+    cell_argv a;
+    build_argv(rc, c, program, &a);
+    uint64_t h = es_fnv1a(ES_FNV_INIT, "entrysim-bench/1", 16);
+    h = es_fnv1a(h, ES_BENCH_VERSION, strlen(ES_BENCH_VERSION) + 1);
+    h = es_fnv1a(h, &exe_hash, sizeof exe_hash);
+    h = es_fnv1a(h, &wh, sizeof wh);
+    for (int i = 1; i < a.n; i++) {
+        if (i == 4 || i == a.n - 1 - (c->wl ? (int)c->wl->nargs : 3))
+            continue; /* the JSON path (depends on the key) and program path */
+        h = es_fnv1a(h, a.v[i], strlen(a.v[i]) + 1);
+    }
+    for (int ax = 0; ax < AX_COUNT; ax++)
+        h = es_fnv1a(h, c->v[ax], strlen(c->v[ax]) + 1);
+    free_argv(&a);
+    snprintf(c->key, sizeof c->key, "%016llx", (unsigned long long)h);
+}
+
+/* ---- the store: OUT/store.tsv, one line per finished cell, appended as
+ * soon as the cell ends; a line without its newline (an interrupted write)
+ * is ignored on reading */
+#define STORE_FIELDS (5 + ES_BENCH_NPHASES)
+
+static void store_load(const char *path, es_cell *cells, size_t n)
+{
+    size_t len;
+    char err[300];
+    char *text = es_bench_read_file(path, &len, err, sizeof err);
+    if (!text)
+        return; /* a new store */
+    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        if (*line == '#')
+            continue;
+        char *tab = strchr(line, '\t');
+        if (!tab || tab - line != 16)
+            continue;
+        double f[STORE_FIELDS];
+        char *p = tab;
+        int k = 0;
+        for (; k < STORE_FIELDS && *p == '\t'; k++) {
+            char *e;
+            f[k] = strtod(p + 1, &e);
+            if (e == p + 1)
+                break;
+            p = e;
+        }
+        if (k != STORE_FIELDS)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (!cells[i].skip && cells[i].state == CELL_PENDING &&
+                !strncmp(cells[i].key, line, 16)) {
+                es_cell *c = &cells[i];
+                c->state = CELL_REUSED;
+                c->cycles = f[0], c->instructions = f[1], c->calls = f[2], c->call_cycles = f[3];
+                for (int ph = 0; ph < ES_BENCH_NPHASES; ph++)
+                    c->phases[ph] = f[5 + ph];
+            }
+    }
+    free(text);
+}
+
+static int store_append(const char *path, const es_cell *c)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s\t%.17g\t%.17g\t%.17g\t%.17g\t%lld", c->key, c->cycles,
+                     c->instructions, c->calls, c->call_cycles, c->iterations);
+    for (int p = 0; p < ES_BENCH_NPHASES; p++)
+        n += snprintf(line + n, sizeof line - (size_t)n, "\t%.17g", c->phases[p]);
+    for (int a = 0; a < AX_COUNT; a++)
+        n += snprintf(line + n, sizeof line - (size_t)n, "\t%s", c->v[a]);
+    if (n + 2 > (int)sizeof line)
+        return -1;
+    line[n++] = '\n';
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        static const char head[] =
+            "# entrysim bench store v1: key cycles instructions calls call_cycles iterations "
+            "<7 phases> <axes>\n";
+        if (write(fd, head, sizeof head - 1) < 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    /* one write of the whole line: concurrent appenders cannot interleave */
+    ssize_t w = write(fd, line, (size_t)n);
+    int rc = close(fd);
+    return w == n && rc == 0 ? 0 : -1;
+}
+
+/* The last non-empty line of a file (for failure notes). */
+static void last_line(const char *path, char *buf, size_t n)
+{
+    size_t len;
+    char err[64];
+    buf[0] = 0;
+    char *t = es_bench_read_file(path, &len, err, sizeof err);
+    if (!t)
+        return;
+    while (len && (t[len - 1] == '\n' || t[len - 1] == '\r'))
+        t[--len] = 0;
+    char *s = strrchr(t, '\n');
+    snprintf(buf, n, "%s", s ? s + 1 : t);
+    free(t);
+}
+
+typedef struct slot {
+    pid_t pid;
+    size_t cell;
+    struct timespec start;
+} slot;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int spawn_cell(const run_cfg *rc, es_cell *c, pid_t *pid)
+{
+    char *program = cell_program(rc, c);
+    if (!program)
+        return -1;
+    cell_argv a;
+    build_argv(rc, c, program, &a);
+    free(program);
+    char out[PATH_MAX], errp[PATH_MAX], json[PATH_MAX];
+    cell_path(rc, c, "out", out, sizeof out);
+    cell_path(rc, c, "err", errp, sizeof errp);
+    cell_path(rc, c, "json", json, sizeof json);
+    unlink(json); /* a stale report must not pass for this run's */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* the child gets the signal mask the user started us with, not the
+     * one run_cells waits with */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigmask(&attr, &rc->child_mask);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    int e = posix_spawn(pid, a.v[0], &fa, &attr, a.v, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e)
+        setnote(c, "cannot start %s: %s", a.v[0], strerror(e));
+    free_argv(&a);
+    return e ? -1 : 0;
+}
+
+static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_out)
+{
+    char path[PATH_MAX], tail[160];
+    cell_path(rc, c, "err", path, sizeof path);
+    last_line(path, tail, sizeof tail);
+    c->state = CELL_FAILED;
+    if (timed_out) {
+        setnote(c, "timed out after %g s", rc->timeout);
+        return;
+    }
+    if (WIFSIGNALED(status)) {
+        setnote(c, "killed by signal %d; stderr: %s", WTERMSIG(status),
+                 tail);
+        return;
+    }
+    if (WEXITSTATUS(status)) {
+        setnote(c, "exit status %d; stderr: %s", WEXITSTATUS(status), tail);
+        return;
+    }
+    cell_path(rc, c, "json", path, sizeof path);
+    size_t len;
+    char err[256];
+    char *json = es_bench_read_file(path, &len, err, sizeof err);
+    if (!json) {
+        setnote(c, "no timing report: %s", err);
+        return;
+    }
+    if (es_bench_read_report(json, len, c->v[AX_SYSCALL], c, err, sizeof err)) {
+        setnote(c, "timing report %s: %s", path, err);
+    } else {
+        c->state = CELL_DONE;
+        (void)pathf(path, sizeof path, "%s/store.tsv", rc->out);
+        if (store_append(path, c))
+            fprintf(stderr, "entrysim: bench: cannot append to %s: %s\n", path, strerror(errno));
+    }
+    free(json);
+}
+
+/* Cells still pending when the run stops early are failed with `why`. */
+static void fail_pending(es_cell *cells, size_t n, const char *why)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cells[i].skip && cells[i].state == CELL_PENDING)
+            cells[i].state = CELL_FAILED, setnote(&cells[i], "%s", why);
+}
+
+/* Runs the pending cells, at most rc->jobs at once.  SIGINT, SIGTERM and
+ * SIGHUP are blocked meanwhile and waited for with the children (no
+ * handler, no global flag): on one, the running children are killed and
+ * their cells and the unstarted ones fail as interrupted; what finished is
+ * already in the store.  Returns that signal, or 0. */
+static int run_cells(run_cfg *rc, es_cell *cells, size_t n, size_t todo)
+{
+    slot *slots = calloc((size_t)rc->jobs, sizeof *slots);
+    if (!slots) {
+        fail_pending(cells, n, "out of memory");
+        return 0;
+    }
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, &rc->child_mask);
+    int stopped = 0;
+    int running = 0;
+    size_t next = 0, done = 0;
+    while ((running || next < n) && !stopped) {
+        while (running < rc->jobs && next < n) {
+            es_cell *c = &cells[next];
+            if (c->skip || c->state != CELL_PENDING) {
+                next++;
+                continue;
+            }
+            slot *s = NULL;
+            for (int j = 0; j < rc->jobs && !s; j++)
+                if (!slots[j].pid)
+                    s = &slots[j];
+            if (spawn_cell(rc, c, &s->pid)) {
+                c->state = CELL_FAILED;
+                s->pid = 0;
+                fprintf(stderr, "entrysim: bench: %s: %s\n", c->key, c->note);
+            } else {
+                s->cell = next;
+                clock_gettime(CLOCK_MONOTONIC, &s->start);
+                running++;
+            }
+            next++;
+        }
+        bool reaped = false;
+        for (int j = 0; j < rc->jobs; j++) {
+            slot *s = &slots[j];
+            if (!s->pid)
+                continue;
+            int st = 0;
+            pid_t r = waitpid(s->pid, &st, WNOHANG);
+            bool timed_out = false;
+            if (r == 0 && since(&s->start) > rc->timeout) {
+                kill(s->pid, SIGKILL);
+                r = waitpid(s->pid, &st, 0);
+                timed_out = true;
+            }
+            if (r == 0 || (r < 0 && errno == EINTR))
+                continue;
+            es_cell *c = &cells[s->cell];
+            if (r < 0) {
+                c->state = CELL_FAILED;
+                setnote(c, "waitpid: %s", strerror(errno));
+            } else {
+                finish_cell(rc, c, st, timed_out);
+            }
+            done++;
+            if (rc->verbose || c->state == CELL_FAILED) {
+                fprintf(stderr, "[%zu/%zu] %s", done, todo, c->key);
+                for (int a = 0; a < AX_COUNT; a++)
+                    fprintf(stderr, " %s", c->v[a]);
+                if (c->state == CELL_FAILED)
+                    fprintf(stderr, ": FAILED: %s\n", c->note);
+                else
+                    fprintf(stderr, ": %.1f cycles/call\n",
+                            c->calls > 0 ? c->call_cycles / c->calls : c->cycles / (double)c->iterations);
+            }
+            s->pid = 0;
+            running--;
+            reaped = true;
+        }
+        if (!reaped && running) {
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            int sig = sigtimedwait(&stop, NULL, &ts);
+            if (sig > 0)
+                stopped = sig;
+        }
+    }
+    if (!stopped) {
+        /* one that came while nothing was running: taken here, not
+         * delivered (and fatal) when the mask is restored */
+        struct timespec zero = {0, 0};
+        int sig = sigtimedwait(&stop, NULL, &zero);
+        stopped = sig > 0 ? sig : 0;
+    }
+    if (stopped) {
+        fprintf(stderr, "entrysim: bench: %s: stopping %d running cell%s\n", strsignal(stopped),
+                running, running == 1 ? "" : "s");
+        for (int j = 0; j < rc->jobs; j++)
+            if (slots[j].pid) {
+                kill(slots[j].pid, SIGKILL);
+                waitpid(slots[j].pid, NULL, 0);
+                cells[slots[j].cell].state = CELL_FAILED;
+                setnote(&cells[slots[j].cell], "interrupted (%s)", strsignal(stopped));
+            }
+        fail_pending(cells, n, "not run: interrupted");
+    }
+    sigprocmask(SIG_SETMASK, &rc->child_mask, NULL);
+    free(slots);
+    return stopped;
+}
+
+/* ------------------------------------------------------------------ command */
+
+static const char bench_usage[] =
+    "usage: entrysim bench --matrix FILE [--out DIR] [-j N] [--timeout S]\n"
+    "                      [--runner PROG] [--workloads DIR] [--list] [--verbose]\n"
+    "Runs every cell of the matrix (bench/README.md) as `entrysim run\n"
+    "--deterministic --timing-json ...`, in parallel, skipping cells whose results\n"
+    "are already in DIR/store.tsv, and writes DIR/results.csv, results.json and\n"
+    "chart.svg.\n"
+    "  --out DIR        output directory (default bench-results/NAME)\n"
+    "  -j N             cells run at once (default: the online CPUs)\n"
+    "  --timeout S      a cell running longer is killed and failed (default 600)\n"
+    "  --runner PROG    run PROG instead of this entrysim, with the same arguments\n"
+    "                   (starting with `run`); it must write the --timing-json file\n"
+    "  --workloads DIR  where the built workloads are (default: bench/ next to this\n"
+    "                   entrysim, i.e. BUILD/bench)\n"
+    "  --list           print the cells (and why any are skipped) and run nothing\n"
+    "  --verbose        a line per finished cell\n"
+    "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
+    "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n";
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "entrysim: bench: %s%s\n%s", msg, arg, bench_usage);
+    return 2;
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    (void)pathf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0755) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int es_bench_cmd(int argc, char **argv, const char *self)
+{
+    const char *matrix = NULL, *out = NULL, *runner = NULL, *workloads = NULL;
+    bool list = false, verbose = false;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    double timeout = 600;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool has = i + 1 < argc;
+        char *e;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(bench_usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--list")) {
+            list = true;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            verbose = true;
+        } else if (!has && (!strcmp(a, "--matrix") || !strcmp(a, "--out") || !strcmp(a, "-j") ||
+                            !strcmp(a, "--timeout") || !strcmp(a, "--runner") ||
+                            !strcmp(a, "--workloads"))) {
+            return usage_error("missing value after ", a);
+        } else if (!strcmp(a, "--matrix")) {
+            matrix = argv[++i];
+        } else if (!strcmp(a, "--out")) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--runner")) {
+            runner = argv[++i];
+        } else if (!strcmp(a, "--workloads")) {
+            workloads = argv[++i];
+        } else if (!strcmp(a, "-j")) {
+            jobs = strtol(argv[++i], &e, 10);
+            if (*e || jobs < 1 || jobs > 256)
+                return usage_error("-j wants 1..256, not ", argv[i]);
+        } else if (!strcmp(a, "--timeout")) {
+            timeout = strtod(argv[++i], &e);
+            if (*e || !(timeout > 0))
+                return usage_error("--timeout wants seconds > 0, not ", argv[i]);
+        } else {
+            return usage_error("unknown option ", a);
+        }
+    }
+    if (!matrix)
+        return usage_error("--matrix FILE is required", "");
+    if (jobs < 1)
+        jobs = 1;
+
+    es_matrix m;
+    char err[512];
+    if (es_matrix_load(matrix, &m, err, sizeof err)) {
+        fprintf(stderr, "entrysim: bench: %s\n", err);
+        return 2;
+    }
+    es_cell *cells;
+    size_t n = es_matrix_cells(&m, &cells);
+    size_t nskip = 0;
+    for (size_t i = 0; i < n; i++)
+        nskip += cells[i].skip != NULL;
+
+    /* the programs: entrysim (or the runner) and the workloads directory */
+    char exe[PATH_MAX], wdir[PATH_MAX], odir[PATH_MAX];
+    if (!realpath(runner ? runner : self, exe)) {
+        fprintf(stderr, "entrysim: bench: %s: %s\n", runner ? runner : self, strerror(errno));
+        free(cells);
+        es_matrix_free(&m);
+        return 2;
+    }
+    if (workloads) {
+        (void)pathf(wdir, sizeof wdir, "%s", workloads);
+    } else {
+        char me[PATH_MAX];
+        if (!realpath(self, me))
+            (void)pathf(me, sizeof me, "%s", self);
+        char *slash = strrchr(me, '/');
+        if (slash)
+            *slash = 0;
+        (void)pathf(wdir, sizeof wdir, "%s/bench", slash ? me : ".");
+    }
+    if (out)
+        (void)pathf(odir, sizeof odir, "%s", out);
+    else
+        (void)pathf(odir, sizeof odir, "bench-results/%s", m.name);
+    /* room for "/cells/KEY.json" and the like after the directories */
+    if (strlen(odir) > PATH_MAX - 64 || strlen(wdir) > PATH_MAX - 64) {
+        fprintf(stderr, "entrysim: bench: --out or --workloads path too long\n");
+        free(cells);
+        es_matrix_free(&m);
+        return 2;
+    }
+    run_cfg rc = {odir, exe, wdir, (int)jobs, timeout, verbose, {{0}}};
+    sigprocmask(SIG_BLOCK, NULL, &rc.child_mask);
+    uint64_t exe_hash = 0;
+    if (!hash_file(exe, &exe_hash)) {
+        fprintf(stderr, "entrysim: bench: cannot read %s\n", exe);
+        free(cells);
+        es_matrix_free(&m);
+        return 2;
+    }
+    size_t missing = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (cells[i].skip)
+            continue;
+        char *prog = cell_program(&rc, &cells[i]);
+        bool prog_ok = false;
+        if (prog)
+            cell_key(&rc, &cells[i], exe_hash, prog, &prog_ok);
+        if (!prog_ok) {
+            cells[i].state = CELL_FAILED;
+            setnote(&cells[i],
+                     "workload %s cannot be read (build the bench_workloads target, or "
+                     "--workloads DIR)",
+                     prog ? prog : "?");
+            missing++;
+        }
+        free(prog);
+    }
+
+    if (list) {
+        for (size_t i = 0; i < n; i++) {
+            printf("%s", cells[i].skip ? "skip            " : cells[i].key);
+            for (int a = 0; a < AX_COUNT; a++)
+                printf(" %s", cells[i].v[a]);
+            printf(" %lld", cells[i].iterations);
+            if (cells[i].skip)
+                printf("  (%s)", cells[i].skip);
+            else if (cells[i].state == CELL_FAILED)
+                printf("  (%s)", cells[i].note);
+            putchar('\n');
+        }
+        printf("%zu cells, %zu skipped as impossible\n", n - nskip, nskip);
+        free(cells);
+        es_matrix_free(&m);
+        return 0;
+    }
+
+    char path[PATH_MAX + 32];
+    (void)pathf(path, sizeof path, "%s/cells", odir);
+    if (mkdirs(path)) {
+        fprintf(stderr, "entrysim: bench: cannot create %s: %s\n", path, strerror(errno));
+        free(cells);
+        es_matrix_free(&m);
+        return 2;
+    }
+    (void)pathf(path, sizeof path, "%s/store.tsv", odir);
+    store_load(path, cells, n);
+    size_t reused = 0, todo = 0;
+    for (size_t i = 0; i < n; i++) {
+        reused += cells[i].state == CELL_REUSED;
+        todo += !cells[i].skip && cells[i].state == CELL_PENDING;
+    }
+    fprintf(stderr, "entrysim: bench: %s: %zu cells: %zu to run (-j %ld), %zu already in %s",
+            m.name, n - nskip, todo, jobs, reused, path);
+    if (nskip)
+        fprintf(stderr, "; %zu impossible combinations skipped (results.json lists them)", nskip);
+    fputc('\n', stderr);
+    /* each distinct reason once */
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && cells[i].skip; j++)
+            seen |= cells[j].skip == cells[i].skip;
+        if (cells[i].skip && !seen)
+            fprintf(stderr, "  skipped: %s\n", cells[i].skip);
+    }
+    int stopped = run_cells(&rc, cells, n, todo);
+
+    size_t failed = 0, ran = 0;
+    for (size_t i = 0; i < n; i++) {
+        failed += !cells[i].skip && cells[i].state == CELL_FAILED;
+        ran += cells[i].state == CELL_DONE;
+    }
+    int status = failed ? 1 : 0;
+    const char *names[] = {"results.csv", "results.json", "chart.svg"};
+    for (int k = 0; k < 3; k++) {
+        (void)pathf(path, sizeof path, "%s/%s", odir, names[k]);
+        int r = k == 0   ? es_bench_write_csv(path, cells, n)
+                : k == 1 ? es_bench_write_json(path, &m, cells, n, "entrysim " ES_BENCH_VERSION)
+                         : es_bench_write_svg(path, &m, cells, n);
+        if (r) {
+            fprintf(stderr, "entrysim: bench: cannot write %s\n", path);
+            status = 1;
+        }
+    }
+    fprintf(stderr, "entrysim: bench: %zu ran, %zu reused, %zu failed%s; %s/results.csv\n", ran,
+            reused, failed, missing ? " (workloads missing)" : "", odir);
+    free(cells);
+    es_matrix_free(&m);
+    return stopped ? 128 + stopped : status; /* like a shell: 130 after SIGINT */
+}
