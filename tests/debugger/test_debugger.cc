@@ -687,6 +687,137 @@ TEST(DebuggerCommands, ScriptFile)
     EXPECT_EQ(es_dbg_exec_file(s.d, "/nonexistent/script", nullptr), ES_DBG_CMD_ERROR);
 }
 
+int fake_shot(void *ctx, es_dbg *, const char *file, char *err, size_t errlen)
+{
+    std::string *got = static_cast<std::string *>(ctx);
+    *got = file;
+    if (!strcmp(file, "fail.png")) {
+        snprintf(err, errlen, "disk full");
+        return -1;
+    }
+    return 0;
+}
+
+TEST(DebuggerCommands, ScreenshotCallsTheRenderer)
+{
+    Session s("asm_hello", ES_CONV_V417);
+    NEED(s);
+    std::string got;
+    es_dbg_set_screenshot(s.d, fake_shot, &got);
+    s.ok("screenshot out.png");
+    EXPECT_EQ(got, "out.png");
+    int rc;
+    std::string out = s.exec("screenshot fail.png", &rc);
+    EXPECT_EQ(rc, ES_DBG_CMD_ERROR);
+    EXPECT_NE(out.find("disk full"), std::string::npos) << out;
+}
+
+// Random command lines (a fixed seed): every one gives OK, an error or
+// quit, and the session stays usable.
+TEST(DebuggerCommands, RandomLinesNeverCrash)
+{
+    Session s("asm_hello", ES_CONV_V417);
+    NEED(s);
+    const char *words[] = {"step", "next", "finish", "continue", "syscall", "kentry", "kexit",
+                           "until", "break", "delete", "reverse", "rstep", "rcontinue", "print",
+                           "x", "mem", "syntax", "help", "breaks", "regs", "ptregs", "taint",
+                           "exposure", "status", "output", "rsp", "rip", "0x0", "0xffffffffffffffff",
+                           "-1", "99999999999999999999999", "do_syscall_64", "_start+", "+",
+                           "att", "intel", "%s%n", "\\x", "18446744073709551615", "3"};
+    const size_t nw = sizeof words / sizeof words[0];
+    uint32_t seed = 12345;
+    auto rnd = [&seed]() { return (seed = seed * 1103515245u + 12345u) >> 8; };
+    for (int i = 0; i < 400; i++) {
+        std::string line;
+        int n = (int)(rnd() % 4);
+        for (int k = 0; k <= n; k++) {
+            if (rnd() % 8 == 0) {
+                for (int c = (int)(rnd() % 6); c >= 0; c--)
+                    line += (char)(1 + rnd() % 255);
+            } else {
+                line += words[rnd() % nw];
+            }
+            line += ' ';
+        }
+        int rc = -1;
+        s.exec(line.c_str(), &rc);
+        EXPECT_TRUE(rc == ES_DBG_CMD_OK || rc == ES_DBG_CMD_ERROR || rc == ES_DBG_CMD_QUIT)
+            << line;
+    }
+    s.ok("restart");
+    s.ok("syscall");
+    EXPECT_TRUE(at_syscall_insn(s.d));
+}
+
+// A program whose section headers are garbage still runs; it just has no
+// symbols to offer.
+TEST(DebuggerSession, CorruptSectionHeadersGiveNoSymbols)
+{
+    std::string src = guest_path("asm_hello");
+    FILE *f = fopen(src.c_str(), "rb");
+    if (!f)
+        GTEST_SKIP() << src << " not built";
+    std::vector<uint8_t> b;
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        b.push_back((uint8_t)c);
+    fclose(f);
+    ASSERT_GT(b.size(), 64u);
+    uint64_t shoff;
+    memcpy(&shoff, &b[40], 8);
+    struct Mut {
+        size_t at;
+        std::vector<uint8_t> bytes;
+    };
+    std::vector<Mut> muts = {
+        {40, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}}, // e_shoff far away
+        {60, {0xff, 0xff}},                                       // e_shnum huge
+        {58, {0x01, 0x00}},                                       // e_shentsize tiny
+    };
+    // every section header's size and offset fields set to huge values
+    for (uint16_t i = 0; i < 16; i++) {
+        size_t sh = (size_t)shoff + 64u * i;
+        if (sh + 64 <= b.size()) {
+            muts.push_back({sh + 24, {0xf0, 0xff, 0xff, 0xff, 0, 0, 0, 0}});
+            muts.push_back({sh + 32, {0xf0, 0xff, 0xff, 0xff, 0, 0, 0, 0}});
+            muts.push_back({sh + 40, {0xff, 0xff, 0, 0}});
+        }
+    }
+    char path[] = "/tmp/es_dbg_elfXXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    int launched = 0;
+    for (const Mut &mu : muts) {
+        std::vector<uint8_t> m = b;
+        if (mu.at + mu.bytes.size() > m.size())
+            continue;
+        memcpy(&m[mu.at], mu.bytes.data(), mu.bytes.size());
+        FILE *o = fopen(path, "wb");
+        ASSERT_NE(o, nullptr);
+        fwrite(m.data(), 1, m.size(), o);
+        fclose(o);
+        es_dbg_cfg cfg{};
+        cfg.launch.program = path;
+        cfg.launch.root = "/";
+        cfg.launch.stdin_fd = -1;
+        char err[320] = "";
+        es_dbg *d = es_dbg_new(&cfg, err, sizeof err);
+        if (!d)
+            continue; // the loader may refuse it: that is an error, not a crash
+        launched++;
+        char e[200];
+        uint64_t a;
+        es_dbg_resolve(d, "_start", &a, e, sizeof e);
+        es_dbg_line l[4];
+        es_dbg_disasm(d, 2, 2, l, 4);
+        EXPECT_EQ(es_dbg_exec(d, "continue", nullptr), ES_DBG_CMD_OK);
+        es_dbg_free(d);
+    }
+    unlink(path);
+    EXPECT_GT(launched, 3); // the loader reads program headers only
+}
+
 TEST(DebuggerSession, MissingProgramIsAnError)
 {
     es_dbg_cfg c{};
