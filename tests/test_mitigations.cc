@@ -285,6 +285,65 @@ TEST(MitigationSites, ReappliedFromTheOriginalBytes)
     es_machine_free(bare);
 }
 
+// File offset of a virtual address in an ELF64 image (its PT_LOAD
+// segments), 0 if none holds it.
+size_t file_offset(const uint8_t *img, size_t size, uint64_t va)
+{
+    uint64_t phoff = 0;
+    uint16_t phnum = 0;
+    memcpy(&phoff, img + 32, 8);
+    memcpy(&phnum, img + 56, 2);
+    for (unsigned i = 0; i < phnum && phoff + (i + 1) * 56 <= size; i++) {
+        const uint8_t *ph = img + phoff + i * 56;
+        uint32_t type = 0;
+        uint64_t off = 0, vaddr = 0, filesz = 0;
+        memcpy(&type, ph, 4);
+        memcpy(&off, ph + 8, 8);
+        memcpy(&vaddr, ph + 16, 8);
+        memcpy(&filesz, ph + 32, 8);
+        if (type == 1 && va >= vaddr && va < vaddr + filesz)
+            return (size_t)(off + va - vaddr);
+    }
+    return 0;
+}
+
+// A corrupt .altinstructions record is refused at load with a reason, and
+// nothing is patched from it.
+TEST(MitigationSites, MalformedRecordsAreRejected)
+{
+    if (!have_images())
+        GTEST_SKIP() << "entrysim was built without kernel_model/";
+    size_t n = 0;
+    const uint8_t *img = es_kernel_image(15, &n);
+    uint64_t alt = 0;
+    {
+        Image i(15, ES_MIT_DEFAULT);
+        alt = es_kernel_sym(i.m, "__alt_instructions");
+    }
+    size_t off = file_offset(img, n, alt);
+    ASSERT_NE(off, 0u);
+    struct Bad {
+        size_t at;
+        uint8_t v;
+        const char *why;
+    } bad[] = {
+        {8, 99, "unknown feature"},                 // feature (u16)
+        {12, 255, "longer than the site"},          // replacement length
+        {11, 200, "longer than the site"},          // padding length
+        {3, 0x7f, "outside the image"},             // site offset's top byte
+        {4 + 3, 0x80, "outside the image"},         // replacement offset's
+    };
+    for (const Bad &b : bad) {
+        std::vector<uint8_t> copy(img, img + n);
+        copy[off + b.at] = b.v;
+        es_machine *m = es_machine_new(64ull << 20);
+        EXPECT_EQ(es_kernel_load_image(m, copy.data(), n, 15), -1) << b.why;
+        EXPECT_NE(std::string(m->message).find(b.why), std::string::npos) << m->message;
+        EXPECT_EQ(m->kernel, nullptr);
+        es_machine_free(m);
+    }
+}
+
 // ---------------------------------------------------------- guest runs
 
 std::string test_prog()
