@@ -412,6 +412,31 @@ static uint8_t priv_of(const es_insn *d, const char *name)
     return TP_NONE;
 }
 
+/* The row of the instruction with its memory operand replaced by a
+ * register of the same width, NULL when the tables have none. */
+static const tm_row *regform_of(const tm_uarch *u, const es_insn *d, const char *name, int memop)
+{
+    char form[160], kb[16];
+    int n = snprintf(form, sizeof form, "%s%s", (d->pfx & ES_PFX_LOCK) ? "lock " : "", name);
+    for (int i = 0; i < d->nops && i < 4; i++) {
+        const char *k;
+        if (i == memop) {
+            unsigned sz = d->o[i].size;
+            k = sz == 32 ? "ymm" : sz == 16 ? "xmm" : NULL;
+            if (!k && (sz == 1 || sz == 2 || sz == 4 || sz == 8)) {
+                snprintf(kb, sizeof kb, "r%u", sz * 8);
+                k = kb;
+            }
+            if (!k)
+                return NULL;
+        } else {
+            k = kind_name(d, i, kb, sizeof kb);
+        }
+        n += snprintf(form + n, sizeof form - n, "%s%s", i ? ", " : " ", k);
+    }
+    return tm_find_form(u, form);
+}
+
 static uint64_t gpr_bits(uint16_t m) { return (uint64_t)m << TR_GPR; }
 
 static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
@@ -519,8 +544,15 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
         }
     }
     if (s->load) {
+        /* the operation after the load costs what the register form of
+         * the same instruction costs ("xor r64, m64" -> "xor r64, r64");
+         * the load itself is timed by the LSU model */
+        const tm_row *rr = s->memop != 0xff ? regform_of(u, d, name, s->memop) : NULL;
         uint32_t ll = s->fp ? u->llvm_fp_load_latency : u->llvm_load_latency;
-        s->oplat = s->cost.lat > ll ? (uint16_t)(s->cost.lat - ll) : 0;
+        if (rr)
+            s->oplat = rr->cost.lat;
+        else
+            s->oplat = s->cost.lat > ll ? (uint16_t)(s->cost.lat - ll) : 0;
     } else {
         s->oplat = s->cost.lat;
     }
@@ -891,7 +923,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 
     if (s->store) {
         uint64_t at = max64(dsp, ready_of(t, s->addr));
-        uint64_t iss = port_alloc(t, u->st_mask, at, 1);
+        uint64_t iss = port_alloc(t, u->st_mask, at, (uint16_t)u->store_occupancy);
         iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
         if (has_addr)
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);

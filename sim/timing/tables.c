@@ -610,6 +610,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     u->load_pipes = cfg_num(&c, "lsu.loads_per_cycle");
     u->store_pipes = cfg_num(&c, "lsu.stores_per_cycle");
     u->agus = cfg_num(&c, "lsu.memops_per_cycle");
+    u->store_occupancy = cfg_num(&c, "lsu.store_occupancy");
     u->load_queue = cfg_num(&c, "lsu.load_queue");
     u->store_queue = cfg_num(&c, "lsu.store_queue");
     u->stlf_latency = cfg_num(&c, "lsu.stlf_latency");
@@ -645,7 +646,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     if (c.bad)
         goto out;
     if (!u->dispatch_width || !u->retire_width || !u->rob_entries || !u->load_pipes ||
-        !u->store_pipes || !u->agus || !u->store_queue) {
+        !u->store_pipes || !u->agus || !u->store_queue || !u->store_occupancy) {
         snprintf(err, errlen, "%s.cfg: widths, rob.entries and lsu.* must be positive", name);
         goto out;
     }

@@ -34,8 +34,8 @@
 #define TP_STACK_OFFSET 0x40000000ull
 #define TP_CODE 0x7f0000000000ull /* far from the data region */
 #define TP_UNROLL 50u              /* copies per loop body (as measure.c) */
-#define TP_ITERS1 4u               /* loop trips timed (two lengths) */
-#define TP_ITERS2 8u
+#define TP_ITERS1 8u               /* loop trips timed (two lengths) */
+#define TP_ITERS2 16u
 #define TP_MAX_PAGES 2048u         /* as measure.c: on-demand pages before giving up */
 #define TP_MAX_BLOCK 4096u
 

@@ -71,6 +71,7 @@ typedef struct tm_uarch {
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     /* load / store */
     uint32_t load_pipes, store_pipes, agus;
+    uint32_t store_occupancy; /* cycles a store holds its store pipe */
     uint32_t load_queue, store_queue;
     uint32_t stlf_latency, stlf_fail_penalty, split_penalty;
     uint32_t memrename, memrename_latency, memrename_bases; /* bases: GPR bit mask */
