@@ -549,7 +549,10 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
          * the load itself is timed by the LSU model */
         const tm_row *rr = s->memop != 0xff ? regform_of(u, d, name, s->memop) : NULL;
         uint32_t ll = s->fp ? u->llvm_fp_load_latency : u->llvm_load_latency;
-        if (rr)
+        if (starts(name, "mov") || starts(name, "vmov") || starts(name, "vbroadcast") ||
+            starts(name, "vpbroadcast"))
+            s->oplat = 0; /* a plain load (extension included): the LSU's latency only */
+        else if (rr)
             s->oplat = rr->cost.lat;
         else
             s->oplat = s->cost.lat > ll ? (uint16_t)(s->cost.lat - ll) : 0;
