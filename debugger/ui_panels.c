@@ -342,7 +342,7 @@ static void draw_exposure(es_ui_canvas *cv, const es_ui_font *f, const es_ui_lay
         es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_FG, l->where);
         char val[24];
         snprintf(val, sizeof val, "%016" PRIx64, l->value);
-        int end = es_ui_text(cv, f, rr, rr.x + 16 * cw, rr.y, c, val); /* "pt_regs->flags " */
+        int end = es_ui_text(cv, f, rr, rr.x + 18 * cw, rr.y, c, val); /* "pt_regs->orig_ax " */
         es_ui_text(cv, f, rr, end + cw, rr.y, c, l->labels);
     }
 }
