@@ -127,7 +127,7 @@ typedef struct es_dbg_reg {
     uint8_t width;     /* bytes worth showing (2 for selectors) */
     uint8_t group;     /* enum es_dbg_reg_group */
     bool changed;      /* differs from before the last run-control command */
-    es_label taint;    /* GPRs and rflags: the user values it derives from */
+    es_label taint;    /* GPRs and rflags in kernel mode: the user values it derives from */
     char labels[96];   /* taint as names ("rdi,nr"), "" when clean */
 } es_dbg_reg;
 #define ES_DBG_MAX_REGS 48

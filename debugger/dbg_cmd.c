@@ -243,7 +243,7 @@ static int cmd_print(es_dbg *d, char **t, int n, FILE *out)
         for (int i = 0; i < 9; i++)
             if (!strcmp(w, e32[i])) {
                 uint64_t v = i == 8 ? d->m->rip : d->m->gpr[i];
-                es_label l = i < 8 && d->taint ? es_taint_reg(d->taint, i) : 0;
+                es_label l = i < 8 && d->taint && d->m->cpl == 0 ? es_taint_reg(d->taint, i) : 0;
                 char lb[96] = "";
                 if (l)
                     es_taint_label_str(l, d->abi, lb, sizeof lb);

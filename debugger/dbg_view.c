@@ -83,7 +83,10 @@ size_t es_dbg_regs(const es_dbg *d, es_dbg_reg *out, size_t max)
     const es_machine *m = d->m;
     es_dbg_reg v[ES_DBG_MAX_REGS];
     size_t n = 0;
-    const es_taint *t = d->taint;
+    /* labels mean something in the kernel only: user-mode code is not
+     * followed (the labels are renewed at each entry), and every user-mode
+     * value is the user's anyway */
+    const es_taint *t = m->cpl == 0 ? d->taint : NULL;
     for (int i = 0; i < 16; i++)
         row(&v[n++], gpr_names[i], m->gpr[i], 8, ES_DBG_RG_GPR, t ? es_taint_reg(t, i) : 0,
             d->abi);
@@ -295,7 +298,7 @@ size_t es_dbg_exposure(es_dbg *d, es_dbg_live *out, size_t max)
     size_t n = 0;
     if (!d->taint)
         return 0;
-    for (int r = 0; r < 16 && n < max; r++) {
+    for (int r = 0; r < 16 && n < max && d->m->cpl == 0; r++) {
         es_label l = es_taint_reg(d->taint, r);
         if (!l)
             continue;

@@ -220,6 +220,11 @@ TEST(DebuggerRun, KentryKexitAndExit)
     EXPECT_EQ(s.m()->cpl, 3);
     EXPECT_EQ(s.m()->rip, ret);
     EXPECT_EQ(s.m()->gpr[0], 13u); // write returned the length of "hello, world\n"
+    // back in user mode registers carry no labels (they are the user's)
+    es_dbg_reg r[ES_DBG_MAX_REGS];
+    size_t nr = es_dbg_regs(s.d, r, ES_DBG_MAX_REGS);
+    for (size_t i = 0; i < nr; i++)
+        EXPECT_EQ(r[i].taint, 0u) << r[i].name;
     size_t len = 0;
     EXPECT_EQ(std::string(es_dbg_output(s.d, &len)), "hello, world\n");
     std::string out = s.ok("continue");
