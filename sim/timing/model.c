@@ -926,7 +926,9 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 
     if (s->store) {
         uint64_t at = max64(dsp, ready_of(t, s->addr));
-        uint64_t iss = port_alloc(t, u->st_mask, at, (uint16_t)u->store_occupancy);
+        /* vector store data comes from the FP unit's own store pipe */
+        uint64_t iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
+                                  (uint16_t)u->store_occupancy);
         iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
         if (has_addr)
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);

@@ -609,6 +609,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     u->stack_engine = cfg_num(&c, "rename.stack_engine");
     u->load_pipes = cfg_num(&c, "lsu.loads_per_cycle");
     u->store_pipes = cfg_num(&c, "lsu.stores_per_cycle");
+    u->vec_store_pipes = cfg_num(&c, "lsu.vec_stores_per_cycle");
     u->agus = cfg_num(&c, "lsu.memops_per_cycle");
     u->store_occupancy = cfg_num(&c, "lsu.store_occupancy");
     u->load_queue = cfg_num(&c, "lsu.load_queue");
@@ -709,6 +710,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     /* the load/store unit's pseudo-ports: loads, stores, address units */
     if (add_port(u, "LD", u->load_pipes, err, errlen) ||
         add_port(u, "ST", u->store_pipes, err, errlen) ||
+        (u->vec_store_pipes && add_port(u, "SV", u->vec_store_pipes, err, errlen)) ||
         add_port(u, "AG", u->agus, err, errlen))
         goto out;
     for (int p = 0; p < u->nports; p++) {
@@ -716,9 +718,13 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
             u->ld_mask |= 1u << p;
         if (!strncmp(u->port_name[p], "ST", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
             u->st_mask |= 1u << p;
+        if (!strncmp(u->port_name[p], "SV", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
+            u->stv_mask |= 1u << p;
         if (!strncmp(u->port_name[p], "AG", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
             u->ag_mask |= 1u << p;
     }
+    if (!u->vec_store_pipes) /* 0: vector stores share the integer store pipes */
+        u->stv_mask = u->st_mask;
     rc = 0;
 out:
     free(c.kv);

@@ -70,7 +70,7 @@ typedef struct tm_uarch {
     uint32_t taken_branch_bubble; /* dispatch-group break after a taken branch */
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     /* load / store */
-    uint32_t load_pipes, store_pipes, agus;
+    uint32_t load_pipes, store_pipes, vec_store_pipes, agus;
     uint32_t store_occupancy; /* cycles a store holds its store pipe */
     uint32_t load_queue, store_queue;
     uint32_t stlf_latency, stlf_fail_penalty, split_penalty;
@@ -86,7 +86,7 @@ typedef struct tm_uarch {
     /* ports */
     int nports;
     char port_name[TM_MAXPORTS][16];
-    uint32_t ld_mask, st_mask, ag_mask; /* the load/store unit's pseudo-ports */
+    uint32_t ld_mask, st_mask, stv_mask, ag_mask; /* the load/store unit's pseudo-ports */
     /* per-form costs */
     tm_row *rows;
     size_t nrows;
