@@ -48,6 +48,20 @@ int debug_cmd(std::vector<std::string> args)
     return es_debug_cmd((int)args.size(), argv.data());
 }
 
+// Reads a PNG the debugger wrote (and removes it); empty when unreadable.
+std::vector<uint32_t> take_png(const std::string &path, int *w, int *h)
+{
+    uint32_t *px = nullptr;
+    char err[256];
+    *w = *h = 0;
+    int rc = es_png_read(path.c_str(), &px, w, h, err, sizeof err);
+    EXPECT_EQ(rc, 0) << err;
+    std::vector<uint32_t> v(px, px + (rc == 0 ? (size_t)*w * *h : 0));
+    free(px);
+    remove(path.c_str());
+    return v;
+}
+
 // A session + front end at a fixed size, driven by commands.
 struct Session {
     es_dbg *d = nullptr;
@@ -88,14 +102,10 @@ struct Session {
         std::string p = tmp_path(name);
         char err[256];
         EXPECT_EQ(es_ui_app_screenshot(&app, d, p.c_str(), err, sizeof err), 0) << err;
-        uint32_t *px = nullptr;
-        int w = 0, h = 0;
-        EXPECT_EQ(es_png_read(p.c_str(), &px, &w, &h, err, sizeof err), 0) << err;
+        int w, h;
+        std::vector<uint32_t> v = take_png(p, &w, &h);
         EXPECT_EQ(w, app.w);
         EXPECT_EQ(h, app.h);
-        std::vector<uint32_t> v(px, px + (px ? (size_t)w * h : 0));
-        free(px);
-        remove(p.c_str());
         return v;
     }
 };
@@ -124,19 +134,16 @@ TEST(DebuggerSession, HeadlessScriptWritesAScreenshotOfTheGivenSize)
     std::string png = tmp_path("s1.png");
     ASSERT_EQ(debug_cmd({"--script", script, "--screenshot", png, "--size", "1000x700", hello}),
               0);
-    uint32_t *px = nullptr;
-    int w = 0, h = 0;
-    char err[256];
-    ASSERT_EQ(es_png_read(png.c_str(), &px, &w, &h, err, sizeof err), 0) << err;
+    int w, h;
+    std::vector<uint32_t> px = take_png(png, &w, &h);
     EXPECT_EQ(w, 1000);
     EXPECT_EQ(h, 700);
     // not a blank image: the panels and text are there
     size_t bg = 0;
-    for (int i = 0; i < w * h; i++)
-        bg += px[i] == ES_UI_BG;
-    EXPECT_LT(bg, (size_t)w * h / 4);
-    free(px);
-    remove(png.c_str());
+    for (uint32_t p : px)
+        bg += p == ES_UI_BG;
+    EXPECT_FALSE(px.empty());
+    EXPECT_LT(bg, px.size() / 4);
     remove(script.c_str());
 }
 
@@ -146,14 +153,10 @@ TEST(DebuggerSession, ScreenshotCommandInAScriptUsesTheRenderer)
     std::string text = "step\nscreenshot " + png + "\n";
     std::string script = write_file("s2.txt", text.c_str());
     ASSERT_EQ(debug_cmd({"--script", script, "--size", "800x500", hello}), 0);
-    uint32_t *px = nullptr;
-    int w = 0, h = 0;
-    char err[256];
-    ASSERT_EQ(es_png_read(png.c_str(), &px, &w, &h, err, sizeof err), 0) << err;
+    int w, h;
+    take_png(png, &w, &h);
     EXPECT_EQ(w, 800);
     EXPECT_EQ(h, 500);
-    free(px);
-    remove(png.c_str());
     remove(script.c_str());
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,26 @@ void sample_view(es_ui_view *v, bool cleared)
     snprintf(v->message, sizeof v->message, "stepped");
 }
 
+// The sample state rendered at w x h: the font, the view, the pixels and
+// the layout the renderer used.
+struct Sample {
+    Font font;
+    std::unique_ptr<es_ui_view> v{new es_ui_view()};
+    Canvas c;
+    es_ui_layout lo;
+    Sample(bool cleared, int w, int h, int px = 13, const char *help = nullptr)
+        : font(px), c(w, h)
+    {
+        sample_view(v.get(), cleared);
+        v->help = help;
+        v->show_help = help != nullptr;
+        if (font.f) {
+            es_ui_render(&c.cv, font.f, v.get());
+            es_ui_layout_compute(&lo, w, h, font.f);
+        }
+    }
+};
+
 TEST(DebuggerUiPng, RoundTripKeepsEveryPixel)
 {
     const int w = 300, h = 250; // > 65535 raw bytes: several stored blocks
@@ -224,14 +245,11 @@ TEST(DebuggerUiLayout, PanelsFitAndFollowTheWindowSize)
 
 TEST(DebuggerUiRender, ChangedRegisterIsHighlightedAndOnlyIt)
 {
-    Font font(13);
-    ASSERT_NE(font.f, nullptr);
-    static es_ui_view v;
-    sample_view(&v, true);
-    Canvas c(1440, 860);
-    es_ui_render(&c.cv, font.f, &v);
-    es_ui_layout lo;
-    es_ui_layout_compute(&lo, 1440, 860, font.f);
+    Sample s(true, 1440, 860);
+    ASSERT_NE(s.font.f, nullptr);
+    const es_ui_view &v = *s.v;
+    const Canvas &c = s.c;
+    const es_ui_layout &lo = s.lo;
     for (size_t i = 0; i < v.nregs; i++) {
         int n = c.count(es_ui_reg_rect(&lo, &v, i), ES_UI_CHANGED_BG);
         if (v.regs[i].changed)
@@ -247,16 +265,10 @@ TEST(DebuggerUiRender, ChangedRegisterIsHighlightedAndOnlyIt)
 
 TEST(DebuggerUiRender, ClearedSlotsAndCurrentLineAreMarked)
 {
-    Font font(13);
-    ASSERT_NE(font.f, nullptr);
-    static es_ui_view a, b;
-    sample_view(&a, false);
-    sample_view(&b, true);
-    Canvas ca(1440, 860), cb(1440, 860);
-    es_ui_render(&ca.cv, font.f, &a);
-    es_ui_render(&cb.cv, font.f, &b);
-    es_ui_layout lo;
-    es_ui_layout_compute(&lo, 1440, 860, font.f);
+    Sample a(false, 1440, 860), b(true, 1440, 860);
+    ASSERT_NE(a.font.f, nullptr);
+    const Canvas &ca = a.c, &cb = b.c;
+    const es_ui_layout &lo = a.lo;
     es_ui_rect dx = es_ui_panel_row(&lo, ES_UI_P_PTREGS, 12);
     EXPECT_EQ(ca.count(dx, ES_UI_CLEARED_BG), 0);
     EXPECT_GT(cb.count(dx, ES_UI_CLEARED_BG), dx.w);
@@ -273,18 +285,11 @@ TEST(DebuggerUiRender, ClearedSlotsAndCurrentLineAreMarked)
 
 TEST(DebuggerUiRender, HelpOverlayCoversTheMiddle)
 {
-    Font font(13);
-    ASSERT_NE(font.f, nullptr);
-    static es_ui_view v;
-    sample_view(&v, false);
-    v.help = "F1 ? help\ns step\nn next";
-    Canvas plain(800, 600), help(800, 600);
-    es_ui_render(&plain.cv, font.f, &v);
-    v.show_help = true;
-    es_ui_render(&help.cv, font.f, &v);
+    Sample plain(false, 800, 600), help(false, 800, 600, 13, "F1 ? help\ns step\nn next");
+    ASSERT_NE(plain.font.f, nullptr);
     es_ui_rect mid = {380, 290, 40, 20};
-    EXPECT_EQ(plain.count(mid, ES_UI_STATUS_BG), 0);
-    EXPECT_GT(help.count(mid, ES_UI_STATUS_BG), 0);
+    EXPECT_EQ(plain.c.count(mid, ES_UI_STATUS_BG), 0);
+    EXPECT_GT(help.c.count(mid, ES_UI_STATUS_BG), 0);
 }
 
 // Any size draws without writing outside the canvas (the canvas has guard
@@ -359,13 +364,9 @@ void expect_golden(const Canvas &c, const char *name)
 
 TEST(DebuggerUiRender, GoldenImage)
 {
-    Font font(12);
-    ASSERT_NE(font.f, nullptr);
-    static es_ui_view v;
-    sample_view(&v, true);
-    Canvas c(1200, 720);
-    es_ui_render(&c.cv, font.f, &v);
-    expect_golden(c, "debugger_ui_sample.png");
+    Sample s(true, 1200, 720, 12);
+    ASSERT_NE(s.font.f, nullptr);
+    expect_golden(s.c, "debugger_ui_sample.png");
 }
 
 } // namespace
