@@ -198,7 +198,8 @@ size_t es_dbg_read(es_dbg *d, uint64_t addr, void *buf, size_t n);
  * name there makes it follow that register). */
 uint64_t es_dbg_memview(es_dbg *d);
 
-/* Guest stdout and stderr as written so far (the last output_cap bytes). */
+/* Guest stdout and stderr as written so far (the last output_cap bytes),
+ * NUL-terminated; valid until the next command or restart. */
 const char *es_dbg_output(es_dbg *d, size_t *len);
 
 typedef struct es_dbg_status {
