@@ -128,6 +128,10 @@ es_ui_rect es_ui_panel_row(const es_ui_layout *lo, int p, int row);
  * one sub-column and the rest in a second one). */
 es_ui_rect es_ui_reg_rect(const es_ui_layout *lo, const es_ui_view *v, size_t i);
 
+/* The disassembly line (index into v->lines) drawn at pixel (x, y), or -1
+ * (outside the panel, a symbol label row, past the last line). */
+int es_ui_disasm_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y);
+
 /* Draws the whole window. */
 void es_ui_render(es_ui_canvas *cv, const es_ui_font *f, const es_ui_view *v);
 

@@ -52,6 +52,9 @@ int es_ui_app_exec(es_ui_app *a, const char *line);
  * so the tests can press keys without a display. */
 bool es_ui_app_text(es_ui_app *a, const char *text);
 bool es_ui_app_key(es_ui_app *a, int32_t key, bool shift);
+/* A left click at window pixel (x, y): on a disassembly line, toggles a
+ * breakpoint at its address (as drawn last). */
+void es_ui_app_click(es_ui_app *a, int x, int y);
 
 /* Opens the window and runs until the user quits.  Returns 0, or 2 when
  * there is no display (message on stderr), 1 on another SDL failure. */

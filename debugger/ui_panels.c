@@ -166,12 +166,11 @@ static void draw_regs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
 }
 
 /* ---- disassembly ---- */
-static void draw_disasm(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
-                        const es_ui_view *v)
+/* Rows: a label row before each symbol's first instruction, then one row
+ * per instruction.  Scrolled so that RIP sits a third of the way down;
+ * returns the first row shown. */
+static int disasm_first_row(const es_ui_layout *lo, const es_ui_view *v)
 {
-    /* Rows: a label row before each symbol's first instruction, then one
-     * row per instruction.  Scroll so that RIP sits a third of the way
-     * down. */
     int rows = panel_rows(lo, ES_UI_P_DISASM), cur_row = 0, total = 0;
     for (size_t i = 0; i < v->nlines; i++) {
         if (v->lines[i].label && v->lines[i].sym[0])
@@ -183,9 +182,29 @@ static void draw_disasm(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
     int first = cur_row - rows / 3;
     if (first > total - rows)
         first = total - rows;
-    if (first < 0)
-        first = 0;
-    int cw = lo->cw, row = -first;
+    return first < 0 ? 0 : first;
+}
+
+int es_ui_disasm_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y)
+{
+    es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_DISASM);
+    if (x < b.x || x >= b.x + b.w || y < b.y || y >= b.y + b.h)
+        return -1;
+    int want = (y - b.y) / lo->ch + disasm_first_row(lo, v), row = 0;
+    for (size_t i = 0; i < v->nlines; i++) {
+        if (v->lines[i].label && v->lines[i].sym[0] && row++ == want)
+            return -1; /* a label row */
+        if (row++ == want)
+            return (int)i;
+    }
+    return -1;
+}
+
+static void draw_disasm(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                        const es_ui_view *v)
+{
+    int rows = panel_rows(lo, ES_UI_P_DISASM);
+    int cw = lo->cw, row = -disasm_first_row(lo, v);
     for (size_t i = 0; i < v->nlines && row < rows; i++) {
         const es_dbg_line *l = &v->lines[i];
         if (l->label && l->sym[0]) {

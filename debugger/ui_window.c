@@ -38,7 +38,7 @@ static const keybind keymap[] = {
     {"u", 0, false, "kexit", "u", "run to the return to user (CPL 0 -> 3)"},
     {"r", SDLK_F7, true, "reverse 1", "r  S-F7", "reverse step (undo one instruction)"},
     {"R", SDLK_F5, true, "rcontinue", "R  S-F5", "reverse continue (back to a breakpoint)"},
-    {"b", SDLK_F9, false, "@break", "b  F9", "toggle a breakpoint at RIP"},
+    {"b", SDLK_F9, false, "@break", "b  F9", "toggle a breakpoint at RIP (or click a line)"},
     {"t", 0, false, "@syntax", "t", "toggle Intel / AT&T syntax"},
     {"v", 0, false, "@convention", "v", "restart under the other convention (v4.16/v4.17)"},
     {"X", 0, false, "restart", "X", "restart the program"},
@@ -150,20 +150,12 @@ int es_ui_app_exec(es_ui_app *a, const char *line)
     return rc;
 }
 
-/* b: a breakpoint at RIP, or delete the one there. */
-static void toggle_break(es_ui_app *a)
+/* A breakpoint at addr, or delete the one there. */
+static void toggle_break_at(es_ui_app *a, uint64_t addr)
 {
-    es_dbg_status st;
-    es_dbg_get_status(a->d, &st);
-    es_dbg_reg regs[ES_DBG_MAX_REGS];
-    size_t n = es_dbg_regs(a->d, regs, ES_DBG_MAX_REGS);
-    uint64_t rip = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(regs[i].name, "rip"))
-            rip = regs[i].value;
     for (size_t i = 0; i < es_dbg_break_count(a->d); i++) {
         const es_dbg_bp *bp = es_dbg_break_get(a->d, i);
-        if (bp && bp->addr == rip) {
+        if (bp && bp->addr == addr) {
             char cmd[32];
             snprintf(cmd, sizeof cmd, "delete %d", bp->id);
             es_ui_app_exec(a, cmd);
@@ -171,8 +163,27 @@ static void toggle_break(es_ui_app *a)
         }
     }
     char cmd[48];
-    snprintf(cmd, sizeof cmd, "break 0x%" PRIx64, rip);
+    snprintf(cmd, sizeof cmd, "break 0x%" PRIx64, addr);
     es_ui_app_exec(a, cmd);
+}
+
+/* b: toggle at RIP. */
+static void toggle_break(es_ui_app *a)
+{
+    uint64_t rip = 0;
+    char err[128];
+    if (es_dbg_resolve(a->d, "rip", &rip, err, sizeof err) == 0)
+        toggle_break_at(a, rip);
+}
+
+void es_ui_app_click(es_ui_app *a, int x, int y)
+{
+    /* the view as last drawn: the click refers to what the user saw */
+    es_ui_layout lo;
+    es_ui_layout_compute(&lo, a->w, a->h, a->font);
+    int i = es_ui_disasm_hit(&lo, &a->view, x, y);
+    if (i >= 0 && a->view.lines[i].len)
+        toggle_break_at(a, a->view.lines[i].addr);
 }
 
 static void cycle_mem(es_ui_app *a)
@@ -282,6 +293,8 @@ static bool handle(es_ui_app *a, const SDL_Event *e)
         return es_ui_app_text(a, e->text.text);
     if (e->type == SDL_KEYDOWN)
         return es_ui_app_key(a, e->key.keysym.sym, (e->key.keysym.mod & KMOD_SHIFT) != 0);
+    if (e->type == SDL_MOUSEBUTTONDOWN && e->button.button == SDL_BUTTON_LEFT)
+        es_ui_app_click(a, e->button.x, e->button.y);
     return true;
 }
 

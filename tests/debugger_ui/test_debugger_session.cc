@@ -326,6 +326,24 @@ TEST(DebuggerSession, KeysDriveTheSession)
     EXPECT_TRUE(es_ui_app_key(a, SDLK_F9, false)); // toggles it off again
     EXPECT_FALSE(es_dbg_break_at(s.d, rip));
 
+    // a click on another disassembly line toggles a breakpoint there
+    s.shot("click.png"); // draws the view the click refers to
+    es_ui_layout lo;
+    es_ui_layout_compute(&lo, a->w, a->h, a->font);
+    es_ui_rect body = es_ui_panel_body(&lo, ES_UI_P_DISASM);
+    int x = body.x + 50, y = -1, line = -1;
+    for (int yy = body.y; yy < body.y + body.h && y < 0; yy += lo.ch) {
+        int i = es_ui_disasm_hit(&lo, &a->view, x, yy + 1);
+        if (i >= 0 && !a->view.lines[i].current && a->view.lines[i].len)
+            y = yy + 1, line = i;
+    }
+    ASSERT_GE(line, 0);
+    uint64_t addr = a->view.lines[line].addr;
+    es_ui_app_click(a, x, y);
+    EXPECT_TRUE(es_dbg_break_at(s.d, addr));
+    es_ui_app_click(a, x, y);
+    EXPECT_FALSE(es_dbg_break_at(s.d, addr));
+
     int syn = es_dbg_syntax(s.d);
     EXPECT_TRUE(es_ui_app_text(a, "t"));
     EXPECT_NE(es_dbg_syntax(s.d), syn);

@@ -283,6 +283,23 @@ TEST(DebuggerUiRender, ClearedSlotsAndCurrentLineAreMarked)
     EXPECT_GT(ca.count(es_ui_panel_row(&lo, ES_UI_P_DISASM, 3), ES_UI_BP), 4);
 }
 
+TEST(DebuggerUiRender, ClicksMapToTheLinesDrawn)
+{
+    Sample s(false, 1440, 860);
+    ASSERT_NE(s.font.f, nullptr);
+    auto at_row = [&](int row) {
+        es_ui_rect r = es_ui_panel_row(&s.lo, ES_UI_P_DISASM, row);
+        return es_ui_disasm_hit(&s.lo, s.v.get(), r.x + 40, r.y + r.h / 2);
+    };
+    EXPECT_EQ(at_row(0), -1); // the <entry_SYSCALL_64>: label
+    EXPECT_EQ(at_row(1), 0);
+    EXPECT_EQ(at_row(7), 6);  // the current line, highlighted there
+    EXPECT_EQ(at_row(8), 7);
+    EXPECT_EQ(at_row(9), -1); // past the last line
+    es_ui_rect regs = s.lo.p[ES_UI_P_REGS];
+    EXPECT_EQ(es_ui_disasm_hit(&s.lo, s.v.get(), regs.x + 5, regs.y + 40), -1);
+}
+
 TEST(DebuggerUiRender, HelpOverlayCoversTheMiddle)
 {
     Sample plain(false, 800, 600), help(false, 800, 600, 13, "F1 ? help\ns step\nn next");
