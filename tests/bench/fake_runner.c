@@ -30,17 +30,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_runner: expected `run ...`\n");
         return 2;
     }
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--timing-json") && i + 1 < argc)
+    for (int i = 2; i < argc && prog < 0; i++) {
+        if (!strcmp(argv[i], "--timing-json") && i + 1 < argc) {
             json = argv[++i];
-        else if (!strcmp(argv[i], "--"))
-            { prog = i + 1; break; }
-        else if (!strcmp(argv[i], "--uarch") || !strcmp(argv[i], "--convention") ||
-                 !strcmp(argv[i], "--patches") || !strcmp(argv[i], "--mitigations") ||
-                 !strcmp(argv[i], "--cpu"))
+        } else if (!strcmp(argv[i], "--")) {
+            prog = i + 1;
+        } else if (!strcmp(argv[i], "--uarch") || !strcmp(argv[i], "--convention") ||
+                   !strcmp(argv[i], "--patches") || !strcmp(argv[i], "--mitigations") ||
+                   !strcmp(argv[i], "--cpu")) {
             i++;
-        else if (strcmp(argv[i], "--deterministic"))
-            { fprintf(stderr, "fake_runner: unexpected option %s\n", argv[i]); return 2; }
+        } else if (strcmp(argv[i], "--deterministic")) {
+            fprintf(stderr, "fake_runner: unexpected option %s\n", argv[i]);
+            return 2;
+        }
     }
     if (!json || prog < 0 || prog >= argc) {
         fprintf(stderr, "fake_runner: no --timing-json or no program\n");
