@@ -148,7 +148,12 @@ int dbg_syms_load(es_dbg *d, const char *path);
 void dbg_syms_free(es_dbg *d);
 void dbg_breaks_rebind(es_dbg *d);
 
+/* dbg_undo.c: logs a change of the leaf page-table entries mapping
+ * [va, va+n) (the accessed/dirty bits the CPU's walk just set) */
+void dbg_undo_pte(es_dbg *d, uint64_t va, unsigned n);
+
 /* dbg_view.c */
+bool dbg_walk(const es_machine *m, uint64_t va, uint64_t *pa, uint64_t *pte_pa);
 size_t dbg_read(es_machine *m, uint64_t va, void *buf, size_t n);
 uint64_t dbg_ptregs_base(es_dbg *d);
 int dbg_gpr_slot(int reg); /* pt_regs slot index of GPR reg, -1 for rsp */

@@ -47,9 +47,9 @@ static void track_open(es_dbg *d)
 static void obs_before(void *ctx, es_machine *m, const es_insn *ins, uint64_t rip)
 {
     es_dbg *d = ctx;
-    (void)rip;
     d->cur = *ins;
     d->have_cur = true;
+    dbg_undo_pte(d, rip, ins->len); /* the fetch's walk set accessed bits */
     if (ins->op == ES_OP_VMCALL)
         d->undo.resync = true; /* the host may write guest memory */
     if (m->cpl == 3) {
@@ -72,8 +72,10 @@ static void obs_mem(void *ctx, es_machine *m, uint64_t va, unsigned n, int write
 {
     es_dbg *d = ctx;
     (void)m;
-    if (!write)
+    if (!write) {
+        dbg_undo_pte(d, va, n); /* the walk's accessed bit */
         return;
+    }
     dbg_undo_mem_write(d, va, n);
     uint64_t b = d->frame_base;
     if (!b || va + n <= b || va >= b + 8 * ES_DBG_PTREGS_SLOTS)

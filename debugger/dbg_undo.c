@@ -162,6 +162,21 @@ static void log_phys(dbg_undo *u, es_machine *m, uint64_t pa, unsigned n)
     memcpy(u->mirror[pfn] + off, h + off, n);
 }
 
+/* The page walk of an access sets the leaf entry's accessed (and, for a
+ * write, dirty) bit (SDM Vol. 3A, 4.8) without a memory notification: the
+ * entry is compared with the mirror after each access so that its old
+ * value is logged like any other write. */
+static void pte_changed(dbg_undo *u, es_machine *m, uint64_t pte_pa)
+{
+    uint64_t pfn = pte_pa >> 12;
+    const uint8_t *h = frame_ptr(m, pfn);
+    if (!pte_pa || !h || pfn >= u->nmirror || !u->mirror[pfn])
+        return;
+    unsigned off = (unsigned)(pte_pa & (PAGE - 1));
+    if (memcmp(u->mirror[pfn] + off, h + off, 8))
+        log_phys(u, m, pte_pa, 8);
+}
+
 void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n)
 {
     dbg_undo *u = &d->undo;
@@ -186,14 +201,29 @@ void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n)
         unsigned c = PAGE - (unsigned)(va & (PAGE - 1));
         if (c > n)
             c = n;
-        uint64_t pa;
-        if (es_translate(m, va, ES_ACC_R, 0, &pa) == 0)
+        uint64_t pa, pte;
+        if (dbg_walk(m, va, &pa, &pte)) {
             log_phys(u, m, pa, c);
-        else
+            pte_changed(u, m, pte);
+        } else {
             u->resync = true;
+        }
         va += c;
         n -= c;
     }
+}
+
+void dbg_undo_pte(es_dbg *d, uint64_t va, unsigned n)
+{
+    dbg_undo *u = &d->undo;
+    if (!u->recording || !n)
+        return;
+    uint64_t pa, pte;
+    if (dbg_walk(d->m, va, &pa, &pte))
+        pte_changed(u, d->m, pte);
+    uint64_t last = va + n - 1;
+    if ((last ^ va) >> 12 && dbg_walk(d->m, last, &pa, &pte))
+        pte_changed(u, d->m, pte);
 }
 
 /* Compares every frame with the mirror and logs what differs (old bytes of

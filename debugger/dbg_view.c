@@ -11,16 +11,55 @@
 
 /* ---- memory without side effects ---- */
 
+static const uint8_t *frame_of(const es_machine *m, uint64_t pa)
+{
+    uint64_t pfn = pa >> 12;
+    return pfn && pfn < m->nframes ? m->frames[pfn].host : NULL;
+}
+
+/* The 4-level walk (SDM Vol. 3A, 4.5) without any side effect: no A/D
+ * bits set (es_translate sets them, which would change page tables just by
+ * looking), no frame materialised.  Paging off: identity.  Returns false
+ * when va is not mapped; else *pa and, for paging, *pte_pa (the physical
+ * address of the leaf entry, 0 with paging off). */
+bool dbg_walk(const es_machine *m, uint64_t va, uint64_t *pa, uint64_t *pte_pa)
+{
+    if (!(m->cr0 & 0x80000000u)) {
+        *pa = va;
+        *pte_pa = 0;
+        return true;
+    }
+    uint64_t table = m->cr3 & ES_PTE_ADDR;
+    for (int level = 3; level >= 0; level--) {
+        const uint8_t *t = frame_of(m, table);
+        uint64_t at = table + 8 * ((va >> (12 + 9 * level)) & 511), e;
+        if (!t)
+            return false;
+        memcpy(&e, t + (at & 4095), 8);
+        if (!(e & ES_PTE_P))
+            return false;
+        if (level == 0 || ((level == 1 || level == 2) && (e & ES_PTE_PS))) {
+            uint64_t span = 1ull << (12 + 9 * level);
+            *pa = (e & ES_PTE_ADDR & ~(span - 1)) | (va & (span - 1));
+            *pte_pa = at;
+            return true;
+        }
+        table = e & ES_PTE_ADDR;
+    }
+    return false;
+}
+
 /* Reads through the current page tables with supervisor rights.  Unlike
- * es_kernel_read it never demand-faults a user page in (which would change
- * the machine just by looking); frames never touched read as zeros. */
+ * es_kernel_read it never demand-faults a user page in, and it sets no
+ * accessed bits: looking does not change the machine.  Frames never
+ * touched read as zeros. */
 size_t dbg_read(es_machine *m, uint64_t va, void *buf, size_t n)
 {
     uint8_t *out = buf;
     size_t got = 0;
     while (got < n) {
-        uint64_t v = va + got, pa;
-        if (es_translate(m, v, ES_ACC_R, 0, &pa))
+        uint64_t v = va + got, pa, pte;
+        if (!dbg_walk(m, v, &pa, &pte))
             break;
         size_t c = 4096 - (v & 4095);
         if (c > n - got)
