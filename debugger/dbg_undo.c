@@ -15,7 +15,9 @@
  *     address space may change, e.g. with PTI's CR3 switch).  The `mem`
  *     observer is told about a write after it happened, so the old bytes come
  *     from a mirror: a copy of every guest frame as it was after the
- *     previous instruction, updated with each write;
+ *     previous instruction, updated with each write; the accessed/dirty
+ *     bits the CPU's page walks set are found the same way (the leaf entry
+ *     is compared with the mirror after every access and fetch);
  *   - the taint labels the instruction changed (registers, flags, and the
  *     old labels of the bytes it wrote: the session's observer runs before
  *     the taint observer, so it still sees them) and the pt_regs tracking.
