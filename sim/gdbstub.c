@@ -15,6 +15,7 @@
  *
  * Nothing here is global: the connection state lives in a struct on
  * es_gdb_serve's stack. */
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -131,15 +132,12 @@ static int send_all(gdb *g, const void *p, size_t n)
     return 0;
 }
 
+/* Value of a hex digit, -1 for anything else. */
 static int hexval(int c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    if (!isxdigit(c))
+        return -1;
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
 static const char hexdig[] = "0123456789abcdef";

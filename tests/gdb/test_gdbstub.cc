@@ -270,21 +270,31 @@ struct Session {
     }
 };
 
-#define NEED(path)                                         \
-    do {                                                   \
-        if (!exists(path))                                 \
-            GTEST_SKIP() << "guest not built: " << (path); \
+// Declares Session `s` serving guest program `name`; skips the test when
+// the guest was not built.
+#define START(s, name)                                      \
+    Session s;                                              \
+    do {                                                    \
+        std::string prog_ = guest(name);                    \
+        if (!exists(prog_))                                 \
+            GTEST_SKIP() << "guest not built: " << prog_;   \
+        ASSERT_TRUE(s.start(prog_));                        \
     } while (0)
+
+// The stub returned with the guest exited on its own with `status`.
+void expect_exited(Session &s, int status)
+{
+    EXPECT_EQ(s.join(), 0);
+    EXPECT_EQ(s.m->stop, ES_STOP_EXIT);
+    EXPECT_EQ(s.m->exit_status, status);
+}
 
 // gdb's amd64 numbering (the stub's description order)
 enum { R_RAX = 0, R_RDI = 5, R_RSP = 7, R_RIP = 16, R_EFLAGS = 17, R_CS = 18 };
 
 TEST(GdbStub, RegistersBreakpointAndStepIntoTheKernel)
 {
-    std::string prog = guest("asm_exit42");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "asm_exit42");
     uint64_t entry_sys = es_kernel_sym(s.m, "entry_SYSCALL_64");
     ASSERT_NE(entry_sys, 0u);
     uint8_t kbytes[8];
@@ -352,10 +362,7 @@ TEST(GdbStub, RegistersBreakpointAndStepIntoTheKernel)
 
 TEST(GdbStub, MemoryWritesAndMalformedPackets)
 {
-    std::string prog = guest("asm_exit42");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "asm_exit42");
     Client &c = s.c;
 
     // unmapped and non-canonical addresses: EFAULT, no crash
@@ -429,17 +436,12 @@ TEST(GdbStub, MemoryWritesAndMalformedPackets)
     // patch the code: mov edi, 42 -> mov edi, 9 (the decoded copy must go)
     EXPECT_EQ(c.cmd("M" + addr(s.entry + 6) + ",1:09"), "OK");
     EXPECT_EQ(c.cmd("c"), "W09");
-    EXPECT_EQ(s.join(), 0);
-    EXPECT_EQ(s.m->stop, ES_STOP_EXIT);
-    EXPECT_EQ(s.m->exit_status, 9);
+    expect_exited(s, 9);
 }
 
 TEST(GdbStub, InterruptAndKill)
 {
-    std::string prog = guest("asm_exit42");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "asm_exit42");
     // jmp $ at the entry: the guest spins until interrupted
     EXPECT_EQ(s.c.cmd("M" + addr(s.entry) + ",2:ebfe"), "OK");
     s.c.put("c");
@@ -457,10 +459,7 @@ TEST(GdbStub, InterruptAndKill)
 
 TEST(GdbStub, HardwareBreakpointVContAndExit)
 {
-    std::string prog = guest("asm_exit42");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "asm_exit42");
     s.c.cmd("qSupported:swbreak+;hwbreak+");
     EXPECT_EQ(s.c.cmd("vCont?"), "vCont;c;C;s;S");
     EXPECT_EQ(s.c.cmd("Z1," + addr(s.entry + 5) + ",1"), "OK");
@@ -474,17 +473,12 @@ TEST(GdbStub, HardwareBreakpointVContAndExit)
     EXPECT_EQ(s.reg(R_RIP), s.entry + 10);
     // the process exits: W with the status, and the stub lets gdb go
     EXPECT_EQ(s.c.cmd("vCont;c"), "W2a");
-    EXPECT_EQ(s.join(), 0);
-    EXPECT_EQ(s.m->stop, ES_STOP_EXIT);
-    EXPECT_EQ(s.m->exit_status, 42);
+    expect_exited(s, 42);
 }
 
 TEST(GdbStub, FatalFaultIsASignalThenTheEnd)
 {
-    std::string prog = guest("asm_exit42");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "asm_exit42");
     // mov rax, [0]: the guest kernel's #PF handler kills it with SIGSEGV
     EXPECT_EQ(s.c.cmd("M" + addr(s.entry) + ",8:488b042500000000"), "OK");
     EXPECT_EQ(s.c.cmd("c").substr(0, 3), "T0b");
@@ -499,10 +493,7 @@ TEST(GdbStub, FatalFaultIsASignalThenTheEnd)
 // first system call, at CPL 0 with the 64-bit kernel's CS.
 TEST(GdbStub, CompatModeProcessIntoTheKernel)
 {
-    std::string prog = guest("i386_freestanding");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "i386_freestanding");
     uint64_t int80 = es_kernel_sym(s.m, "entry_INT80_compat");
     uint64_t sysenter = es_kernel_sym(s.m, "entry_SYSENTER_compat");
     ASSERT_NE(int80, 0u);
@@ -529,10 +520,7 @@ TEST(GdbStub, CompatModeProcessIntoTheKernel)
 // answer, and the stub still works afterwards.  Deterministic (fixed seed).
 TEST(GdbStub, RandomPacketsNeverCrashTheStub)
 {
-    std::string prog = guest("asm_exit42");
-    NEED(prog);
-    Session s;
-    ASSERT_TRUE(s.start(prog));
+    START(s, "asm_exit42");
     static const char first[] = "?gGpPmMXZzHTqQ!J";
     static const char body[] = "0123456789abcdefABCDEFxyz,:;=-+#$}*~qXfer:features:read:target.xml";
     uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -586,7 +574,8 @@ TEST(GdbStub, ListenRejectsBadAddresses)
 TEST(GdbStub, CommandLine)
 {
     std::string prog = guest("asm_exit42");
-    NEED(prog);
+    if (!exists(prog))
+        GTEST_SKIP() << "guest not built: " << prog;
     int errp[2];
     ASSERT_EQ(pipe(errp), 0);
     pid_t pid = fork();
