@@ -28,8 +28,8 @@ startup_64:
 	pushq	es_boot_info+ES_BOOT_USER_CS(%rip)
 	pushq	es_boot_info+ES_BOOT_USER_RIP(%rip)
 
+	SWITCH_TO_USER_CR3 scratch_reg=%rax	/* with the kernel's GS */
 	swapgs				/* GS base: the user's (0); per-cpu area in KERNEL_GS_BASE */
-	SWITCH_TO_USER_CR3 scratch_reg=%rax
 	xorl	%eax, %eax
 	xorl	%ebx, %ebx
 	xorl	%ecx, %ecx

@@ -1155,6 +1155,17 @@ uint64_t es_kernel_pti_pgd(const es_machine *m)
     return m->kernel ? m->kernel->pti_pgd : 0;
 }
 
+void es_kernel_pti_user_flush(es_machine *m)
+{
+    const struct es_kernel *k = m->kernel;
+    if (!k || !k->pti_pgd || !cpu_has_pcid(m))
+        return;
+    uint64_t pcpu = es_kernel_sym(m, "es_percpu");
+    uint64_t one = 1;
+    if (pcpu)
+        kwrite(m, pcpu + ES_PCPU_USER_PCID_FLUSH, &one, sizeof one);
+}
+
 void es_kernel_pti_sync(es_machine *m, uint64_t va)
 {
     const struct es_kernel *k = m->kernel;

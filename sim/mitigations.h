@@ -66,6 +66,12 @@ uint64_t es_kernel_pti_pgd(const es_machine *m);
  * without pti. */
 void es_kernel_pti_sync(es_machine *m, uint64_t va);
 
+/* PTI with PCID: user mappings were changed or removed (sim/vm.c), so the
+ * kernel's next switch to the user PGD must flush the user PCID (sets the
+ * per-cpu flag SWITCH_TO_USER_CR3 tests, Linux's user_pcid_flush_mask).
+ * No-op otherwise. */
+void es_kernel_pti_user_flush(es_machine *m);
+
 /* CPUID as the guest sees it (sim/system.c): r = EAX, EBX, ECX, EDX.  The
  * mitigations use it so the kernel patching, the MSRs and CR4.PCIDE agree
  * with what CPUID reports. */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "mem.h"
-#include "mitigations.h" /* es_kernel_pti_sync */
+#include "mitigations.h" /* es_kernel_pti_sync, es_kernel_pti_user_flush */
 
 #define PAGE 4096ull
 #define SW_FRAME (1ull << 9)
@@ -228,6 +228,7 @@ int es_vm_map(es_machine *m, uint64_t va, uint64_t len, int prot)
     insert_at(s, i, (es_vma){va, end, prot & (ES_PROT_R | ES_PROT_W | ES_PROT_X)});
     merge_around(s, i);
     es_tlb_flush(m);
+    es_kernel_pti_user_flush(m); /* pti+PCID: the user ASID is stale */
     return 0;
 }
 
@@ -246,6 +247,7 @@ int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
     pt_each(m, va, va + len, free_pte, NULL);
     cut(s, va, va + len);
     es_tlb_flush(m);
+    es_kernel_pti_user_flush(m); /* pti+PCID: the user ASID is stale */
     return 0;
 }
 
@@ -275,6 +277,7 @@ int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot)
     merge_around(s, i);
     pt_each(m, va, end, reprot_pte, &prot);
     es_tlb_flush(m);
+    es_kernel_pti_user_flush(m); /* pti+PCID: the user ASID is stale */
     return 0;
 }
 

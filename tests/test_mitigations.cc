@@ -241,15 +241,22 @@ TEST(MitigationSites, IbrsAndPtiBlocks)
         // the CR3 reads: `mov reg, cr3` after the JMP/NOPs
         for (Image *i : {&none, &pti}) {
             auto l = i->listing("entry_SYSCALL_64");
-            size_t n = 0;
+            std::vector<size_t> at;
             for (size_t k = 0; k < l.size(); k++)
                 if (l[k].find(", cr3") != std::string::npos) {
-                    n++;
+                    at.push_back(k);
                     EXPECT_TRUE(starts(l[k - 1], i == &pti ? "nop" : "jmp ")) << l[k - 1];
-                    // with PCID (CPUID reports it) the no-flush bit is set
-                    EXPECT_EQ(starts(l[k + 1], "bts "), i == &pti) << l[k + 1];
                 }
-            EXPECT_EQ(n, 2u) << "entry and SYSRET exit";
+            ASSERT_EQ(at.size(), 2u) << "entry and SYSRET exit";
+            // with PCID (CPUID reports it): the entry sets the no-flush bit;
+            // the exit sets the user PCID, then the no-flush bit unless the
+            // per-cpu flush flag was set; unpatched, NOPs
+            const std::string &in = l[at[0] + 1], &out = l[at[1] + 1];
+            EXPECT_EQ(starts(in, "bts "), i == &pti) << in;
+            EXPECT_EQ(starts(out, "or "), i == &pti) << out;
+            EXPECT_EQ(starts(l[at[1] + 2], "btr "), i == &pti) << l[at[1] + 2];
+            EXPECT_EQ(starts(in, "nop"), i != &pti) << in;
+            EXPECT_EQ(starts(out, "nop"), i != &pti) << out;
         }
         // the other entries have theirs too
         for (const char *fn : {"entry_INT80_compat", "entry_SYSCALL_compat",
@@ -508,9 +515,19 @@ TEST(MitigationRuns, PtiSwitchesCr3OnEntryAndExit)
     EXPECT_EQ(on.t.cr3_kernel[0], pgd);
     // a switch in and one out per syscall (7 SYSCALLs + 1 INT 0x80, the
     // last one exit_group: no way out), plus the boot's switch to user
-    EXPECT_EQ(on.t.cr3_sources.size(), 8u + 7u + 1u);
-    for (uint64_t v : on.t.cr3_sources)
-        EXPECT_TRUE(v >> 63) << std::hex << v << ": PCID no-flush bit";
+    const auto &src = on.t.cr3_sources;
+    ASSERT_EQ(src.size(), 8u + 7u + 1u);
+    // switches to the kernel keep its PCID's translations (bit 63); so do
+    // switches to user mode unless user mappings changed meanwhile: after
+    // the 4th syscall (mmap) and the 6th (munmap) the user PCID is flushed
+    for (size_t i = 0; i < src.size(); i++) {
+        bool to_user = (src[i] & PTI_USER_PGTABLE_MASK) != 0;
+        EXPECT_EQ(to_user, i % 2 == 0) << i;
+        bool flush = to_user && (i == 2 * 4 || i == 2 * 6);
+        if (i == 0)
+            continue; // the boot's: the user PCID was never used, either is right
+        EXPECT_EQ((src[i] >> 63) == 0, flush) << i << ": 0x" << std::hex << src[i];
+    }
     EXPECT_FALSE(on.m->cr3 >> 63) << "bit 63 is never stored";
     // the user halves stayed identical (mitig64 mapped a page in a PML4
     // slot of its own from user mode: the kernel PGD got it too)

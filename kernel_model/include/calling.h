@@ -14,6 +14,7 @@
  * used there are assembler symbols */
 	.set	pti_noflush_bit, X86_CR3_PCID_NOFLUSH_BIT
 	.set	pti_user_pcid_mask, PTI_USER_PCID_MASK
+	.set	pcpu_user_pcid_flush, PCPU_USER_PCID_FLUSH
 
 /* PTI: the user PGD is the kernel PGD + 4 KiB (PTI_USER_PGTABLE_BIT).
  * Entry: clear that bit (and the user PCID bit); with PCID set CR3 bit 63
@@ -29,14 +30,14 @@
 .endm
 
 /* Exit: set the user PGD bit; with PCID also the user PCID (kernel PCID |
- * 0x800) and the no-flush bit.  Linux flushes the user ASID when its
- * user_pcid_flush_mask says a mapping changed meanwhile; this kernel does
- * not track that (README: the simulator's TLB is flushed on every CR3
- * load, so no stale user translation can be observed). */
+ * 0x800) and, unless user mappings changed since the last exit (the
+ * per-cpu user_pcid_flush bit, which the simulator sets and this clears),
+ * the no-flush bit (Linux's user_pcid_flush_mask test).  GS must still be
+ * the kernel's.  The scratch register is clobbered. */
 .macro SWITCH_TO_USER_CR3 scratch_reg:req
 	ALTERNATIVE "jmp .Lend_\@", "", ES_ALT_PTI
 	mov	%cr3, \scratch_reg
-	ALTERNATIVE "", "bts $pti_noflush_bit, \scratch_reg; orq $pti_user_pcid_mask, \scratch_reg", ES_ALT_PCID
+	ALTERNATIVE "", "orq $pti_user_pcid_mask, \scratch_reg; btr $0, %gs:pcpu_user_pcid_flush; jc .Lflush_\@; bts $pti_noflush_bit, \scratch_reg; .Lflush_\@:", ES_ALT_PCID
 	orq	$PTI_USER_PGTABLE_MASK, \scratch_reg
 	mov	\scratch_reg, %cr3
 .Lend_\@:

@@ -56,6 +56,11 @@
 #define PTI_USER_PCID_MASK (1 << PTI_USER_PCID_BIT)
 #define PTI_USER_PGTABLE_AND_PCID_MASK (PTI_USER_PGTABLE_MASK | PTI_USER_PCID_MASK)
 #define X86_CR3_PCID_NOFLUSH_BIT 63
+/* Offset in the per-cpu area (kmodel.h struct es_percpu) of Linux's
+ * user_pcid_flush_mask for this one CPU: the simulator sets it to 1 when it
+ * changes or removes user mappings (sim/vm.c), and the next
+ * SWITCH_TO_USER_CR3 loads CR3 without the no-flush bit and clears it. */
+#define ES_PCPU_USER_PCID_FLUSH 0x20
 
 /* IA32_SPEC_CTRL / IA32_PRED_CMD (SDM Vol. 4, Table 2-2). */
 #define MSR_IA32_SPEC_CTRL 0x48

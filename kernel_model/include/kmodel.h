@@ -111,6 +111,7 @@
 #define PCPU_TOP_OF_STACK 0x08 /* Linux's cpu_current_top_of_stack */
 #define PCPU_ABI 0x10 /* the current syscall's ABI (TS_COMPAT analogue) */
 #define PCPU_NR 0x18 /* the current syscall's number */
+#define PCPU_USER_PCID_FLUSH ES_PCPU_USER_PCID_FLUSH /* pti+PCID: flush the user ASID */
 
 #ifndef __ASSEMBLER__
 
@@ -166,11 +167,13 @@ struct es_percpu {
     unsigned long top_of_stack;
     unsigned long cur_abi; /* ES_BOOT_ABI_* of the syscall in progress */
     unsigned long cur_nr;  /* its number (x32: without bit 30) */
+    unsigned long user_pcid_flush; /* bit 0: user mappings changed (calling.h) */
 };
 _Static_assert(offsetof(struct es_percpu, rsp_scratch) == PCPU_RSP_SCRATCH, "percpu");
 _Static_assert(offsetof(struct es_percpu, top_of_stack) == PCPU_TOP_OF_STACK, "percpu");
 _Static_assert(offsetof(struct es_percpu, cur_abi) == PCPU_ABI, "percpu");
 _Static_assert(offsetof(struct es_percpu, cur_nr) == PCPU_NR, "percpu");
+_Static_assert(offsetof(struct es_percpu, user_pcid_flush) == PCPU_USER_PCID_FLUSH, "percpu");
 
 extern struct es_percpu es_percpu;
 extern struct es_boot_info es_boot_info;
