@@ -404,7 +404,8 @@ def main():
                     help="which half of the fixed split to score (see split_of)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--per-block", metavar="FILE",
-                    help="write hex, measured, entrysim, llvm-mca, category, split TSV")
+                    help="write a TSV of hex, measured, entrysim, llvm-mca, category, split, "
+                    "instructions (Intel syntax)")
     ap.add_argument("--jobs", type=int, default=2, help="parallel llvm-mca processes (2)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds for entrysim (600)")
     args = ap.parse_args()
@@ -488,7 +489,7 @@ def main():
     if args.per_block:
         try:
             with open(args.per_block, "w") as f:
-                f.write("hex\tmeasured\tentrysim\tllvm-mca\tcategory\tsplit\n")
+                f.write("hex\tmeasured\tentrysim\tllvm-mca\tcategory\tsplit\tinstructions\n")
                 for h in hexes:
                     col = []
                     for n in ("entrysim", "llvm-mca"):
@@ -498,7 +499,8 @@ def main():
                             col.append(errors[n][h])
                         else:
                             col.append("-")
-                    f.write(f"{h}\t{meas[h]:g}\t{col[0]}\t{col[1]}\t{cat[h]}\t{split_of(h)}\n")
+                    asm = "; ".join(" ".join(t.split()) for t in intel[h] or ["(undecodable)"])
+                    f.write(f"{h}\t{meas[h]:g}\t{col[0]}\t{col[1]}\t{cat[h]}\t{split_of(h)}\t{asm}\n")
         except OSError as e:
             print(f"score_blocks: cannot write {args.per_block}: {e.strerror}", file=sys.stderr)
             return 2

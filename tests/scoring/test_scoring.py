@@ -14,6 +14,7 @@ score = sys.argv[1]
 here = os.path.dirname(os.path.abspath(__file__))
 fixture = os.path.join(here, "fixture.tsv")
 fake = os.path.join(here, "fake_throughput.py")
+fake_mca = os.path.join(here, "fake_mca.py")
 failures = []
 
 
@@ -91,6 +92,41 @@ with tempfile.TemporaryDirectory() as tmp:
     # A predictor that cannot run: reported, status 3.
     r = run(fixture, "--entrysim", os.path.join(tmp, "no-such-entrysim"), "--llvm-mca", "none")
     check(r.returncode == 3 and "not found" in r.stderr, f"missing entrysim: {r.returncode}")
+
+    # llvm-mca's path with a fake llvm-mca (k instructions -> k x N + 10
+    # total cycles over N iterations; refuses 'xor' blocks): Total/N at
+    # N = 100 gives k + 0.1, --mca-steady gives exactly k.
+    for extra, per2 in (([], 2.1), (["--mca-steady"], 2.0), (["--mca-iterations", "10"], 3.0)):
+        r = run(fixture, "--entrysim", fake, "--llvm-mca", fake_mca, "--json", "--per-block", pb,
+                *extra)
+        check(r.returncode == 0, f"fake llvm-mca {extra}: {r.returncode} {r.stderr}")
+        rep = json.loads(r.stdout)
+        mca = rep["predictors"]["llvm-mca"]
+        check(mca["scored"] == 6 and mca["errors"] == 1 and
+              "fake_mca refuses" in mca["error_blocks"].get("4831c04831db", ""),
+              f"fake llvm-mca {extra}: counts/errors {mca['scored']} {mca['errors']}")
+        with open(pb) as f:
+            rows = {l.split("\t")[0]: l.rstrip("\n").split("\t") for l in f}
+        check(close(float(rows["4801d84801ca"][3]), per2), f"{extra}: {rows['4801d84801ca']}")
+        # Common blocks: the 5 both predicted (entrysim refuses one, llvm-mca another).
+        check(rep["common"] == 5, f"common {rep['common']}")
+        cmp_ = rep["comparison"]
+        check(cmp_["rows"][0]["category"] == "all" and cmp_["rows"][0]["n"] == 5, "comparison 'all'")
+        check(cmp_["categories"] == 5, f"comparison categories {cmp_['categories']}")
+    # Steady: llvm-mca predicts 2 for every fixture block (all have 2 insns);
+    # on the common blocks, measured 1,2,4,8,10 -> APE 1, 0, .5, .75, .8,
+    # MAPE 3.05/5 = .61.
+    r = run(fixture, "--entrysim", fake, "--llvm-mca", fake_mca, "--json", "--mca-steady")
+    rep = json.loads(r.stdout)
+    m = rep["predictors"]["llvm-mca"]["common"]
+    check(close(m["mape"], 0.61), f"steady llvm-mca MAPE {m['mape']}")
+    check(m["kendall_tau"] is None, "constant predictions: tau-b undefined")
+    # Per category (one block each): llvm-mca's APE is lower only on Load
+    # (measured 2: entrysim 2.1, llvm-mca 2).
+    for row in rep["comparison"]["rows"]:
+        check(row["entrysim_better"] == (row["category"] != "Load"),
+              f"comparison row {row['category']}: {row['entrysim_better']}")
+    check(rep["comparison"]["categories_better"] == 4, "entrysim lower on 4 of 5")
 
 # Kendall tau-b with ties in both variables (hand-worked: C=4, D=0, one tie
 # in x, one in y, n0=6 -> 4/sqrt(5*5)).
