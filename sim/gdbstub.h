@@ -13,11 +13,14 @@
 extern "C" {
 #endif
 
-/* Listens on `addr` ("[host]:port"), accepts one gdb connection and serves
- * it until the guest stops (m->stop set: the caller only reports) or gdb
- * detaches (m->stop left ES_STOP_NONE: the caller runs the rest).  A gdb
- * `kill` stops the run with ES_STOP_BREAK.  Returns 0, or -1 with a message
- * in m->message on socket errors. */
+/* Listens on `addr` ("[host]:port"), prints "entrysim: gdb: listening on
+ * HOST:PORT" on stderr (the actual port when 0 was asked for), runs the
+ * guest kernel's boot up to the program's first user instruction, accepts
+ * one gdb connection and serves it until the guest stops (m->stop set: the
+ * caller only reports) or gdb detaches or hangs up (m->stop left
+ * ES_STOP_NONE: the caller runs the rest).  A gdb `kill` stops the run with
+ * ES_STOP_BREAK and "killed by gdb" in m->message.  Returns 0, or -1 with a
+ * message in m->message on socket errors (bad address, port in use). */
 int es_gdb_serve(es_machine *m, const char *addr);
 
 /* The two halves of es_gdb_serve, for callers that need the port before
