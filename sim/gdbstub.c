@@ -647,8 +647,57 @@ static const char *xfer_features(gdb *g, const char *p)
     return g->out;
 }
 
+/* `monitor CMD` (qRcmd,HEX): what gdb cannot know by itself -- kernel
+ * symbols without loading the image, where the CPU stands, which image it
+ * runs.  The answer is console output, hex encoded. */
+static const char *monitor(gdb *g, const char *hexcmd)
+{
+    es_machine *m = g->m;
+    char cmd[256], text[512];
+    size_t n = strlen(hexcmd);
+    if (n / 2 >= sizeof cmd || !decode_hex(hexcmd, n, (uint8_t *)cmd))
+        return "E01";
+    cmd[n / 2] = 0;
+    uint64_t off = 0;
+    if (!strncmp(cmd, "sym ", 4)) {
+        uint64_t a = m->kernel ? es_kernel_sym(m, cmd + 4) : 0;
+        if (a)
+            snprintf(text, sizeof text, "%s = 0x%llx\n", cmd + 4, (unsigned long long)a);
+        else
+            snprintf(text, sizeof text, "no kernel symbol '%s'\n", cmd + 4);
+    } else if (!strcmp(cmd, "where")) {
+        const char *sym = m->kernel ? es_kernel_addr2sym(m, m->rip, &off) : NULL;
+        char at[200] = "";
+        if (sym)
+            snprintf(at, sizeof at, " (%s+0x%llx)", sym, (unsigned long long)off);
+        snprintf(text, sizeof text, "rip 0x%llx%s, CPL %u, %s mode, %llu instructions\n",
+                 (unsigned long long)m->rip, at, m->cpl,
+                 m->ipmask == ~0ull ? "64-bit" : "compatibility", (unsigned long long)m->icount);
+    } else if (!strcmp(cmd, "kernel")) {
+        char name[64];
+        es_patches_name(es_kernel_patches(m), name, sizeof name);
+        if (!m->has_kernel)
+            snprintf(text, sizeof text, "no guest kernel (--direct)\n");
+        else
+            snprintf(text, sizeof text,
+                     "guest kernel %s; its symbols: add-symbol-file "
+                     "<build>/kernel_model/kernel-p%02u.elf\n",
+                     name, es_kernel_patches(m));
+    } else {
+        snprintf(text, sizeof text,
+                 "entrysim monitor commands:\n"
+                 "  sym NAME   address of a guest-kernel symbol\n"
+                 "  where      rip (with kernel symbol), CPL, mode, instructions retired\n"
+                 "  kernel     the guest kernel's patch set and its symbol file\n");
+    }
+    encode_hex(g->out, (const uint8_t *)text, strlen(text));
+    return g->out;
+}
+
 static const char *query(gdb *g, const char *p)
 {
+    if (!strncmp(p, "qRcmd,", 6))
+        return monitor(g, p + 6);
     if (!strncmp(p, "qSupported", 10)) {
         g->swbreak = strstr(p, "swbreak+") != NULL;
         snprintf(g->out, sizeof g->out,

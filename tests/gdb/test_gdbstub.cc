@@ -352,6 +352,22 @@ TEST(GdbStub, RegistersBreakpointAndStepIntoTheKernel)
     // SYSCALL saved the user RIP in RCX (SDM Vol. 2B, SYSCALL)
     EXPECT_EQ(s.reg(2), s.entry + 12); // rcx is gdb's register 2
 
+    // monitor commands (qRcmd): answers are console text, hex encoded
+    auto monitor = [&s](const std::string &cmd) {
+        std::string r = s.c.cmd("qRcmd," + hex(cmd.data(), cmd.size())), text;
+        for (size_t i = 0; i + 1 < r.size(); i += 2)
+            text += (char)std::stoi(r.substr(i, 2), nullptr, 16);
+        return text;
+    };
+    EXPECT_EQ(monitor("sym entry_SYSCALL_64"), "entry_SYSCALL_64 = 0x" + addr(entry_sys) + "\n");
+    EXPECT_EQ(monitor("sym no_such_symbol"), "no kernel symbol 'no_such_symbol'\n");
+    std::string where = monitor("where");
+    EXPECT_NE(where.find("(entry_SYSCALL_64+0x0), CPL 0, 64-bit mode"), std::string::npos)
+        << where;
+    EXPECT_NE(monitor("kernel").find("kernel-p15.elf"), std::string::npos);
+    EXPECT_NE(monitor("help").find("sym NAME"), std::string::npos);
+    EXPECT_EQ(s.c.cmd("qRcmd,zz"), "E01");
+
     // detach: the run continues to its exit with the status we wrote
     EXPECT_EQ(s.c.cmd("D"), "OK");
     EXPECT_EQ(s.join(), 0);
