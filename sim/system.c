@@ -69,7 +69,7 @@ static int op_priv(es_machine *m, const es_insn *d)
  * (SDM Vol. 2A CPUID; Intel's "Speculative Execution Side Channel
  * Mitigations"); AMD in CPUID Fn8000_0008 EBX[12] IBPB and EBX[14] IBRS
  * (AMD's "Indirect Branch Control Extension"), and not in leaf 7.  Only
- * these bits of the MSRs are implemented (es_spec_ctrl_ok below). */
+ * these bits of the MSRs are implemented (spec_ctrl_advertised below). */
 #define CPUID7_EDX_INTEL_SPEC_CTRL BIT(26)
 #define CPUIDX8_EBX_AMD_SPEC_CTRL (BIT(12) /* IBPB */ | BIT(14) /* IBRS */)
 #define CPUIDX1_ECX (BIT(0) /* LAHF-SAHF */ | BIT(5) /* LZCNT (ABM) */ | BIT(8) /* PREFETCHW */)
