@@ -372,6 +372,10 @@ def metrics(pairs):
         "within10": sum(a <= 0.10 for a in apes) / n,
         "within20": sum(a <= 0.20 for a in apes) / n,
         "kendall_tau": kendall_tau_b([m for m, _ in pairs], [p for _, p in pairs]),
+        # Geometric mean of predicted/measured: < 1 = the model is fast
+        # overall (MAPE alone does not say in which direction it errs).
+        "bias": math.exp(sum(math.log(p / m) for m, p in pairs) / n),
+        "under": sum(p < m for m, p in pairs) / n,
     }
 
 
@@ -382,7 +386,8 @@ def fmt_row(name, m):
         return f"  {name:<22} {'-':>5}"
     tau = "-" if m["kendall_tau"] is None else f"{m['kendall_tau']:.3f}"
     return (f"  {name:<22} {m['n']:>5} {100 * m['mape']:>7.1f}% {100 * m['median_ape']:>7.1f}% "
-            f"{100 * m['within10']:>6.1f}% {100 * m['within20']:>6.1f}% {tau:>7}")
+            f"{100 * m['within10']:>6.1f}% {100 * m['within20']:>6.1f}% {tau:>7} "
+            f"{m['bias']:>6.3f} {100 * m['under']:>6.1f}%")
 
 
 def main():
@@ -515,7 +520,7 @@ def main():
             r = report["predictors"][n]
             print(f"{n}: {r['scored']} predicted, {r['errors']} errors")
         print(f"side by side on the {len(common)} blocks every predictor handled:")
-        hdr = f"  {'':<22} {'n':>5} {'MAPE':>8} {'medAPE':>8} {'<=10%':>7} {'<=20%':>7} {'tau-b':>7}"
+        hdr = f"  {'':<22} {'n':>5} {'MAPE':>8} {'medAPE':>8} {'<=10%':>7} {'<=20%':>7} {'tau-b':>7} {'bias':>6} {'under':>7}"
         for n in names:
             print(f"[{n}]")
             print(hdr)

@@ -56,6 +56,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(close(m["within10"], 0.4), f"within10 {m['within10']}")
     check(close(m["within20"], 0.6), f"within20 {m['within20']}")
     check(close(m["kendall_tau"], 0.8), f"tau {m['kendall_tau']}")
+    # predicted/measured = 1, 1.05, .85, 1.3, .5: geometric mean and 2/5 under.
+    check(close(m["bias"], (1.05 * 0.85 * 1.3 * 0.5) ** 0.2), f"bias {m['bias']}")
+    check(close(m["under"], 0.4), f"under {m['under']}")
     check(rep["categories"] == {"Scalar": 3, "Load": 1, "Store": 1, "Vec": 1, "Vec+Mem": 1},
           f"categories {rep['categories']}")
     bc = es["by_category"]
