@@ -218,24 +218,6 @@ static void copy_cfg(es_dbg *d, const es_dbg_cfg *cfg)
 
 /* The host path of the program as es_launch resolves it (PATH lookup for
  * a bare name not in the current directory), for reading its symbols. */
-static void program_path(const char *prog, char *buf, size_t n)
-{
-    struct stat st;
-    snprintf(buf, n, "%s", prog);
-    if (strchr(prog, '/') || stat(prog, &st) == 0)
-        return;
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        const char *colon = strchr(path, ':');
-        size_t l = colon ? (size_t)(colon - path) : strlen(path);
-        if (l && (size_t)snprintf(buf, n, "%.*s/%s", (int)l, path, prog) < n &&
-            stat(buf, &st) == 0 && S_ISREG(st.st_mode))
-            return;
-        path += l + (colon ? 1 : 0);
-    }
-    snprintf(buf, n, "%s", prog);
-}
-
 /* Everything a run owns (freed on restart). */
 static void stop_run(es_dbg *d)
 {
@@ -293,7 +275,8 @@ static int start_run(es_dbg *d, char *err, size_t errlen)
         return -1;
     }
     char path[4096];
-    program_path(d->program, path, sizeof path);
+    char found[4096];
+    snprintf(path, sizeof path, "%s", es_launch_resolve(d->program, found, sizeof found));
     dbg_syms_load(d, path);
 
     /* boot: the kernel's start-up code up to the program's first

@@ -47,9 +47,9 @@ static int usage(const char *fmt, const char *arg)
 }
 
 typedef struct dopts {
-    const char *convention, *patch_list, *uarch, *script, *screenshot;
-    unsigned patches, mitigations;
-    int vendor, syntax, w, h, font_px;
+    es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
+    const char *script, *screenshot;
+    int syntax, w, h, font_px;
     bool timing;
     const char *breaks[MAX_BREAKS];
     int nbreaks;
@@ -98,36 +98,12 @@ static int parse(int argc, char **argv, dopts *o)
                 return -usage("%s needs a value", a);
             val = argv[++i];
         }
-        if (!strcmp(name, "--convention")) {
-            if (!strcmp(val, "v4.16"))
-                o->patches = ES_CONV_V416;
-            else if (!strcmp(val, "v4.17"))
-                o->patches = ES_CONV_V417;
-            else
-                return -usage("--convention must be v4.16 or v4.17, not '%s'", val);
-            o->convention = val;
-        } else if (!strcmp(name, "--patches")) {
-            if (es_patches_parse(val, &o->patches, err, sizeof err))
-                return -usage("--patches: %s", err);
-            o->patch_list = val;
-        } else if (!strcmp(name, "--mitigations")) {
-            if (es_mitigations_parse(val, &o->mitigations, err, sizeof err))
-                return -usage("--mitigations: %s", err);
-        } else if (!strcmp(name, "--cpu")) {
-            if (!strcmp(val, "intel"))
-                o->vendor = 0;
-            else if (!strcmp(val, "amd"))
-                o->vendor = 1;
-            else
-                return -usage("--cpu must be intel or amd, not '%s'", val);
-        } else if (!strcmp(name, "--uarch")) {
-            bool known = false;
-            for (const char *const *u = es_timing_uarchs(); u && *u; u++)
-                known |= !strcmp(*u, val);
-            if (!known)
-                return -usage("--uarch: unknown microarchitecture '%s'", val);
-            o->uarch = val;
-            o->timing = true;
+        int kopt = es_kernel_opt(&o->k, name, val, err, sizeof err);
+        if (kopt < 0)
+            return -usage("%s", err);
+        if (kopt > 0) {
+            if (!strcmp(name, "--uarch"))
+                o->timing = true; /* a model named is a model wanted */
         } else if (!strcmp(name, "--break")) {
             if (o->nbreaks == MAX_BREAKS)
                 return -usage("%s", "too many --break options");
@@ -157,8 +133,8 @@ static int parse(int argc, char **argv, dopts *o)
             return -usage("unknown option '%s'", a);
         }
     }
-    if (o->convention && o->patch_list)
-        return -usage("%s", "--convention and --patches both choose the kernel; give one");
+    if (es_kernel_opts_check(&o->k, err, sizeof err))
+        return -usage("%s", err);
     if (i >= argc)
         return -usage("%s", "no PROGRAM given");
     return i;
@@ -166,7 +142,7 @@ static int parse(int argc, char **argv, dopts *o)
 
 int es_debug_cmd(int argc, char **argv)
 {
-    dopts o = {.patches = ES_CONV_V417, .mitigations = ES_MIT_DEFAULT, .vendor = 1,
+    dopts o = {.k = es_kernel_opts_default(),
                .syntax = ES_SYNTAX_INTEL, .w = DEFAULT_W, .h = DEFAULT_H,
                .font_px = DEFAULT_FONT};
     int pi = parse(argc, argv, &o);
@@ -181,10 +157,10 @@ int es_debug_cmd(int argc, char **argv)
      * a script and its screenshot come out the same on every machine. */
     cfg.launch = (es_launch_cfg){
         .program = argv[pi], .argc = argc - pi, .argv = argv + pi, .envp = NULL,
-        .root = ".", .deterministic = true, .vendor = o.vendor, .patches = o.patches,
-        .mitigations = o.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
+        .root = ".", .deterministic = true, .vendor = o.k.vendor, .patches = o.k.patches,
+        .mitigations = o.k.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
     };
-    cfg.uarch = o.timing ? (o.uarch ? o.uarch : "znver4") : NULL;
+    cfg.uarch = o.timing ? o.k.uarch : NULL;
     char err[400];
     es_dbg *d = es_dbg_new(&cfg, err, sizeof err);
     if (!d) {

@@ -112,19 +112,13 @@ static const char usage_text[] =
 typedef struct options {
     bool stats, rw, deterministic, null_observer, kernel_stats;
     bool direct;
-    const char *convention; /* as given, for the conflict check */
-    const char *patch_list;
-    unsigned patches; /* ES_PATCH_* bitmask */
+    es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
     uint64_t max_insns;
     double timeout;
     uint64_t mem_cap_mb;
     const char *root;
-    int vendor; /* 0 Intel, 1 AMD */
-    unsigned mitigations; /* ES_MIT_* */
-    const char *mitigation_list;
     bool timing;
     const char *timing_json;
-    const char *uarch;
     const char *gdb;
 } options;
 
@@ -320,41 +314,21 @@ static int cmd_run(int argc, char **argv, options *o)
         } else if (!takes && val) {
             return usage_error("option %s takes no value", name);
         }
-        if (!strcmp(name, "--direct")) {
+        char err[300];
+        int kopt = es_kernel_opt(&o->k, name, val, err, sizeof err);
+        if (kopt < 0)
+            return usage_error("%s", err);
+        if (kopt > 0) {
+            /* chose the guest kernel, the CPU or the cycle model */
+        } else if (!strcmp(name, "--direct")) {
             o->direct = true;
         } else if (!strcmp(name, "--kernel-stats")) {
             o->kernel_stats = true;
-        } else if (!strcmp(name, "--convention")) {
-            if (!strcmp(val, "v4.16") || !strcmp(val, "4.16"))
-                o->patches = ES_CONV_V416;
-            else if (!strcmp(val, "v4.17") || !strcmp(val, "4.17"))
-                o->patches = ES_CONV_V417;
-            else
-                return usage_error("--convention must be v4.16 or v4.17, not '%s'", val);
-            o->convention = val;
-        } else if (!strcmp(name, "--patches")) {
-            char err[200];
-            if (es_patches_parse(val, &o->patches, err, sizeof err))
-                return usage_error("--patches: %s", err);
-            o->patch_list = val;
-        } else if (!strcmp(name, "--mitigations")) {
-            char err[200];
-            if (es_mitigations_parse(val, &o->mitigations, err, sizeof err))
-                return usage_error("--mitigations: %s", err);
-            o->mitigation_list = val;
         } else if (!strcmp(name, "--timing")) {
             o->timing = true;
         } else if (!strcmp(name, "--timing-json")) {
             o->timing = true;
             o->timing_json = val;
-        } else if (!strcmp(name, "--uarch")) {
-            bool known = false;
-            for (const char *const *u = es_timing_uarchs(); *u; u++)
-                known |= !strcmp(*u, val);
-            if (!known)
-                return usage_error("--uarch: unknown microarchitecture '%s' (znver4, skylake)",
-                                   val);
-            o->uarch = val;
         } else if (!strcmp(name, "--gdb")) {
             o->gdb = val;
         } else if (!strcmp(name, "--stats")) {
@@ -382,23 +356,16 @@ static int cmd_run(int argc, char **argv, options *o)
             if (stat(val, &st) != 0 || !S_ISDIR(st.st_mode))
                 return usage_error("--root: '%s' is not a directory", val);
             o->root = val;
-        } else if (!strcmp(name, "--cpu")) {
-            if (!strcmp(val, "intel"))
-                o->vendor = 0;
-            else if (!strcmp(val, "amd"))
-                o->vendor = 1;
-            else
-                return usage_error("--cpu must be intel or amd, not '%s'", val);
         } else {
             return usage_error("unknown option %s", a);
         }
     }
     if (i >= argc)
         return usage_error("%s", "run: no PROGRAM given");
-    if (o->convention && o->patch_list)
-        return usage_error("%s", "--convention and --patches both choose the kernel; give one "
-                                 "(--patches lists commits applied on top of v4.16)");
-    if (o->direct && (o->convention || o->patch_list || o->mitigation_list))
+    char cerr[300];
+    if (es_kernel_opts_check(&o->k, cerr, sizeof cerr))
+        return usage_error("%s", cerr);
+    if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list))
         return usage_error("%s", "--direct runs without the guest kernel; --convention, "
                                  "--patches and --mitigations choose that kernel");
 
@@ -406,8 +373,8 @@ static int cmd_run(int argc, char **argv, options *o)
     es_launch_cfg lc = {
         .program = prog, .argc = argc - i, .argv = argv + i, .envp = environ,
         .root = o->root, .rw = o->rw, .deterministic = o->deterministic,
-        .mem_cap_mb = o->mem_cap_mb, .vendor = o->vendor, .direct = o->direct,
-        .patches = o->patches, .mitigations = o->mitigations, .max_insns = o->max_insns,
+        .mem_cap_mb = o->mem_cap_mb, .vendor = o->k.vendor, .direct = o->direct,
+        .patches = o->k.patches, .mitigations = o->k.mitigations, .max_insns = o->max_insns,
         .timeout = o->timeout, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
     };
     es_machine *m;
@@ -421,7 +388,7 @@ static int cmd_run(int argc, char **argv, options *o)
     es_phases *ph = NULL;
     if (o->timing) {
         char err[200];
-        t = es_timing_new(o->uarch, err, sizeof err);
+        t = es_timing_new(o->k.uarch, err, sizeof err);
         if (!t || es_timing_attach(t, m) || !(ph = es_phases_attach(m, t))) {
             fprintf(stderr, "entrysim: --timing: %s\n", t ? "cannot attach the cycle model" : err);
             es_timing_free(t);
@@ -441,9 +408,9 @@ static int cmd_run(int argc, char **argv, options *o)
         char kname[64] = "direct", mname[64];
         if (!o->direct)
             es_patches_name(es_kernel_patches(m), kname, sizeof kname);
-        es_mitigations_name(o->direct ? 0 : o->mitigations, mname, sizeof mname);
-        es_run_meta meta = {.program = prog, .uarch = o->uarch, .kernel = kname,
-                            .mitigations = mname, .cpu = o->vendor ? "amd" : "intel",
+        es_mitigations_name(o->direct ? 0 : o->k.mitigations, mname, sizeof mname);
+        es_run_meta meta = {.program = prog, .uarch = o->k.uarch, .kernel = kname,
+                            .mitigations = mname, .cpu = o->k.vendor ? "amd" : "intel",
                             .exit_status = status};
         es_phases_print(ph, m, &meta, stderr);
         if (o->timing_json && es_phases_write_json(ph, m, &meta, o->timing_json)) {
@@ -462,13 +429,12 @@ static int cmd_demo(options *o)
 {
     /* the bundled program under v4.16 and v4.17, with the exposure
      * comparison (sim/demo.c) */
-    return es_demo_compare(stdout, o->vendor);
+    return es_demo_compare(stdout, o->k.vendor);
 }
 
 int main(int argc, char **argv)
 {
-    options o = {.mem_cap_mb = 1024, .root = ".", .vendor = 1, .patches = ES_CONV_V417,
-                 .mitigations = ES_MIT_DEFAULT, .uarch = "znver4"};
+    options o = {.mem_cap_mb = 1024, .root = ".", .k = es_kernel_opts_default()};
     if (argc < 2 || !strcmp(argv[1], "demo")) {
         if (argc > 2)
             return usage_error("%s", "demo takes no arguments");
