@@ -768,8 +768,8 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
             continue;
         bool inside = st->addr <= a && a + size <= st->addr + st->size;
         if (inside && u->memrename && st->expr == expr && expr != UINT64_MAX &&
-            (size == 4 || size == 8) && ((u->memrename_bases >> (expr & 0xff)) & 1) &&
-            (expr & 0xff) < 16 && ((expr >> 8) & 0xff) == ES_REG_NONE) {
+            (size == 4 || size == 8) && (expr & 0xff) < 16 &&
+            ((u->memrename_bases >> (expr & 0xff)) & 1) && ((expr >> 8) & 0xff) == ES_REG_NONE) {
             /* memory renaming (AMD SOG for Zen 2+, "memory file"): the
              * load takes the store's data register directly */
             t->st.stlf++;
@@ -841,7 +841,9 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
             t->last_ipage = UINT64_MAX;
         }
         if (pc->serialising) {
-            t->st.uops += s->cost.uops;
+            /* microcoded: llvm's uop count for these forms is a placeholder
+             * (tables/uarch/README.md), so count the instruction as one */
+            t->st.uops += 1;
             serialise(t, max64(fe, t->fe_cycle), pc->cycles);
             t->st.cycles = t->last_retire;
             return;
