@@ -20,19 +20,6 @@
 
 /* ---- the observer ---- */
 
-static int entry_of(const es_machine *m, const es_insn *d)
-{
-    if (d->op == ES_OP_SYSCALL)
-        return m->mode == ES_MODE_32                          ? ES_ENTRY_SYSCALL32
-               : (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) != 0 ? ES_ENTRY_X32
-                                                              : ES_ENTRY_SYSCALL64;
-    if (d->op == ES_OP_SYSENTER)
-        return ES_ENTRY_SYSENTER32;
-    if (d->op == ES_OP_INT && d->nops && d->o[0].imm == 0x80)
-        return ES_ENTRY_INT80;
-    return -1;
-}
-
 static void track_open(es_dbg *d)
 {
     dbg_track *t = &d->track;
@@ -53,7 +40,7 @@ static void obs_before(void *ctx, es_machine *m, const es_insn *ins, uint64_t ri
     if (ins->op == ES_OP_VMCALL)
         d->undo.resync = true; /* the host may write guest memory */
     if (m->cpl == 3) {
-        int e = entry_of(m, ins);
+        int e = es_entry_of(m, ins);
         if (e >= 0) {
             /* as `entrysim exposure` live mode: the user registers are
              * labelled afresh at every entry instruction, before the taint

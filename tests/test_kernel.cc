@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "build_path.h"
 #include "../kernel_model/include/es_boot.h"
 #include "host.h"
 #include "kernel.h"
@@ -623,14 +624,7 @@ TEST(KernelBoot, HandsTheProcessToStartup64)
 // The i386 guest built by guest/ (next to this test's build directory).
 std::string guest_path(const char *name)
 {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return "";
-    self[n] = 0;
-    std::string dir(self);
-    dir = dir.substr(0, dir.rfind('/'));
-    return dir + "/../guest/" + name;
+    return es_build_path(std::string("guest/") + name);
 }
 
 std::vector<uint8_t> read_file(const std::string &path)

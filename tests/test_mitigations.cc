@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "build_path.h"
 #include "../kernel_model/include/es_boot.h"
 #include "decoder.h"
 #include "es_shim.h"
@@ -355,14 +356,7 @@ TEST(MitigationSites, MalformedRecordsAreRejected)
 
 std::string test_prog()
 {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return "";
-    self[n] = 0;
-    std::string dir(self);
-    dir = dir.substr(0, dir.rfind('/'));
-    return dir + "/../kernel_model/tests/mitig64";
+    return es_build_path("kernel_model/tests/mitig64");
 }
 
 struct Trace {

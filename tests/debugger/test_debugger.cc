@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "build_path.h"
 #include "dbg.h"
 #include "kernel.h"
 #include "mitigations.h"
@@ -21,14 +22,7 @@ namespace {
 
 std::string guest_path(const char *name)
 {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return "";
-    self[n] = 0;
-    std::string dir(self);
-    dir = dir.substr(0, dir.rfind('/'));
-    return dir + "/../../guest/" + name; // tests/debugger/ in the build tree
+    return es_build_path(std::string("guest/") + name);
 }
 
 struct Session {
