@@ -163,6 +163,18 @@ TEST(Timing, MemoryRenamingOnlyWhereTheTableSaysSo)
     }
 }
 
+TEST(Timing, MemoryRenamingNeedsAnUnchangedBaseRegister)
+{
+    // mov [rdi+8], rax; mov rdi, rsi; mov rax, [rdi+8]: the same expression,
+    // but rdi was rewritten between store and load (with the same value), so
+    // the rename-time match fails and the load forwards from the store
+    // queue: the chain costs the forwarding latency (Agner, Zen 2 chapter)
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        EXPECT_NEAR(tput(name, "488947084889f7488b4708"), u.u.stlf_latency, 0.05) << name;
+    }
+}
+
 TEST(Timing, ZeroIdiomBreaksTheChain)
 {
     for (const char *name : kUarchs) {

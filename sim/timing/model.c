@@ -64,6 +64,7 @@ typedef struct tm_store {
     uint64_t addr, data_ready, retire, expr;
     uint32_t size;
     uint32_t split;
+    uint32_t base_ver; /* write count of the base register when the store renamed */
 } tm_store;
 
 #define TM_HINTS 256 /* way hints per cache: O(1) hits in highly associative TLBs */
@@ -91,6 +92,10 @@ struct es_timing {
     uint32_t fe_used, retire_used, dec_used;
     uint64_t dec_cycle;
     uint64_t ready[TR_COUNT];
+    /* writes per register, except the stack engine's RSP updates: memory
+     * renaming matches a load to a store only while the base register
+     * still holds the same value (same rename generation) */
+    uint32_t wver[TR_COUNT];
     uint64_t *rob;
     uint32_t rob_pos; /* index of the next uop's ROB entry */
     uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
@@ -767,8 +772,13 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
         if (st->addr >= a + size || a >= st->addr + st->size)
             continue;
         bool inside = st->addr <= a && a + size <= st->addr + st->size;
+        /* Agner (Zen 2 chapter, "mirroring memory operands"): the match is
+         * made at rename on the address expression, so it fails when the
+         * base register was rewritten in between (only the stack engine's
+         * push/pop/call/ret adjustments are compensated) */
         if (inside && u->memrename && st->expr == expr && expr != UINT64_MAX &&
             (size == 4 || size == 8) && (expr & 0xff) < 16 &&
+            st->base_ver == t->wver[expr & 0xff] &&
             ((u->memrename_bases >> (expr & 0xff)) & 1) && ((expr >> 8) & 0xff) == ES_REG_NONE) {
             /* memory renaming (AMD SOG for Zen 2+, "memory file"): the
              * load takes the store's data register directly */
@@ -946,13 +956,17 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
             st->split = ((t->pend_pa & 63) + st->size) > 64;
             st->data_ready = sdata;
             st->expr = t->pend_expr;
+            st->base_ver = t->pend_expr != UINT64_MAX && (t->pend_expr & 0xff) < 16
+                               ? t->wver[t->pend_expr & 0xff] : 0;
             st->retire = UINT64_MAX; /* set below */
         }
     }
 
     /* results */
-    for (uint64_t mk = s->dst; mk; mk &= mk - 1)
+    for (uint64_t mk = s->dst; mk; mk &= mk - 1) {
         t->ready[__builtin_ctzll(mk)] = result;
+        t->wver[__builtin_ctzll(mk)]++;
+    }
     if (s->stack)
         t->ready[ES_RSP] = max64(t->ready[ES_RSP], dsp);
 
