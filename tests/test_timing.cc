@@ -124,6 +124,18 @@ TEST(Timing, PointerChasingLoadCostsL1Latency)
     }
 }
 
+TEST(Timing, ComplexAddressAddsItsLatencyToTheLoad)
+{
+    // mov eax, [rdi+rax*4]: a scaled index; mov eax, [rdi+rax]: base+index
+    // without displacement, the simple form
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        EXPECT_NEAR(tput(name, "8b0487"), u.u.l1d_latency + u.u.complex_addr_latency, 0.02)
+            << name;
+        EXPECT_NEAR(tput(name, "8b0407"), u.u.l1d_latency, 0.02) << name;
+    }
+}
+
 TEST(Timing, StoreThenLoadForwards)
 {
     // mov [rdi], rax; mov rax, [rsi]: same address (all registers equal),

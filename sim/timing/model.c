@@ -58,6 +58,7 @@ typedef struct tm_sinfo {
     uint8_t load, store, memkind, memop, msize, fp;
     uint8_t stack; /* RSP updated by the stack engine */
     uint8_t len;
+    uint8_t agu_extra; /* cycles a complex address adds before the load (lsu.complex_addr_latency) */
 } tm_sinfo;
 
 typedef struct tm_store {
@@ -525,6 +526,10 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
             s->load = 0;
         if (!strcmp(name, "lea") || starts(name, "prefetch") || !strcmp(name, "nop"))
             s->load = s->store = 0, s->memkind = TM_NOADDR;
+        /* three-component (base+index+displacement) or scaled-index
+         * addresses take the AGU an extra cycle */
+        if (o->index != ES_REG_NONE && (o->scale > 1 || o->disp != 0))
+            s->agu_extra = (uint8_t)u->complex_addr_latency;
     } else if (!strcmp(name, "push") || !strcmp(name, "call")) {
         s->memkind = TM_PUSH;
         s->store = 1;
@@ -901,7 +906,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     if (s->load) {
         uint64_t at = max64(dsp, ready_of(t, s->addr));
         uint64_t iss = port_alloc(t, u->ld_mask, at, 1);
-        iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
+        iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1)) + s->agu_extra;
         if (has_addr) {
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
             data = load_ready(t, s, iss, t->pend_pa, t->pend_expr);
