@@ -136,6 +136,27 @@ TEST(Timing, ComplexAddressAddsItsLatencyToTheLoad)
     }
 }
 
+TEST(Timing, GroupOccupancyKeepsTheTablesThroughput)
+{
+    // movq xmm0, rcx; movq xmm1, rdx: independent, so the block runs at the
+    // rate the movq row's port group allows: n uops x occupancy over the
+    // group's units (ports.exact_occupancy makes llvm's "FP45:2" for one uop
+    // an occupancy of 2 on znver4)
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        const tm_row *r = tm_find_form(&u.u, "movq xmm, r64");
+        ASSERT_NE(r, nullptr) << name;
+        ASSERT_EQ(r->cost.ngroups, 1) << name;
+        const tm_group &g = r->cost.g[0];
+        double want = 2.0 * g.n * g.occ / __builtin_popcount(g.mask);
+        if (want < 1.0 * r->cost.uops * 2 / u.u.dispatch_width)
+            want = 1.0 * r->cost.uops * 2 / u.u.dispatch_width;
+        EXPECT_NEAR(tput(name, "66480f6ec166480f6eca"), want, 0.05) << name;
+    }
+    Uarch z("znver4");
+    EXPECT_EQ(tm_find_form(&z.u, "movq xmm, r64")->cost.g[0].occ, 2);
+}
+
 TEST(Timing, StoreThenLoadForwards)
 {
     // mov [rdi], rax; mov rax, [rsi]: same address (all registers equal),

@@ -99,6 +99,11 @@ struct es_timing {
     uint32_t wver[TR_COUNT];
     uint64_t *rob;
     uint32_t rob_pos; /* index of the next uop's ROB entry */
+    /* scheduler: the cycle each of the last sched.*_entries uops issued; a
+     * uop dispatches only once the one that many older has left (else a
+     * port-bound stream would queue without bound behind the ROB) */
+    uint64_t *sched;
+    uint32_t sched_pos;
     uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
     tm_store *sq;
     uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
@@ -879,6 +884,11 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         if (last >= u->rob_entries)
             last -= u->rob_entries;
         dsp = max64(dsp, t->rob[last]);
+        uint32_t n = u->sched_entries;
+        uint32_t sl = t->sched_pos + (uops < n ? uops : n) - 1;
+        if (sl >= n)
+            sl -= n;
+        dsp = max64(dsp, t->sched[sl]);
     }
     if (dsp > t->fe_cycle) {
         t->fe_cycle = dsp;
@@ -903,10 +913,12 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     bool has_addr = s->memkind != TM_NOADDR && ea != UINT64_MAX;
 
     uint64_t data = src;
+    uint64_t issued = dsp; /* the last cycle a uop of this instruction issued */
     if (s->load) {
         uint64_t at = max64(dsp, ready_of(t, s->addr));
         uint64_t iss = port_alloc(t, u->ld_mask, at, 1);
         iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1)) + s->agu_extra;
+        issued = iss;
         if (has_addr) {
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
             data = load_ready(t, s, iss, t->pend_pa, t->pend_expr);
@@ -930,6 +942,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
                 uint64_t c = port_alloc(t, s->cost.g[g].mask, data, s->cost.g[g].occ);
                 if (c < first)
                     first = c;
+                issued = max64(issued, c);
                 last = max64(last, c + s->cost.g[g].occ);
             }
         if (first == UINT64_MAX)
@@ -947,6 +960,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         uint64_t iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
                                   (uint16_t)u->store_occupancy);
         iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
+        issued = max64(issued, iss);
         if (has_addr)
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
         /* data of a plain store is its source register; of a
@@ -988,6 +1002,11 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         t->rob[t->rob_pos] = R;
         if (++t->rob_pos == u->rob_entries)
             t->rob_pos = 0;
+    }
+    for (uint32_t k = 0; k < uops && k < u->sched_entries; k++) {
+        t->sched[t->sched_pos] = issued;
+        if (++t->sched_pos == u->sched_entries)
+            t->sched_pos = 0;
     }
 
     /* branches */
@@ -1039,6 +1058,7 @@ es_timing *es_timing_new(const char *uarch, char *err, size_t errlen)
     const tm_uarch *u = &t->u;
     t->sc = calloc((size_t)1 << ES_DCACHE_BITS, sizeof *t->sc);
     t->rob = calloc(u->rob_entries, sizeof *t->rob);
+    t->sched = calloc(u->sched_entries ? u->sched_entries : 1, sizeof *t->sched);
     t->slot = calloc((size_t)u->nports * TM_SLOTW, sizeof *t->slot);
     t->sq = calloc(u->store_queue, sizeof *t->sq);
     t->bht = calloc(u->bht_entries ? u->bht_entries : 1, 1);
@@ -1046,7 +1066,7 @@ es_timing *es_timing_new(const char *uarch, char *err, size_t errlen)
     t->ras = calloc(u->ras_entries ? u->ras_entries : 1, sizeof *t->ras);
     tm_cache_cfg opc = {u->opcache_entries / 8 / (u->opcache_ways ? u->opcache_ways : 1),
                         u->opcache_ways, 6, 0};
-    if (!t->sc || !t->rob || !t->slot || !t->sq || !t->bht || !t->btb || !t->ras ||
+    if (!t->sc || !t->rob || !t->sched || !u->sched_entries || !t->slot || !t->sq || !t->bht || !t->btb || !t->ras ||
         !u->bht_entries || !u->btb_entries || !u->ras_entries || cache_init(&t->l1i, &u->l1i) ||
         cache_init(&t->l1d, &u->l1d) || cache_init(&t->l2, &u->l2) ||
         cache_init(&t->l3, &u->l3) || cache_init(&t->itlb1, &u->itlb1) ||
@@ -1074,6 +1094,7 @@ void es_timing_free(es_timing *t)
         cache_free(cs[i]);
     free(t->sc);
     free(t->rob);
+    free(t->sched);
     free(t->slot);
     free(t->sq);
     free(t->bht);

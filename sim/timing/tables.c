@@ -266,6 +266,7 @@ static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cos
         int q;
         uint32_t mask;
         double total;
+        bool exact; /* a resource named in ports.exact_occupancy */
     } grp[8];
     int ng = 0;
     out->ngroups = 0;
@@ -309,10 +310,12 @@ static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cos
             grp[ng].q = q;
             grp[ng].mask = 0;
             grp[ng].total = 0;
+            grp[ng].exact = false;
             ng++;
         }
         grp[g].mask |= mask;
         grp[g].total += cyc;
+        grp[g].exact |= in_list(cfg_str(c, "ports.exact_occupancy"), tok);
     }
     for (int g = 0; g < ng && out->ngroups < TM_MAXGROUPS; g++) {
         tm_group *t = &out->g[out->ngroups++];
@@ -332,6 +335,15 @@ static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cos
                 n = uops;
             t->n = (uint16_t)n;
             t->occ = 1;
+            /* fewer uops than the group's busy cycles (llvm "FP45:2" for
+             * the one-uop movq xmm, r64, rthroughput 1): on the groups
+             * ports.exact_occupancy names, each uop holds its unit for its
+             * share so the form keeps llvm's throughput; elsewhere llvm's
+             * extra cycles are artefacts (mov r32, imm32 at 0.5/cycle) */
+            if (total > n && grp[g].exact) {
+                long occ = (total + n - 1) / n;
+                t->occ = (uint16_t)(occ > 255 ? 255 : occ);
+            }
         }
     }
     return 0;
