@@ -55,7 +55,11 @@ enum { ST_BOOT, ST_USER, ST_KERNEL };
 struct es_phases {
     es_machine *m;
     es_timing *t;
-    uint64_t last; /* es_timing_cycles at the previous retirement */
+    uint64_t last; /* es_timing_cycles at the previous charged retirement */
+    /* with a timing model, plain user-mode instructions are not charged one
+     * by one: `lazy` says some retired since `last`, and their cycles go to
+     * user_cycles at the next transition (flush_user) or totals read */
+    bool lazy;
 
     /* totals */
     uint64_t insns, cycles, user_cycles, boot_cycles;
@@ -235,6 +239,11 @@ static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     p->pre_rsp = m->gpr[ES_RSP];
     if (m->cpl != 3)
         return;
+    /* the only user instructions that enter the kernel (es_entry_of and
+     * the traps below): one cheap test for all the others */
+    if (d->op != ES_OP_SYSCALL && d->op != ES_OP_SYSENTER && d->op != ES_OP_INT &&
+        d->op != ES_OP_INT3 && d->op != ES_OP_INTO)
+        return;
     int entry = es_entry_of(m, d);
     if (entry >= 0) {
         p->pend_rip = rip;
@@ -253,12 +262,29 @@ static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 /* A fault at CPL 3 (delivered through the IDT next): a trap record, or a
  * vsyscall when the fetch hit the vsyscall page (Linux emulates it from
  * the #PF handler: arch/x86/entry/vsyscall/vsyscall_64.c). */
+static void flush_user(es_phases *p, uint64_t upto)
+{
+    if (!p->lazy)
+        return;
+    uint64_t d = upto - p->last;
+    p->user_cycles += d;
+    p->cycles += d;
+    p->last = upto;
+    p->lazy = false;
+}
+
 static void ph_exception(void *ctx, es_machine *m, int vector, uint32_t error)
 {
     (void)error;
     es_phases *p = ctx;
     if (m->cpl != 3)
         return;
+    /* the timing model's exception hook ran first (it was attached first,
+     * es_phases_attach's contract) and counted the delivery as its last
+     * cost: user time ends where the delivery starts, as when every user
+     * instruction was charged */
+    if (p->t)
+        flush_user(p, es_timing_cycles(p->t) - es_timing_last_cost(p->t));
     p->trap_pending = true;
     p->trap_entry = ES_PH_ENTRY_TRAP;
     p->trap_nr = (uint32_t)vector;
@@ -276,9 +302,19 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 {
     (void)d;
     es_phases *p = ctx;
+    if (p->t && p->pre_cpl == 3 && !(m->cpl == 0 && p->pend_rip == rip)) {
+        /* a plain user instruction: charged at the next transition */
+        p->insns++;
+        p->state = ST_USER;
+        p->pend_rip = 0;
+        p->lazy = true;
+        return;
+    }
     uint64_t c = 1;
     if (p->t) {
         uint64_t now = es_timing_cycles(p->t);
+        /* user instructions up to this one's start */
+        flush_user(p, now - es_timing_last_cost(p->t));
         c = now - p->last;
         p->last = now;
     }
@@ -414,9 +450,12 @@ void es_phases_totals(const es_phases *p, es_phase_totals *o)
     memset(o, 0, sizeof *o);
     if (!p)
         return;
+    /* user instructions not charged yet (es_phases' lazy) end at the
+     * model's current cycle */
+    uint64_t pend = p->lazy && p->t ? es_timing_cycles(p->t) - p->last : 0;
     o->insns = p->insns;
-    o->cycles = p->cycles;
-    o->user_cycles = p->user_cycles;
+    o->cycles = p->cycles + pend;
+    o->user_cycles = p->user_cycles + pend;
     o->boot_cycles = p->boot_cycles;
     for (size_t i = 0; i < p->nrows; i++) {
         const es_phase_row *r = &p->rows[i];
