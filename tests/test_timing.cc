@@ -157,6 +157,18 @@ TEST(Timing, GroupOccupancyKeepsTheTablesThroughput)
     EXPECT_EQ(tm_find_form(&z.u, "movq xmm, r64")->cost.g[0].occ, 2);
 }
 
+TEST(Timing, LeaDependsOnItsAddressRegisters)
+{
+    // lea rax, [rax-1]: a chain through lea's base register, its latency
+    // per iteration (it was once free: AGEN operands were not sources)
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        const tm_row *r = tm_find_form(&u.u, "lea r64, m[base+disp]");
+        uint32_t lat = r ? r->cost.lat : u.lat("lea r64, m");
+        EXPECT_NEAR(tput(name, "488d40ff"), lat, 0.02) << name;
+    }
+}
+
 TEST(Timing, StoreThenLoadForwards)
 {
     // mov [rdi], rax; mov rax, [rsi]: same address (all registers equal),

@@ -483,6 +483,13 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
                 addr |= 1ull << o->base;
             if (o->index < 16)
                 addr |= 1ull << o->index;
+        } else if (o->kind == ES_OPK_AGEN) {
+            /* lea computes from its address registers: they are sources
+             * (es_decode_access reports no read for an AGEN operand) */
+            if (o->base < 16)
+                s->src |= 1ull << o->base;
+            if (o->index < 16)
+                s->src |= 1ull << o->index;
         } else if (o->kind == ES_OPK_GPR || o->kind == ES_OPK_HI8) {
             explicit_regs |= 1ull << o->reg;
             /* 8/16-bit destinations merge into the old value */
