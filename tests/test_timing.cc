@@ -166,6 +166,8 @@ TEST(Timing, LeaDependsOnItsAddressRegisters)
         const tm_row *r = tm_find_form(&u.u, "lea r64, m[base+disp]");
         uint32_t lat = r ? r->cost.lat : u.lat("lea r64, m");
         EXPECT_NEAR(tput(name, "488d40ff"), lat, 0.02) << name;
+        // lea rax, [rax+rax*1+1]: three components, the general row
+        EXPECT_NEAR(tput(name, "488d440001"), u.lat("lea r64, m"), 0.02) << name;
     }
 }
 

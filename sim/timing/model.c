@@ -286,8 +286,11 @@ static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
     case ES_OPK_AGEN:
         if (o->base == ES_REG_RIP)
             return "m[rip]";
+        /* base+index+displacement: the table's general "m" row (its
+         * example is lea rbx, [rdi+rsi*4+8]); LLVM's IsThreeOperandsLEA
+         * predicate, the slow LEA on Zen, does not look at the scale */
         if (o->index != ES_REG_NONE)
-            return "m[base+index]";
+            return o->base < 16 && o->disp ? "m" : "m[base+index]";
         return o->disp ? "m[base+disp]" : "m[base]";
     case ES_OPK_IMM:
         if (o->imm == 1 && (d->opcode == 0xd0 || d->opcode == 0xd1) && d->opmap == 0)
