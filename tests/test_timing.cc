@@ -184,6 +184,20 @@ TEST(Timing, StoreThenLoadForwards)
     }
 }
 
+TEST(Timing, LineSplitStoreForwardsToTheSameBytes)
+{
+    // movups [rdi+off], xmm0; movups xmm0, [rsi+off]: the same 16 bytes
+    // (all registers equal); at off 0x3c they cross a 64-byte line, and the
+    // split store still forwards, split_penalty later than the unsplit pair
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double whole = tput(name, "0f11470c0f10460c");
+        double split = tput(name, "0f11473c0f10463c");
+        EXPECT_NEAR(split - whole, u.u.split_penalty, 0.02) << name;
+        EXPECT_LT(split, whole + u.u.stlf_fail_penalty) << name;
+    }
+}
+
 TEST(Timing, PartialOverlapFailsToForward)
 {
     // mov [rdi], eax (4 bytes); mov rax, [rsi] (8 bytes): the load needs

@@ -809,6 +809,14 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
             t->st.stlf++;
             return max64(issue, st->data_ready) + u->stlf_latency;
         }
+        if (st->addr == a && st->size == size) {
+            /* a line-split store forwards to a load of exactly its bytes
+             * (fit: the train half's struct copies through 16-byte split
+             * accesses run at ~10 cycles per store->load round, not the
+             * commit-and-reload ~19), one split_penalty more */
+            t->st.stlf++;
+            return max64(issue, st->data_ready) + u->stlf_latency + u->split_penalty;
+        }
         /* partial overlap or a split access: wait until the store has
          * written the cache, then load from it */
         return max64(issue, st->retire) + u->stlf_fail_penalty + lat;
