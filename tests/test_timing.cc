@@ -198,6 +198,22 @@ TEST(Timing, LineSplitStoreForwardsToTheSameBytes)
     }
 }
 
+TEST(Timing, LinearAliasOfAPhysicalLineReplaysTheLoad)
+{
+    // mov rax, [rdi]; mov rcx, [rsp]: RSP is 1 GiB above the other
+    // registers and every page maps to one physical page, so the two loads
+    // reach one physical line through two linear lines; each switch costs
+    // the load pipe alias_penalty more cycles.  [rsi+0x40] is another line.
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double plain = tput(name, "488b07488b4e40");
+        double want = (2.0 + 2.0 * u.u.alias_penalty) / u.u.load_pipes;
+        if (want < plain)
+            want = plain;
+        EXPECT_NEAR(tput(name, "488b07488b0c24"), want, 0.02) << name;
+    }
+}
+
 TEST(Timing, PartialOverlapFailsToForward)
 {
     // mov [rdi], eax (4 bytes); mov rax, [rsi] (8 bytes): the load needs

@@ -68,6 +68,7 @@ typedef struct tm_store {
     uint32_t base_ver; /* write count of the base register when the store renamed */
 } tm_store;
 
+#define TM_UTAGS 1024 /* physical lines whose linear alias the model remembers */
 #define TM_HINTS 256 /* way hints per cache: O(1) hits in highly associative TLBs */
 
 typedef struct tm_cache {
@@ -104,6 +105,12 @@ struct es_timing {
      * port-bound stream would queue without bound behind the ROB) */
     uint64_t *sched;
     uint32_t sched_pos;
+    /* the linear line that last touched each physical line (direct-mapped
+     * by physical line): AMD's L1D finds a line through a linear-address
+     * micro-tag, so a second linear alias of the same physical line misses
+     * it and is refetched (AMD SOG "linear aliasing"; BHive maps every page
+     * onto one physical page, so RSP and other bases alias) */
+    uint64_t utag_pa[TM_UTAGS], utag_va[TM_UTAGS];
     uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
     tm_store *sq;
     uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
@@ -774,6 +781,20 @@ static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next
     return miss;
 }
 
+/* Extra cycles of an access at linear `ea`, physical `pa`: alias_penalty
+ * when the physical line was last touched through another linear line. */
+static inline uint32_t utag_cost(es_timing *t, uint64_t ea, uint64_t pa)
+{
+    if (!t->u.alias_penalty)
+        return 0;
+    uint64_t pl = (pa >> 6) + 1, vl = ea >> 6; /* +1: 0 = empty */
+    uint32_t i = (uint32_t)(pl & (TM_UTAGS - 1));
+    bool miss = t->utag_pa[i] == pl && t->utag_va[i] != vl;
+    t->utag_pa[i] = pl;
+    t->utag_va[i] = vl;
+    return miss ? t->u.alias_penalty : 0;
+}
+
 /* Load data ready time: forwarding from the store queue, renaming, caches. */
 static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint64_t pa,
                            uint64_t expr)
@@ -939,6 +960,9 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         issued = iss;
         if (has_addr) {
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
+            uint32_t ua = utag_cost(t, ea, t->pend_pa);
+            if (ua) /* refetched: the load pipe replays it */
+                iss = port_alloc(t, u->ld_mask, iss, (uint16_t)ua) + ua;
             data = load_ready(t, s, iss, t->pend_pa, t->pend_expr);
         } else {
             data = iss + (s->fp ? u->l1d_fp_latency : u->l1d_latency);
@@ -979,8 +1003,12 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
                                   (uint16_t)u->store_occupancy);
         iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
         issued = max64(issued, iss);
-        if (has_addr)
+        if (has_addr) {
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
+            uint32_t ua = utag_cost(t, ea, t->pend_pa);
+            if (ua)
+                iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, iss, (uint16_t)ua) + ua;
+        }
         /* data of a plain store is its source register; of a
          * read-modify-write the computed value */
         uint64_t sdata = s->load ? result : (s->kind == TK_NORMAL && s->cost.ngroups ? result : src);

@@ -632,6 +632,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     u->memrename = cfg_num(&c, "memrename.enabled");
     u->memrename_latency = cfg_num(&c, "memrename.latency");
     u->complex_addr_latency = cfg_num(&c, "lsu.complex_addr_latency");
+    u->alias_penalty = cfg_num(&c, "l1d.alias_penalty");
     const char *bases = cfg_str(&c, "memrename.bases");
     u->memrename_bases = bases ? gpr_mask_of(bases) : 0;
     u->l1d_latency = cfg_num(&c, "l1d.latency");
