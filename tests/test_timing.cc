@@ -184,6 +184,50 @@ TEST(Timing, StoreThenLoadForwards)
     }
 }
 
+// Store-pipe slots per iteration when consecutive scalar stores to one
+// aligned pair_bytes chunk share a slot (two to a slot; pair_bytes 0: off),
+// counted over many iterations so pairs across the loop's back edge count.
+double store_slots(const tm_uarch &u, const std::vector<uint64_t> &offs)
+{
+    const int iters = 64;
+    uint64_t open = 0; // chunk + 1 of the last store holding a slot alone
+    int slots = 0;
+    for (int i = 0; i < iters; i++)
+        for (uint64_t o : offs) {
+            uint64_t chunk = u.store_pair_line ? o / u.store_pair_line + 1 : 0;
+            if (chunk && chunk == open) {
+                open = 0;
+            } else {
+                slots++;
+                open = chunk;
+            }
+        }
+    return (double)slots / iters;
+}
+
+TEST(Timing, StoresToOneChunkShareAStoreSlot)
+{
+    // four 8-byte stores through rdi (0x12345600, 256-byte aligned): at
+    // +0/+8/+0x20/+0x28 they form two 16-byte-chunk pairs, at
+    // +0/+0x10/+0x20/+0x30 none; the cost is the store pipes' slots (or the
+    // AGUs when fewer), from lsu.store_pair_bytes, stores_per_cycle and
+    // store_occupancy
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        auto want = [&](const std::vector<uint64_t> &offs) {
+            double st = store_slots(u.u, offs) * u.u.store_occupancy / u.u.store_pipes;
+            double agu = (double)offs.size() / u.u.agus;
+            return st > agu ? st : agu;
+        };
+        EXPECT_NEAR(tput(name, "488907" "48894f08" "48895720" "48897728"),
+                    want({0, 8, 0x20, 0x28}), 0.05)
+            << name;
+        EXPECT_NEAR(tput(name, "488907" "48894f10" "48895720" "48897730"),
+                    want({0, 0x10, 0x20, 0x30}), 0.05)
+            << name;
+    }
+}
+
 TEST(Timing, LineSplitStoreForwardsToTheSameBytes)
 {
     // movups [rdi+off], xmm0; movups xmm0, [rsi+off]: the same 16 bytes

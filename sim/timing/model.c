@@ -114,6 +114,10 @@ struct es_timing {
     uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
     tm_store *sq;
     uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
+    /* store pairing (lsu.store_pair_bytes): physical chunk + 1 of the
+     * last scalar store that took a store-pipe slot of its own (0: none, or
+     * already paired) and the cycle of that slot */
+    uint64_t st_pair_line, st_pair_cycle;
     /* fusion: end rip of the last fusible cmp/test and its result */
     uint64_t fuse_rip, fuse_ready;
 
@@ -998,9 +1002,29 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 
     if (s->store) {
         uint64_t at = max64(dsp, ready_of(t, s->addr));
-        /* vector store data comes from the FP unit's own store pipe */
-        uint64_t iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
-                                  (uint16_t)u->store_occupancy);
+        uint64_t line = has_addr && u->store_pair_line
+                            ? t->pend_pa / u->store_pair_line + 1 : 0;
+        uint64_t iss;
+        if (u->store_pair_line && !s->fp && line && line == t->st_pair_line &&
+            at <= t->st_pair_cycle) {
+            /* two stores to one aligned lsu.store_pair_bytes chunk leave
+             * the store pipe together (AMD SOG Zen 4, LS unit: two stores
+             * per cycle only when they are to the same line; the sustained
+             * rate is otherwise one; the chunk size is fitted): this store
+             * rides in the slot of the scalar store just before it when its
+             * address is ready by then, at most two to a slot.  A block's
+             * only store pairs with itself in the next iteration. */
+            iss = t->st_pair_cycle;
+            t->st_pair_line = 0;
+        } else {
+            /* vector store data comes from the FP unit's own store pipe */
+            iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
+                             (uint16_t)u->store_occupancy);
+            if (!s->fp) {
+                t->st_pair_line = line;
+                t->st_pair_cycle = iss;
+            }
+        }
         iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
         issued = max64(issued, iss);
         if (has_addr) {

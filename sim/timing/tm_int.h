@@ -72,6 +72,8 @@ typedef struct tm_uarch {
     /* load / store */
     uint32_t load_pipes, store_pipes, vec_store_pipes, agus;
     uint32_t store_occupancy; /* cycles a store holds its store pipe */
+    uint32_t store_pair_line; /* bytes (0: off): a scalar store to the same aligned chunk as the
+                               * scalar store just before it shares that store's pipe slot */
     uint32_t load_queue, store_queue;
     uint32_t stlf_latency, stlf_fail_penalty, split_penalty;
     uint32_t memrename, memrename_latency, memrename_bases; /* bases: GPR bit mask */
