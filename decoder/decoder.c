@@ -267,6 +267,8 @@ int es_decode_access(const uint8_t *bytes, size_t avail, int mode, uint64_t rip,
                     out->gpr_read |= (uint16_t)(1u << r);
                 if (z->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
                     out->gpr_write |= (uint16_t)(1u << r);
+                if (z->actions & ZYDIS_OPERAND_ACTION_CONDWRITE)
+                    out->gpr_condwrite |= (uint16_t)(1u << r);
             }
         }
     }

@@ -113,6 +113,10 @@ size_t es_format(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int
  * bit masks. */
 typedef struct es_access_info {
     uint16_t gpr_read, gpr_write;
+    /* GPRs written only when a condition holds (CMOVcc's destination,
+     * CMPXCHG's accumulator): their old value can survive, so a timing
+     * model must treat them as read too.  Also set in gpr_write. */
+    uint16_t gpr_condwrite;
     uint32_t flags_read, flags_written;
 } es_access_info;
 

@@ -81,3 +81,16 @@ TEST(Decoder, FormatIntelAndAtt)
     EXPECT_EQ(es_format(b, sizeof b, ES_MODE_64, 0, ES_SYNTAX_ATT, buf, sizeof buf), 3u);
     EXPECT_STREQ(buf, "add %rbx, %rax");
 }
+
+TEST(Decoder, AccessInfoReportsConditionalWrites)
+{
+    es_access_info a;
+    const uint8_t cmov[] = {0x48, 0x0f, 0x45, 0xc2}; // cmovne rax, rdx
+    ASSERT_EQ(es_decode_access(cmov, sizeof cmov, ES_MODE_64, 0, &a), ES_DECODE_OK);
+    EXPECT_EQ(a.gpr_condwrite, 1u << 0);      // rax may keep its old value
+    EXPECT_TRUE(a.gpr_read & (1u << 2));      // rdx
+    EXPECT_TRUE(a.gpr_write & (1u << 0));
+    const uint8_t add[] = {0x48, 0x01, 0xd0}; // add rax, rdx
+    ASSERT_EQ(es_decode_access(add, sizeof add, ES_MODE_64, 0, &a), ES_DECODE_OK);
+    EXPECT_EQ(a.gpr_condwrite, 0u);
+}

@@ -423,3 +423,22 @@ TEST(Timing, DetachedMachineRunsThePlainLoop)
     es_timing_free(t);
     es_machine_free(m);
 }
+
+TEST(Timing, CmovWaitsForItsOwnDestination)
+{
+    // cmovne rax, rdx keeps rax when the condition fails, so each copy
+    // waits for the previous one: a loop-carried chain of the cmov's
+    // latency, not the 1/ports of independent cmovs.  test_decoder checks
+    // that the access info reports the destination as a conditional write.
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        EXPECT_NEAR(tput(name, "480f45c2"), u.lat("cmove r64, r64"), 0.05) << name;
+        // four cmovs into four registers: four chains side by side, bound
+        // by the chain or by the cmov ports, whichever is slower
+        double ports = 4.0 / u.group_ports("cmove r64, r64");
+        double lat = u.lat("cmove r64, r64");
+        EXPECT_NEAR(tput(name, "480f45c2" "480f45da" "480f45ca" "480f45f2"),
+                    ports > lat ? ports : lat, 0.05)
+            << name;
+    }
+}

@@ -531,6 +531,9 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
     s->addr = addr;
     s->src |= gpr_bits(ai.gpr_read) & ~(addr & ~explicit_regs);
     s->dst |= gpr_bits(ai.gpr_write);
+    /* a conditional write merges into the old value (cmovne rax, rdx
+     * waits for rax as well as rdx and the flags) */
+    s->src |= gpr_bits(ai.gpr_condwrite);
     if (ai.flags_read)
         s->src |= 1ull << TR_FLAGS;
     if (ai.flags_written)
