@@ -442,3 +442,19 @@ TEST(Timing, CmovWaitsForItsOwnDestination)
             << name;
     }
 }
+
+TEST(Timing, LeaRunsOnTheIntegerPipesItsRowNames)
+{
+    // eight independent LEAs: bound by the pipes of the lea row that
+    // applies (znver4.published.tsv puts Zen 4's on the four ALUs; LLVM's
+    // AGU placement would leave only the dispatch width), never faster
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double want = 8.0 / u.group_ports("lea r64, m[base+disp]");
+        double dispatch = 8.0 / u.u.dispatch_width;
+        EXPECT_NEAR(tput(name, "488d4701" "488d5f02" "488d4f03" "488d5704"
+                               "488d7705" "4c8d4706" "4c8d4f07" "4c8d5708"),
+                    want > dispatch ? want : dispatch, 0.05)
+            << name;
+    }
+}

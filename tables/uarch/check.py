@@ -3,6 +3,9 @@
 
   *.llvm.tsv  header and column count, numeric fields, 0/1 flags, port list syntax,
               unique forms, same form set for every microarchitecture.
+  *.published.tsv, *.measured.tsv
+              overrides: the same checks per row, ports named as in that uarch's
+              .llvm.tsv, and every row's source names where its numbers come from.
   *.cfg       "key = value  # source" lines: dotted lowercase keys, no duplicates, every
               value carries a source comment, the required keys are present, and the
               port names of ports.* keys occur in that uarch's .llvm.tsv.
@@ -117,12 +120,23 @@ def main():
         if formsets[a] != formsets[names[0]]:
             diff = sorted(formsets[a] ^ formsets[names[0]])[:5]
             err(d, 0, f"form sets of {names[0]} and {a} differ (e.g. {diff})")
+    noverride = 0
+    for kind in ("published", "measured"):
+        for p in sorted(glob.glob(os.path.join(d, f"*.{kind}.tsv"))):
+            name = os.path.basename(p).split(".")[0]
+            if name not in portsets:
+                err(p, 0, f"no {name}.llvm.tsv for these overrides")
+                continue
+            forms, ports = check_tsv(p)
+            noverride += len(forms)
+            for port in sorted(ports - portsets[name]):
+                err(p, 0, f"port {port!r} does not occur in {name}.llvm.tsv")
     for p in sorted(glob.glob(os.path.join(d, "*.cfg"))):
         check_cfg(p, portsets.get(os.path.basename(p)[:-4], set()))
     for e in errors:
         print(e, file=sys.stderr)
     print(f"check.py: {len(tsvs)} tables, {sum(len(s) for s in formsets.values())} rows, "
-          f"{len(errors)} error(s)", file=sys.stderr)
+          f"{noverride} override rows, {len(errors)} error(s)", file=sys.stderr)
     return 1 if errors else 0
 
 
