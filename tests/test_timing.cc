@@ -458,3 +458,22 @@ TEST(Timing, LeaRunsOnTheIntegerPipesItsRowNames)
             << name;
     }
 }
+
+TEST(Timing, SbbSameRegisterStillWaitsForTheCarry)
+{
+    // cmp eax, 1; sbb eax, eax; and eax, 3: eax -> CF -> eax -> eax, a
+    // loop-carried chain of three ALU latencies whether or not the renamer
+    // knows sbb r, r ignores r (it is not a zero idiom: CF is a source)
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double chain = u.lat("cmp r32, imm8") + u.lat("sbb r32, r32") + u.lat("and r32, imm8");
+        EXPECT_NEAR(tput(name, "83f801" "19c0" "83e003"), chain, 0.05) << name;
+        // sbb eax, eax; xor ecx, ecx (the xor gives sbb a fresh CF): only
+        // eax can chain the copies, and only where sbb r, r reads r
+        double t = tput(name, "19c0" "31c9");
+        if (u.u.sbb_same_independent)
+            EXPECT_LT(t, u.lat("sbb r32, r32") - 0.2) << name;
+        else
+            EXPECT_NEAR(t, u.lat("sbb r32, r32"), 0.05) << name;
+    }
+}

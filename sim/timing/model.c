@@ -364,7 +364,7 @@ static bool is_zero_idiom(const es_insn *d, const char *name)
     static const char *const ops[] = {"xor", "sub", "pxor", "xorps", "xorpd", "vpxor", "vxorps",
                                       "vxorpd", "psubb", "psubw", "psubd", "psubq", "vpsubb",
                                       "vpsubw", "vpsubd", "vpsubq", "pcmpgtb", "pcmpgtw",
-                                      "pcmpgtd", "pcmpgtq", "sbb", NULL};
+                                      "pcmpgtd", "pcmpgtq", NULL};
     if (d->nops < 2)
         return false;
     const es_operand *a = &d->o[d->nops - 2], *b = &d->o[d->nops - 1];
@@ -474,6 +474,12 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
     s->memop = 0xff;
     s->priv = priv_of(d, name);
     bool zero = u->zero_idioms && is_zero_idiom(d, name);
+    /* sbb r, r is all ones or zero from CF alone: where the renamer
+     * knows it (rename.sbb_same_reg_independent) the register is no
+     * source, but the flags still are and the op still executes */
+    bool sbb_same = u->sbb_same_independent && !strcmp(name, "sbb") && d->nops == 2 &&
+                    d->o[0].kind == ES_OPK_GPR && d->o[1].kind == ES_OPK_GPR &&
+                    d->o[0].reg == d->o[1].reg;
     char form[160];
     const tm_row *r = lookup_form(u, d, name, zero, form, sizeof form);
     s->cost = r ? r->cost : u->dflt;
@@ -541,6 +547,8 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
     if (zero) {
         s->kind = TK_ZERO;
         s->src = 0;
+    } else if (sbb_same) {
+        s->src = 1ull << TR_FLAGS;
     } else if (u->move_elim && is_move(d, name)) {
         s->kind = TK_MOVE;
     }

@@ -618,6 +618,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     u->macro_fusion = cfg_num(&c, "rename.macro_fusion");
     u->move_elim = cfg_num(&c, "rename.move_elimination");
     u->zero_idioms = cfg_num(&c, "rename.zero_idioms");
+    u->sbb_same_independent = cfg_num(&c, "rename.sbb_same_reg_independent");
     u->stack_engine = cfg_num(&c, "rename.stack_engine");
     u->load_pipes = cfg_num(&c, "lsu.loads_per_cycle");
     u->store_pipes = cfg_num(&c, "lsu.stores_per_cycle");

@@ -69,6 +69,7 @@ typedef struct tm_uarch {
     uint32_t sched_entries;
     uint32_t taken_branch_bubble; /* dispatch-group break after a taken branch */
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
+    uint32_t sbb_same_independent; /* sbb r, r reads only CF */
     /* load / store */
     uint32_t load_pipes, store_pipes, vec_store_pipes, agus;
     uint32_t store_occupancy; /* cycles a store holds its store pipe */
