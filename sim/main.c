@@ -45,7 +45,7 @@ static const char usage_text[] =
     "                [--cpu intel|amd] [--json]\n"
     "       entrysim explain NAME [--convention v4.16|v4.17] [--patches LIST]\n"
     "                [--syntax intel|att]\n"
-    "       entrysim throughput [--uarch U] HEX... | --file BLOCKS\n"
+    "       entrysim throughput [--uarch U] [--stats] HEX... | --file BLOCKS\n"
     "       entrysim measure-native --file BLOCKS [--reps N] [--json]  (x86-64 host)\n"
     "       entrysim bench --matrix FILE [OPTIONS]   (bench/README.md)\n"
     "       entrysim debug [OPTIONS] PROGRAM [ARGS...]   (the step-through debugger)\n"

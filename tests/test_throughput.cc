@@ -128,3 +128,48 @@ TEST(Throughput, ApiRefusesWhatItCannotTime)
         << err;
     EXPECT_GT(c, 0.0);
 }
+
+TEST(Throughput, StatsColumnsCountTheModelsEventsPerIteration)
+{
+    // --stats: a header, then per block cycles and per-iteration counts.
+    // mov byte [rax], 0; mov rax, [rsp] (rax = rsp): the 8-byte load
+    // overlaps the 1-byte store and cannot take its data, once per
+    // iteration; add rax, rbx; add rdx, rcx: two instructions, no memory
+    Out o = cmd({"--stats", "c60000488b0424", "4801d84801ca"});
+    EXPECT_EQ(o.rc, 0);
+    std::vector<std::vector<std::string>> rows;
+    size_t p = 0;
+    while (p < o.text.size()) {
+        size_t e = o.text.find('\n', p);
+        std::string line = o.text.substr(p, e - p);
+        p = e + 1;
+        std::vector<std::string> cols;
+        size_t q = 0;
+        for (size_t t; (t = line.find('\t', q)) != std::string::npos; q = t + 1)
+            cols.push_back(line.substr(q, t - q));
+        cols.push_back(line.substr(q));
+        rows.push_back(cols);
+    }
+    ASSERT_EQ(rows.size(), 3u) << o.text;
+    ASSERT_EQ(rows[0][0], "# hex");
+    auto col = [&](const char *name) {
+        for (size_t i = 0; i < rows[0].size(); i++)
+            if (rows[0][i] == name)
+                return i;
+        ADD_FAILURE() << "no column " << name;
+        return (size_t)0;
+    };
+    for (auto &r : rows)
+        ASSERT_EQ(r.size(), rows[0].size()) << o.text;
+    // the trips the timing measures include the loop's jmp back: one per
+    // 50 copies of the block
+    EXPECT_NEAR(std::stod(rows[1][col("insns")]), 2.02, 0.001);
+    EXPECT_NEAR(std::stod(rows[1][col("stlf_fail")]), 1.0, 0.001);
+    EXPECT_NEAR(std::stod(rows[1][col("stlf")]), 0.0, 0.001);
+    EXPECT_NEAR(std::stod(rows[2][col("insns")]), 2.02, 0.001);
+    EXPECT_NEAR(std::stod(rows[2][col("stlf_fail")]), 0.0, 0.001);
+    EXPECT_EQ(rows[2][col("cycles")], "1.000");
+    // the cycles column is what the plain command prints
+    Out plain = cmd({"c60000488b0424"});
+    EXPECT_EQ(plain.text, "c60000488b0424\t" + rows[1][1] + "\n");
+}

@@ -839,6 +839,7 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
             /* memory renaming (AMD SOG for Zen 2+, "memory file"): the
              * load takes the store's data register directly */
             t->st.stlf++;
+            t->st.memrename++;
             return max64(st->data_ready, issue) + u->memrename_latency;
         }
         if (inside && !split && !st->split) {
@@ -855,6 +856,7 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
         }
         /* partial overlap or a split access: wait until the store has
          * written the cache, then load from it */
+        t->st.stlf_fail++;
         return max64(issue, st->retire) + u->stlf_fail_penalty + lat;
     }
     uint32_t extra = data_miss_cycles(t, a) + (split ? u->split_penalty : 0);

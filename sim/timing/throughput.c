@@ -123,10 +123,11 @@ oom:
 }
 
 /* Runs `iters` trips of the loop; records the model's cycle count after
- * TP_ITERS1 and TP_ITERS2 trips in cyc[0], cyc[1] when t is given.  Maps
- * pages on demand when `mapping`.  0, or -1 with a message. */
+ * TP_ITERS1 and TP_ITERS2 trips in cyc[0], cyc[1] (and its statistics in
+ * stats[0], stats[1] when stats is given) when t is given.  Maps pages on
+ * demand when `mapping`.  0, or -1 with a message. */
 static int tp_execute(tp_run *r, es_timing *t, size_t len, bool mapping, uint64_t *cyc,
-                      char *err, size_t errlen)
+                      es_timing_stats *stats, char *err, size_t errlen)
 {
     es_machine *m = r->m;
     uint64_t end = TP_CODE + len * TP_UNROLL; /* the jmp back */
@@ -173,10 +174,12 @@ static int tp_execute(tp_run *r, es_timing *t, size_t len, bool mapping, uint64_
                 return -1;
             }
             trips++;
-            if (t && trips == TP_ITERS1)
-                cyc[0] = es_timing_cycles(t);
-            if (t && trips == TP_ITERS2)
-                cyc[1] = es_timing_cycles(t);
+            if (t && (trips == TP_ITERS1 || trips == TP_ITERS2)) {
+                int k = trips == TP_ITERS2;
+                cyc[k] = es_timing_cycles(t);
+                if (stats)
+                    es_timing_get_stats(t, &stats[k]);
+            }
         }
     }
     return 0;
@@ -185,6 +188,14 @@ static int tp_execute(tp_run *r, es_timing *t, size_t len, bool mapping, uint64_
 int es_timing_throughput(const char *uarch, const uint8_t *code, size_t len, int mode,
                          double *cycles, char *err, size_t errlen)
 {
+    return es_timing_throughput_stats(uarch, code, len, mode, cycles, NULL, err, errlen);
+}
+
+int es_timing_throughput_stats(const char *uarch, const uint8_t *code, size_t len, int mode,
+                               double *cycles, es_timing_stats *per_iter, char *err,
+                               size_t errlen)
+{
+    es_timing_stats st[2];
     if (mode != ES_MODE_64) {
         snprintf(err, errlen, "only 64-bit blocks are supported");
         return -1;
@@ -204,7 +215,7 @@ int es_timing_throughput(const char *uarch, const uint8_t *code, size_t len, int
     /* pass 1: functional, maps the working set */
     if (!tp_machine(&r, code, len, mode, err, errlen))
         goto out;
-    if (tp_execute(&r, NULL, len, true, cyc, err, errlen))
+    if (tp_execute(&r, NULL, len, true, cyc, NULL, err, errlen))
         goto out;
     es_machine_free(r.m);
     r.m = NULL;
@@ -219,14 +230,23 @@ int es_timing_throughput(const char *uarch, const uint8_t *code, size_t len, int
             snprintf(err, errlen, "cannot attach the cycle model");
             goto out;
         }
-        if (tp_execute(&r, t, len, false, cyc, err, errlen))
+        if (tp_execute(&r, t, len, false, cyc, per_iter ? st : NULL, err, errlen))
             goto out;
         if (pass == 0) {
             es_machine_free(r.m);
             r.m = NULL;
         }
     }
-    *cycles = (double)(cyc[1] - cyc[0]) / ((double)(TP_ITERS2 - TP_ITERS1) * TP_UNROLL);
+    double iters = (double)(TP_ITERS2 - TP_ITERS1) * TP_UNROLL;
+    *cycles = (double)(cyc[1] - cyc[0]) / iters;
+    if (per_iter) {
+        /* field by field: the struct is all uint64_t counters */
+        const uint64_t *a = (const uint64_t *)&st[0], *b = (const uint64_t *)&st[1];
+        uint64_t *o = (uint64_t *)per_iter;
+        for (size_t k = 0; k < sizeof *per_iter / sizeof(uint64_t); k++)
+            o[k] = (uint64_t)((double)(b[k] - a[k]) * 1000.0 / iters + 0.5);
+        per_iter->cycles = (uint64_t)(*cycles * 1000.0 + 0.5);
+    }
     rc = 0;
 out:
     if (r.m)
@@ -238,27 +258,42 @@ out:
 
 /* ---- `entrysim throughput` ---- */
 
-static int one_block(const char *uarch, const char *hex, FILE *out)
+static int one_block(const char *uarch, const char *hex, bool stats, FILE *out)
 {
     uint8_t code[TP_MAX_BLOCK];
     size_t len;
     char err[256];
     double c;
+    es_timing_stats s;
     if (es_native_parse_hex(hex, code, sizeof code, &len, err, sizeof err) ||
-        es_timing_throughput(uarch, code, len, ES_MODE_64, &c, err, sizeof err)) {
+        es_timing_throughput_stats(uarch, code, len, ES_MODE_64, &c, stats ? &s : NULL, err,
+                                   sizeof err)) {
         fprintf(out, "%s\terror: %s\n", hex, err);
         return 1;
     }
-    fprintf(out, "%s\t%.3f\n", hex, c);
+    fprintf(out, "%s\t%.3f", hex, c);
+    if (stats) /* per iteration, in the order of TP_STATS_HEADER */
+        fprintf(out, "\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f", s.insns / 1000.0,
+                s.uops / 1000.0, s.mispredicts / 1000.0, s.l1d_misses / 1000.0,
+                s.dtlb_misses / 1000.0, s.stlf / 1000.0, s.stlf_fail / 1000.0,
+                s.memrename / 1000.0);
+    fputc('\n', out);
     return 0;
 }
+
+#define TP_STATS_HEADER                                                                        \
+    "# hex\tcycles\tinsns\tuops\tmispredicts\tl1d_misses\tdtlb_misses\tstlf\tstlf_fail\t"  \
+    "memrename (per iteration)\n"
 
 int es_throughput_cmd(int argc, char **argv)
 {
     const char *uarch = "znver4", *file = NULL;
     int nhex = 0;
+    bool stats = false;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--uarch") || !strcmp(argv[i], "--file")) {
+        if (!strcmp(argv[i], "--stats")) {
+            stats = true;
+        } else if (!strcmp(argv[i], "--uarch") || !strcmp(argv[i], "--file")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "entrysim: throughput: %s needs a value\n", argv[i]);
                 return 2;
@@ -279,7 +314,8 @@ int es_throughput_cmd(int argc, char **argv)
         }
     }
     if (!file && !nhex) {
-        fprintf(stderr, "usage: entrysim throughput [--uarch U] HEX... | --file BLOCKS\n");
+        fprintf(stderr,
+                "usage: entrysim throughput [--uarch U] [--stats] HEX... | --file BLOCKS\n");
         return 2;
     }
     char err[256];
@@ -289,6 +325,8 @@ int es_throughput_cmd(int argc, char **argv)
         return 2;
     }
     es_timing_free(probe);
+    if (stats)
+        fputs(TP_STATS_HEADER, stdout);
     int bad = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--uarch") || !strcmp(argv[i], "--file")) {
@@ -296,7 +334,7 @@ int es_throughput_cmd(int argc, char **argv)
             continue;
         }
         if (argv[i][0] != '-')
-            bad |= one_block(uarch, argv[i], stdout);
+            bad |= one_block(uarch, argv[i], stats, stdout);
     }
     if (file) {
         FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
@@ -319,7 +357,7 @@ int es_throughput_cmd(int argc, char **argv)
             char *tab = strchr(p, '\t');
             if (tab)
                 *tab = 0;
-            bad |= one_block(uarch, p, stdout);
+            bad |= one_block(uarch, p, stats, stdout);
             fflush(stdout);
         }
         if (f != stdin)

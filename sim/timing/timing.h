@@ -49,6 +49,9 @@ typedef struct es_timing_stats {
     uint64_t l1i_misses, l1d_misses, l2_misses, l3_misses;
     uint64_t itlb_misses, dtlb_misses;
     uint64_t stlf;        /* loads served by store-to-load forwarding */
+    uint64_t stlf_fail;   /* loads overlapping a queued store they could not
+                           * take data from (waited for its commit) */
+    uint64_t memrename;   /* loads renamed to a store's data register */
     uint64_t serialising; /* serialising / privileged transitions costed from the table */
 } es_timing_stats;
 
@@ -62,8 +65,16 @@ void es_timing_get_stats(const es_timing *t, es_timing_stats *out);
 int es_timing_throughput(const char *uarch, const uint8_t *code, size_t len, int mode,
                          double *cycles, char *err, size_t errlen);
 
-/* `entrysim throughput [--uarch U] HEX | --file BLOCKS`; returns the exit
- * status. */
+/* The same, and when per_iter is given the model's event counts of the
+ * timed steady-state trips divided by their iteration count (cycles =
+ * *cycles; every other field is a per-iteration average times 1000, so
+ * fractions survive in integers). */
+int es_timing_throughput_stats(const char *uarch, const uint8_t *code, size_t len, int mode,
+                               double *cycles, es_timing_stats *per_iter, char *err,
+                               size_t errlen);
+
+/* `entrysim throughput [--uarch U] [--stats] HEX | --file BLOCKS`; returns
+ * the exit status. */
 int es_throughput_cmd(int argc, char **argv);
 
 #ifdef __cplusplus
