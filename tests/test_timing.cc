@@ -477,3 +477,17 @@ TEST(Timing, SbbSameRegisterStillWaitsForTheCarry)
             EXPECT_NEAR(t, u.lat("sbb r32, r32"), 0.05) << name;
     }
 }
+
+TEST(Timing, TakenBranchEndsItsDispatchCycle)
+{
+    // five zero idioms (no pipe, dispatch-bound) copied 50 times and the
+    // harness's jmp back: 251 ops per trip; where a taken branch ends the
+    // dispatch cycle (fetch.taken_branch_ends_group) the trip takes whole
+    // cycles, else the dispatch width's exact share
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double ops = 50 * 5 + 1, w = u.u.dispatch_width;
+        double want = (u.u.taken_ends_group ? std::ceil(ops / w) : ops / w) / 50;
+        EXPECT_NEAR(tput(name, "31c0" "31db" "31c9" "31d2" "31f6"), want, 0.002) << name;
+    }
+}

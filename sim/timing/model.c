@@ -1101,6 +1101,10 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
             redirect(t, result + u->mispredict_penalty);
         } else if (next != rip + s->len && u->taken_branch_bubble) {
             redirect(t, t->fe_cycle + u->taken_branch_bubble);
+        } else if (next != rip + s->len && u->taken_ends_group && t->fe_used) {
+            /* the ops at the target come from another fetch window: they
+             * dispatch from the next cycle, not beside the branch */
+            redirect(t, t->fe_cycle + 1);
         }
     }
     t->fuse_rip = s->fusible ? rip + s->len : UINT64_MAX;

@@ -607,6 +607,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
 
     u->fetch_bytes = cfg_num(&c, "fetch.bytes_per_cycle");
     u->taken_branch_bubble = cfg_num(&c, "fetch.taken_branch_bubble");
+    u->taken_ends_group = cfg_num(&c, "fetch.taken_branch_ends_group");
     u->decode_width = cfg_num(&c, "decode.width");
     u->opcache_entries = cfg_num(&c, "opcache.entries");
     u->opcache_ops = cfg_num(&c, "opcache.ops_per_cycle");

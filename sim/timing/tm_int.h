@@ -67,7 +67,8 @@ typedef struct tm_uarch {
     uint32_t fetch_bytes, decode_width, opcache_entries, opcache_ops, opcache_ways;
     uint32_t dispatch_width, retire_width, rob_entries;
     uint32_t sched_entries;
-    uint32_t taken_branch_bubble; /* dispatch-group break after a taken branch */
+    uint32_t taken_branch_bubble; /* dead cycles after a taken branch */
+    uint32_t taken_ends_group;    /* a taken branch is the last op of its dispatch cycle */
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     uint32_t sbb_same_independent; /* sbb r, r reads only CF */
     /* load / store */
