@@ -208,8 +208,9 @@ double store_slots(const tm_uarch &u, const std::vector<uint64_t> &offs)
 TEST(Timing, StoresToOneChunkShareAStoreSlot)
 {
     // four 8-byte stores through rdi (0x12345600, 256-byte aligned): at
-    // +0/+8/+0x20/+0x28 they form two 16-byte-chunk pairs, at
-    // +0/+0x10/+0x20/+0x30 none; the cost is the store pipes' slots (or the
+    // +0/+8/+0x20/+0x28 they form two pairs for any chunk of 16 bytes or
+    // more, at +0/+0x10/+0x20/+0x30 pairs only for 32 bytes or more; the
+    // cost is the store pipes' slots (or the
     // AGUs when fewer), from lsu.store_pair_bytes, stores_per_cycle and
     // store_occupancy
     for (const char *name : kUarchs) {
@@ -489,5 +490,24 @@ TEST(Timing, TakenBranchEndsItsDispatchCycle)
         double ops = 50 * 5 + 1, w = u.u.dispatch_width;
         double want = (u.u.taken_ends_group ? std::ceil(ops / w) : ops / w) / 50;
         EXPECT_NEAR(tput(name, "31c0" "31db" "31c9" "31d2" "31f6"), want, 0.002) << name;
+    }
+}
+
+TEST(Timing, VectorStoresPairOnlyWhereTheyShareTheStorePipes)
+{
+    // four movaps stores through rdi at +0/+0x10/+0x20/+0x30: with
+    // lsu.vec_stores_per_cycle = 0 they take the integer store slots and
+    // pair within an lsu.store_pair_bytes chunk like scalar stores; with a
+    // vector store pipe of their own, one each per that pipe's cycle
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        std::vector<uint64_t> offs = {0, 0x10, 0x20, 0x30};
+        double st = u.u.vec_store_pipes
+                        ? 4.0 * u.u.store_occupancy / u.u.vec_store_pipes
+                        : store_slots(u.u, offs) * u.u.store_occupancy / u.u.store_pipes;
+        double agu = 4.0 / u.u.agus;
+        EXPECT_NEAR(tput(name, "0f2907" "0f294710" "0f294720" "0f294730"), st > agu ? st : agu,
+                    0.05)
+            << name;
     }
 }

@@ -1018,8 +1018,10 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         uint64_t line = has_addr && u->store_pair_line
                             ? t->pend_pa / u->store_pair_line + 1 : 0;
         uint64_t iss;
-        if (u->store_pair_line && !s->fp && line && line == t->st_pair_line &&
-            at <= t->st_pair_cycle) {
+        /* vector stores take part in pairing when they share the integer
+         * store pipes (lsu.vec_stores_per_cycle = 0) */
+        bool pairs = u->store_pair_line && (!s->fp || !u->vec_store_pipes);
+        if (pairs && line && line == t->st_pair_line && at <= t->st_pair_cycle) {
             /* two stores to one aligned lsu.store_pair_bytes chunk leave
              * the store pipe together (AMD SOG Zen 4, LS unit: two stores
              * per cycle only when they are to the same line; the sustained
@@ -1033,7 +1035,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
             /* vector store data comes from the FP unit's own store pipe */
             iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
                              (uint16_t)u->store_occupancy);
-            if (!s->fp) {
+            if (pairs) {
                 t->st_pair_line = line;
                 t->st_pair_cycle = iss;
             }
