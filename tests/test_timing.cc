@@ -511,3 +511,18 @@ TEST(Timing, VectorStoresPairOnlyWhereTheyShareTheStorePipes)
             << name;
     }
 }
+
+TEST(Timing, PipelinedPrivilegedFormsCostTheirTableRow)
+{
+    // rdtsc is a pipelined row of the priv table (measured back to back):
+    // one op holding an integer pipe for its cycles, whatever LLVM's
+    // placeholder row says; two copies with an independent add between
+    // take twice that, and the add does not wait for them
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        const tm_priv_cost &pc = u.u.priv[TP_RDTSC];
+        ASSERT_FALSE(pc.serialising) << name;
+        EXPECT_NEAR(tput(name, "0f31"), pc.cycles, 0.05) << name;
+        EXPECT_NEAR(tput(name, "0f31" "4801db" "0f31"), 2.0 * pc.cycles, 0.05) << name;
+    }
+}

@@ -91,6 +91,7 @@ struct es_timing {
 
     /* clocks */
     uint64_t fe_cycle, serial_until, last_retire, prev_retire;
+    uint64_t ucode_free; /* the microcode sequencer's next free cycle */
     uint32_t fe_used, retire_used, dec_used;
     uint64_t dec_cycle;
     uint64_t ready[TR_COUNT];
@@ -485,6 +486,17 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
     s->cost = r ? r->cost : u->dflt;
     if (s->cost.uops == 0)
         s->cost.uops = 1;
+    if (s->priv != TP_NONE && !u->priv[s->priv].serialising) {
+        /* a pipelined privileged form (swapgs, rdmsr, rdtsc, vmcall...) is
+         * a microcoded sequence: one dispatch slot, and the microcode
+         * sequencer held for the priv table's cycles (on_retire), so
+         * back-to-back copies run at that rate as measured
+         * (znver4.priv.tsv: rdtsc 36 back to back).  LLVM's rows for these
+         * forms are placeholders (100 uops on every ALU). */
+        s->cost.uops = 1;
+        s->cost.load = s->cost.store = 0;
+        s->cost.ngroups = 0;
+    }
 
     /* registers, including implicit operands */
     es_access_info ai = {0};
@@ -1007,8 +1019,15 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         if (first == UINT64_MAX)
             first = data;
         uint32_t lat = s->oplat;
-        if (t->pend_priv != TP_NONE) /* pipelined privileged form: its table latency */
+        if (t->pend_priv != TP_NONE) {
+            /* pipelined privileged form: its table latency, one at a time
+             * through the microcode sequencer */
             lat = u->priv[t->pend_priv].cycles;
+            first = max64(first, t->ucode_free);
+            t->ucode_free = first + (lat ? lat : 1);
+            issued = max64(issued, first);
+            last = max64(last, first + lat);
+        }
         result = first + lat;
         complete = max64(result, last);
     }
