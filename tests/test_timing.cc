@@ -4,6 +4,7 @@
 // the tables (never typed in here), so the tests follow the data files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -524,5 +525,22 @@ TEST(Timing, PipelinedPrivilegedFormsCostTheirTableRow)
         ASSERT_FALSE(pc.serialising) << name;
         EXPECT_NEAR(tput(name, "0f31"), pc.cycles, 0.05) << name;
         EXPECT_NEAR(tput(name, "0f31" "4801db" "0f31"), 2.0 * pc.cycles, 0.05) << name;
+    }
+}
+
+TEST(Timing, MemoryOperationsSustainTheirConfiguredRate)
+{
+    // six independent loads from one line (rdi = 0x12345600) and nothing
+    // else: bound by the load pipes / AGUs, or by the sustained rate
+    // lsu.mem_ops_per_1000_cycles where one is set
+    for (const char *name : kUarchs) {
+        Uarch u(name);
+        double want = 6.0 / std::min(u.u.load_pipes, u.u.agus);
+        if (u.u.mem_ops_per_kcycle)
+            want = std::max(want, 6.0 * 1000.0 / u.u.mem_ops_per_kcycle);
+        want = std::max(want, 6.0 / u.u.dispatch_width);
+        EXPECT_NEAR(tput(name, "488b07" "488b4f08" "488b5710" "488b7718" "4c8b4720" "4c8b4f28"),
+                    want, 0.05)
+            << name;
     }
 }

@@ -113,6 +113,10 @@ struct es_timing {
      * onto one physical page, so RSP and other bases alias) */
     uint64_t utag_pa[TM_UTAGS], utag_va[TM_UTAGS];
     uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
+    /* memory operations issued per cycle (lsu.mem_ops_per_1000_cycles):
+     * count and (cycle + 1) stamp per slot of the same window */
+    uint8_t mem_used[TM_SLOTW];
+    uint32_t mem_stamp[TM_SLOTW];
     tm_store *sq;
     uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
     /* store pairing (lsu.store_pair_bytes): physical chunk + 1 of the
@@ -252,6 +256,30 @@ static uint64_t port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t oc
                     s[(c + k) & (TM_SLOTW - 1)] = (uint32_t)(c + k + 1);
                 return c;
             }
+        }
+    }
+}
+
+/* The first cycle >= at with room for one more memory operation under
+ * lsu.mem_ops_per_1000_cycles (0: only the AGU ports limit them).  The
+ * per-cycle capacity alternates so that any window averages the rate
+ * (2.67: 3, 3, 2, 3, 3, 2...); reserved like a port, so an operation that
+ * issues late does not hold back younger ones that issue earlier. */
+static uint64_t mem_alloc(es_timing *t, uint64_t at)
+{
+    uint64_t r = t->u.mem_ops_per_kcycle;
+    if (!r)
+        return at;
+    for (uint64_t c = at;; c++) {
+        uint32_t cap = (uint32_t)((c + 1) * r / 1000 - c * r / 1000);
+        uint32_t i = (uint32_t)(c & (TM_SLOTW - 1));
+        if (t->mem_stamp[i] != (uint32_t)(c + 1)) {
+            t->mem_stamp[i] = (uint32_t)(c + 1);
+            t->mem_used[i] = 0;
+        }
+        if (t->mem_used[i] < cap || c - at >= TM_SLOTW / 2) {
+            t->mem_used[i]++;
+            return c;
         }
     }
 }
@@ -985,7 +1013,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     if (s->load) {
         uint64_t at = max64(dsp, ready_of(t, s->addr));
         uint64_t iss = port_alloc(t, u->ld_mask, at, 1);
-        iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1)) + s->agu_extra;
+        iss = mem_alloc(t, max64(iss, port_alloc(t, u->ag_mask, iss, 1))) + s->agu_extra;
         issued = iss;
         if (has_addr) {
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);
@@ -1059,7 +1087,7 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
                 t->st_pair_cycle = iss;
             }
         }
-        iss = max64(iss, port_alloc(t, u->ag_mask, iss, 1));
+        iss = mem_alloc(t, max64(iss, port_alloc(t, u->ag_mask, iss, 1)));
         issued = max64(issued, iss);
         if (has_addr) {
             iss += tlb_cycles(t, &t->dtlb1, &t->dtlb2, u->dtlb2.latency, ea, &t->st.dtlb_misses);

@@ -627,6 +627,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     u->agus = cfg_num(&c, "lsu.memops_per_cycle");
     u->store_occupancy = cfg_num(&c, "lsu.store_occupancy");
     u->store_pair_line = cfg_num(&c, "lsu.store_pair_bytes");
+    u->mem_ops_per_kcycle = cfg_num(&c, "lsu.mem_ops_per_1000_cycles");
     u->load_queue = cfg_num(&c, "lsu.load_queue");
     u->store_queue = cfg_num(&c, "lsu.store_queue");
     u->stlf_latency = cfg_num(&c, "lsu.stlf_latency");

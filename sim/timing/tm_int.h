@@ -74,6 +74,7 @@ typedef struct tm_uarch {
     /* load / store */
     uint32_t load_pipes, store_pipes, vec_store_pipes, agus;
     uint32_t store_occupancy; /* cycles a store holds its store pipe */
+    uint32_t mem_ops_per_kcycle; /* sustained memory operations per 1000 cycles (0: AGUs only) */
     uint32_t store_pair_line; /* bytes (0: off): a scalar store to the same aligned chunk as the
                                * scalar store just before it shares that store's pipe slot */
     uint32_t load_queue, store_queue;
