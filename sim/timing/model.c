@@ -278,7 +278,8 @@ static uint64_t mem_alloc(es_timing *t, uint64_t at)
             t->mem_used[i] = 0;
         }
         if (t->mem_used[i] < cap || c - at >= TM_SLOTW / 2) {
-            t->mem_used[i]++;
+            if (t->mem_used[i] < UINT8_MAX)
+                t->mem_used[i]++;
             return c;
         }
     }
@@ -1073,13 +1074,14 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
              * the store pipe together (AMD SOG Zen 4, LS unit: two stores
              * per cycle only when they are to the same line; the sustained
              * rate is otherwise one; the chunk size is fitted): this store
-             * rides in the slot of the scalar store just before it when its
+             * rides in the slot of the pairing store just before it when its
              * address is ready by then, at most two to a slot.  A block's
              * only store pairs with itself in the next iteration. */
             iss = t->st_pair_cycle;
             t->st_pair_line = 0;
         } else {
-            /* vector store data comes from the FP unit's own store pipe */
+            /* vector store data leaves through the FP unit's own store
+             * pipe where the uarch has one (stv_mask = st_mask if not) */
             iss = port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
                              (uint16_t)u->store_occupancy);
             if (pairs) {
