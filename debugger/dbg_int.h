@@ -8,7 +8,7 @@
 
 #include "dbg.h"
 #include "exposure.h"
-#include "timing/timing.h"
+#include "timing.h"
 
 /* The architectural part of es_machine the undo log saves: from gpr up to
  * (not including) the pending fault, i.e. registers, segments, control and

@@ -21,7 +21,7 @@
 #include "es_syscall_64.h"
 #include "es_syscall_names.h"
 #include "host.h"
-#include "host/host_int.h"
+#include "host_int.h"
 #include "machine.h"
 #include "mem.h"
 #include "vm.h"

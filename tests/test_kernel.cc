@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "build_path.h"
-#include "../kernel_model/include/es_boot.h"
+#include "es_boot.h"
 #include "host.h"
 #include "kernel.h"
 #include "loader.h"

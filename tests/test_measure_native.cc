@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "native/measure.h"
+#include "measure.h"
 
 namespace {
 

@@ -28,7 +28,7 @@
 #include "machine.h"
 #include "mitigations.h"
 #include "phases.h"
-#include "timing/timing.h"
+#include "timing.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 extern "C" {
 #include "machine.h"
-#include "timing/timing.h"
+#include "timing.h"
 }
 
 namespace {

@@ -13,7 +13,7 @@
 extern "C" {
 #include "es_shim.h"
 #include "machine.h"
-#include "timing/tm_int.h"
+#include "tm_int.h"
 }
 
 namespace {

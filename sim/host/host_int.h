@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../host.h"
-#include "../machine.h"
+#include "host.h"
+#include "machine.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "debugger.h"
+#include "cmd_debug.h"
 #include "kernel.h"
 #include "mitigations.h"
 #include "ui_app.h"

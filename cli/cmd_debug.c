@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debugger.h"
+#include "cmd_debug.h"
 #include "kernel.h"
 #include "mitigations.h"
-#include "timing/timing.h"
+#include "timing.h"
 #include "ui_app.h"
 
 enum { EX_OK = 0, EX_ERROR = 1, EX_USAGE = 2 };

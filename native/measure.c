@@ -68,7 +68,7 @@
  *  - Host-only: the code runs natively; on non-x86-64 builds every entry point
  *    reports "unsupported".
  */
-#include "native/measure.h"
+#include "measure.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -29,7 +29,7 @@
 #include "loader.h"
 #include "mem.h"
 #include "mitigations.h"
-#include "timing/timing.h"
+#include "timing.h"
 
 /* ---- the tables (generated from tables/) ---- */
 

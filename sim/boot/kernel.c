@@ -8,7 +8,7 @@
  * image size before use, so a malformed image gets a one-line reason in
  * m->message, never a host crash.
  */
-#include "../kernel_model/include/es_boot.h"
+#include "es_boot.h"
 #include "kernel.h"
 
 #include <ctype.h>

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "demo.h"
-#include "debugger.h"
+#include "cmd_debug.h"
 #include "exposure.h"
 #include "gdbstub.h"
 #include "host.h"
@@ -19,9 +19,9 @@
 #include "machine.h"
 #include "matrix.h"
 #include "mitigations.h"
-#include "native/measure.h"
+#include "measure.h"
 #include "phases.h"
-#include "timing/timing.h"
+#include "timing.h"
 #include "vm.h"
 
 extern char **environ;

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "mem.h"
-#include "native/measure.h"
+#include "measure.h"
 #include "tm_int.h"
 
 #define TP_REG 0x12345600ull       /* BHive's register value (as measure.c) */

@@ -29,7 +29,7 @@
 #include <stdio.h>
 
 #include "machine.h"
-#include "timing/timing.h"
+#include "timing.h"
 
 #ifdef __cplusplus
 extern "C" {

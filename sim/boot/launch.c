@@ -10,7 +10,7 @@
 #include "launch.h"
 #include "loader.h"
 #include "mitigations.h"
-#include "timing/timing.h"
+#include "timing.h"
 
 /* The program's path as the guest sees it (under the root, which the guest
  * sees as /), or NULL when it lies outside the root. */

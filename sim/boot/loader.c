@@ -23,7 +23,7 @@
 
 #include "host.h"
 #include "kernel.h"
-#include "../kernel_model/include/es_boot.h"
+#include "es_boot.h"
 #include "mem.h"
 #include "vm.h"
 
