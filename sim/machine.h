@@ -100,6 +100,11 @@ typedef struct es_x87 {
     uint16_t fop;
     uint64_t fip, fdp;
     uint16_t fcs, fds; /* selectors of the last instruction / operand (FNSTENV, FXSAVE) */
+    /* Intel: FOP, FDP and FDS as of the last non-control instruction that
+     * incurred an unmasked exception -- what Intel's save instructions
+     * store (es_x87_saved_ptrs in sim/isa/x87.h) */
+    uint16_t fop_x, fds_x;
+    uint64_t fdp_x;
 } es_x87;
 
 /* One software-TLB entry: a 4 KiB linear page mapped to host memory. */

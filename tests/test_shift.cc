@@ -118,10 +118,10 @@ static const EstCase kShift[] = {
      F_Z, {}, {{ES_RAX, 1}}, F_Z, {}},
     // 66 0f a5 d8    shld ax, bx, cl  (count 20 > 16: Zen rotates bx left by 4)
     {"shld ax, bx, cl (20)", "66 0f a5 d8", M64, {{ES_RAX, 0x0001}, {ES_RBX, 0xffc0}, {ES_RCX, 20}},
-     0, {}, {{ES_RAX, 0xfc0f}}, F_S | F_A | F_P, {}},
+     0, {}, {{ES_RAX, 0xfc0f}}, F_S | F_A | F_P, {}, -1, nullptr, EST_AMD},
     // 66 0f a4 d8 10    shld ax, bx, 16  (CF = old bit 0, OF = CF on Zen)
     {"shld ax, bx, 16", "66 0f a4 d8 10", M64, {{ES_RAX, 0xbbbb}, {ES_RBX, 0xa12d}}, 0, {},
-     {{ES_RAX, 0xa12d}}, F_C | F_O | F_S | F_A | F_P, {}},
+     {{ES_RAX, 0xa12d}}, F_C | F_O | F_S | F_A | F_P, {}, -1, nullptr, EST_AMD},
     // 0f a5 03    shld [rbx], eax, cl
     {"shld [rbx], eax, cl", "0f a5 03", M64, {{ES_RAX, 0xf0000000}, {ES_RBX, D}, {ES_RCX, 4}}, 0,
      {{0x100, 4, 0x0000000f}}, {}, F_A | F_P, {{0x100, 4, 0x000000ff}}},
@@ -130,7 +130,7 @@ static const EstCase kShift[] = {
      {{ES_RAX, 0x01123456}}, F_A | F_P, {}},
     // 66 0f ad d8    shrd ax, bx, cl  (count 17 > 16: Zen rotates bx right by 1)
     {"shrd ax, bx, cl (17)", "66 0f ad d8", M64, {{ES_RAX, 0x0001}, {ES_RBX, 0xffc0}, {ES_RCX, 17}},
-     0, {}, {{ES_RAX, 0x7fe0}}, F_O | F_A, {}},
+     0, {}, {{ES_RAX, 0x7fe0}}, F_O | F_A, {}, -1, nullptr, EST_AMD},
     // 48 0f ad 03    shrd [rbx], rax, cl
     {"shrd [rbx], rax, cl", "48 0f ad 03", M64, {{ES_RAX, 0xff}, {ES_RBX, D}, {ES_RCX, 60}}, 0,
      {{0x100, 8, 0x10}}, {}, F_A | F_P, {{0x100, 8, 0xff0}}},
@@ -175,3 +175,52 @@ static const EstCase kShift[] = {
      F_C, {{0x100, 2, 0x01c0}}, -1, "c0 0b 03"},
 };
 EST_CASE_SUITE(Shift, kShift)
+
+// 16-bit SHLD/SHRD with a count past 16 leave result and flags undefined
+// (SDM Vol. 2, SHLD/SHRD); Intel's result is a shift of dest:src:dest.
+// Expected values measured on an Intel host (Emerald Rapids); OF and AF are
+// not checked (the model does not claim Intel's undefined OF/AF).
+TEST(ShiftIntel, SixteenBitDoubleShiftsPastTheWidth)
+{
+    struct {
+        const char *hex;
+        uint64_t ax, bx, cx, ax_out;
+        uint32_t flags; // CF PF ZF SF
+    } cases[] = {
+        {"66 0f a5 d8", 0x0001, 0xffc0, 20, 0xfc00, F_C | F_P | F_S},    // shld ax, bx, cl
+        {"66 0f a4 d8 10", 0xbbbb, 0xa12d, 0, 0xa12d, F_C | F_P | F_S}, // shld ax, bx, 16
+        {"66 0f ad d8", 0x0001, 0xffc0, 17, 0xffe0, F_S},                // shrd ax, bx, cl
+        {"66 0f ad d8", 0x0550, 0x0082, 26, 0x5400, F_P},                // shrd ax, bx, cl
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.hex);
+        std::vector<uint8_t> code = est_hex(c.hex);
+        es_machine *m = est_new(ES_MODE_64);
+        ASSERT_NE(m, nullptr);
+        m->vendor = EST_INTEL;
+        ASSERT_EQ(est_code(m, code.data(), code.size()), 0);
+        m->gpr[ES_RAX] = c.ax, m->gpr[ES_RBX] = c.bx, m->gpr[ES_RCX] = c.cx;
+        ASSERT_EQ(est_run(m, code.size(), 4), 0) << m->message;
+        EXPECT_EQ(m->gpr[ES_RAX], c.ax_out);
+        EXPECT_EQ(m->rflags & (F_C | F_P | F_Z | F_S), c.flags);
+        es_machine_free(m);
+    }
+}
+
+// REP string instructions with a 32-bit address size and ECX = 0: Intel
+// writes ECX anyway, clearing RCX's upper half; AMD leaves RCX (both
+// measured by tests/diff on their hosts).
+TEST(StringVendor, RepWithZeroEcxZeroExtendsOnIntelOnly)
+{
+    std::vector<uint8_t> code = est_hex("f3 67 a7"); // repe cmpsd (32-bit addresses)
+    for (int vendor : {EST_INTEL, EST_AMD}) {
+        es_machine *m = est_new(ES_MODE_64);
+        ASSERT_NE(m, nullptr);
+        m->vendor = (uint8_t)vendor;
+        ASSERT_EQ(est_code(m, code.data(), code.size()), 0);
+        m->gpr[ES_RCX] = 0xa2d29f5100000000ull;
+        ASSERT_EQ(est_run(m, code.size(), 4), 0) << m->message;
+        EXPECT_EQ(m->gpr[ES_RCX], vendor == EST_INTEL ? 0 : 0xa2d29f5100000000ull);
+        es_machine_free(m);
+    }
+}

@@ -445,10 +445,43 @@ TEST(X87, FnstenvLayout64)
     EXPECT_EQ(rd<uint32_t>(s, 4), 0xffff3800u);
     EXPECT_EQ(rd<uint32_t>(s, 8), 0xffff3fffu);              // phys 7 valid
     EXPECT_EQ(rd<uint32_t>(s, 12), (uint32_t)EST_CODE + 2); // FIP: the FST
-    EXPECT_EQ(rd<uint32_t>(s, 16), 0x05530033u);            // FOP dd 53, FCS 0x33
-    EXPECT_EQ(rd<uint32_t>(s, 20), (uint32_t)EST_DATA + 8); // FDP
-    EXPECT_EQ(rd<uint32_t>(s, 24), 0xffff002bu);            // FDS
+    // Intel (the default vendor): FOP and FDP only from an instruction that
+    // incurred an unmasked exception (none here), FCS and FDS deprecated
+    // (SDM Vol. 1, 8.1.8-8.1.9); X87.IntelPointersFollowTheLastUnmaskedException
+    EXPECT_EQ(rd<uint32_t>(s, 16), 0x00000000u);            // FOP, FCS
+    EXPECT_EQ(rd<uint32_t>(s, 20), 0u);                     // FDP
+    EXPECT_EQ(rd<uint32_t>(s, 24), 0xffff0000u);            // FDS
     EXPECT_EQ(s.m->fpu.fcw, 0x037f);                        // all already masked
+}
+
+TEST(X87, IntelPointersFollowTheLastUnmaskedException)
+{
+    // d9 6b 40  fldcw [rbx+0x40] (0x37b: ZE unmasked) / d9 e8  fld1 /
+    // d8 73 08  fdiv dword [rbx+8] (by 0: unmasked ZE, pending) /
+    // db e2  fnclex / d9 43 0c  fld dword [rbx+0xc] / d9 33  fnstenv [rbx]
+    const Bytes code = {0xd9, 0x6b, 0x40, 0xd9, 0xe8, 0xd8, 0x73, 0x08, 0xdb, 0xe2,
+                        0xd9, 0x43, 0x0c, 0xd9, 0x33};
+    Bytes d;
+    put(d, 8, 0.0f);
+    put(d, 0xc, 2.0f);
+    put(d, 0x40, (uint16_t)0x37b);
+    // Intel: FOP and FDP stay those of the FDIV that incurred the unmasked
+    // exception; FIP is the last instruction's; FCS/FDS are stored as 0
+    SimOut in;
+    sim_run(in, ES_MODE_64, code, d, [](es_machine *m) { m->vendor = 0; });
+    ASSERT_EQ(in.rc, 0);
+    EXPECT_EQ(rd<uint32_t>(in, 12), (uint32_t)EST_CODE + 10); // FIP: the FLD
+    EXPECT_EQ(rd<uint32_t>(in, 16), 0x00730000u);             // FOP d8 73, FCS 0
+    EXPECT_EQ(rd<uint32_t>(in, 20), (uint32_t)EST_DATA + 8);  // FDP: the divisor
+    EXPECT_EQ(rd<uint32_t>(in, 24), 0xffff0000u);             // FDS 0
+    // AMD: the last non-control instruction's, selectors included
+    SimOut am;
+    sim_run(am, ES_MODE_64, code, d, [](es_machine *m) { m->vendor = 1; });
+    ASSERT_EQ(am.rc, 0);
+    EXPECT_EQ(rd<uint32_t>(am, 12), (uint32_t)EST_CODE + 10);
+    EXPECT_EQ(rd<uint32_t>(am, 16), 0x01430033u);             // FOP d9 43, FCS 0x33
+    EXPECT_EQ(rd<uint32_t>(am, 20), (uint32_t)EST_DATA + 0xc);
+    EXPECT_EQ(rd<uint32_t>(am, 24), 0xffff002bu);
 }
 
 TEST(X87, ThirtyTwoBitFloatFunction)
@@ -469,8 +502,9 @@ TEST(X87, ThirtyTwoBitFloatFunction)
     ASSERT_EQ(s.rc, 0);
     EXPECT_EQ(rd<double>(s, 0x10), -4.0);
     EXPECT_EQ(rd<uint32_t>(s, 0x20 + 12), (uint32_t)EST_CODE + 10);  // FIP = EIP
-    EXPECT_EQ(rd<uint32_t>(s, 0x20 + 16), 0x055b0023u);             // FOP, FCS 0x23
-    EXPECT_EQ(rd<uint32_t>(s, 0x20 + 20), (uint32_t)EST_DATA + 0x10); // FDP
+    // Intel: no unmasked exception, so FOP/FDP are 0; FCS deprecated
+    EXPECT_EQ(rd<uint32_t>(s, 0x20 + 16), 0u); // FOP, FCS
+    EXPECT_EQ(rd<uint32_t>(s, 0x20 + 20), 0u); // FDP
 }
 
 TEST(X87, FnsaveFrstorRoundTrip32)
@@ -522,7 +556,7 @@ TEST(Fxsave, ExplicitImageAndMisalignment)
     EXPECT_EQ(rd<uint16_t>(s, 0), 0x037f);
     EXPECT_EQ(rd<uint16_t>(s, 2), 0x3800);
     EXPECT_EQ(s.data[4], 0x80); // abridged: phys 7
-    EXPECT_EQ(rd<uint16_t>(s, 6), 0x1e8);
+    EXPECT_EQ(rd<uint16_t>(s, 6), 0); // FOP: Intel keeps it for unmasked exceptions only
     EXPECT_EQ(rd<uint64_t>(s, 8), EST_CODE);
     EXPECT_EQ(rd<uint32_t>(s, 24), 0x1f80u);
     EXPECT_EQ(rd<uint32_t>(s, 28), 0xffffu);
@@ -1029,11 +1063,11 @@ TEST(Fxsave, ThirtyTwoBitLayoutIntel)
             });
     ASSERT_EQ(s.rc, 0);
     const size_t b = 0x100;
-    EXPECT_EQ(rd<uint16_t>(s, b + 6), 0x553);                       // FOP dd 53
+    EXPECT_EQ(rd<uint16_t>(s, b + 6), 0);                           // FOP: no unmasked exception
     EXPECT_EQ(rd<uint32_t>(s, b + 8), (uint32_t)EST_CODE + 2);      // FIP
-    EXPECT_EQ(rd<uint16_t>(s, b + 12), 0x23);                       // FCS
-    EXPECT_EQ(rd<uint32_t>(s, b + 16), (uint32_t)EST_DATA + 8);     // FDP
-    EXPECT_EQ(rd<uint16_t>(s, b + 20), 0x2b);                       // FDS
+    EXPECT_EQ(rd<uint16_t>(s, b + 12), 0);                          // FCS deprecated
+    EXPECT_EQ(rd<uint32_t>(s, b + 16), 0u);                         // FDP: exceptions only
+    EXPECT_EQ(rd<uint16_t>(s, b + 20), 0);                          // FDS deprecated
     EXPECT_EQ(rd<uint64_t>(s, b + 160 + 7 * 16 + 8), 0x77u);
     EXPECT_EQ(rd<uint64_t>(s, b + 160 + 8 * 16), 0u);               // XMM8 slot not written
     // AMD rules: no pending exception -> pointer fields are zero

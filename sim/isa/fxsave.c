@@ -53,17 +53,18 @@ static void put_x87(const es_machine *m, uint8_t *b, int rex_w)
     b[5] = 0;
     memset(b + 6, 0, 18);
     if (save_pointers(m)) {
-        uint16_t fop = m->fpu.fop & 0x7ff;
+        es_x87_ptrs p = es_x87_saved_ptrs(m);
+        uint16_t fop = p.fop & 0x7ff;
         memcpy(b + 6, &fop, 2);
         if (rex_w) {
-            memcpy(b + 8, &m->fpu.fip, 8);
-            memcpy(b + 16, &m->fpu.fdp, 8);
+            memcpy(b + 8, &p.fip, 8);
+            memcpy(b + 16, &p.fdp, 8);
         } else {
-            uint32_t ip = (uint32_t)m->fpu.fip, dp = (uint32_t)m->fpu.fdp;
+            uint32_t ip = (uint32_t)p.fip, dp = (uint32_t)p.fdp;
             memcpy(b + 8, &ip, 4);
-            memcpy(b + 12, &m->fpu.fcs, 2);
+            memcpy(b + 12, &p.fcs, 2);
             memcpy(b + 16, &dp, 4);
-            memcpy(b + 20, &m->fpu.fds, 2);
+            memcpy(b + 20, &p.fds, 2);
         }
     }
     for (unsigned i = 0; i < 8; i++) {
@@ -113,6 +114,7 @@ static void get_x87(es_machine *m, const uint8_t *b, int rex_w)
         m->fpu.fip = ip;
         m->fpu.fdp = dp;
     }
+    es_x87_loaded_ptrs(m);
 }
 
 /* The x87 initial configuration (XRSTOR with XSTATE_BV[0] = 0). */

@@ -202,6 +202,15 @@ static int op_rcr(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
+/* SHLD/SHRD with a 16-bit operand and a count of 17..31 (undefined in the
+ * SDM) on Intel: the 48-bit value dest:src:dest shifted, as measured on an
+ * Intel host (Emerald Rapids) by tests/diff: SHLD takes bits 32-c..47-c,
+ * SHRD bits c..c+15; CF is the last bit shifted out. */
+static inline uint64_t intel_wide16(uint64_t a, uint64_t b)
+{
+    return (a << 32) | (b << 16) | a;
+}
+
 /* SHLD/SHRD dest, src, count: dest shifted with bits of src filling in. */
 static int op_shld(es_machine *m, const es_insn *d)
 {
@@ -215,6 +224,10 @@ static int op_shld(es_machine *m, const es_insn *d)
     if (c < w) {
         r = ((a << c) | (b >> (w - c))) & es_mask(sz);
         cf = (a >> (w - c)) & 1;
+    } else if (m->vendor == 0) {
+        uint64_t v = intel_wide16(a, b);
+        r = (v >> (32 - c)) & 0xffff;
+        cf = (v >> (48 - c)) & 1;
     } else {
         /* 16-bit operand, count 16..31: undefined in the SDM.  Zen returns
          * the source rotated left by count-16, with CF = the last bit of
@@ -242,6 +255,10 @@ static int op_shrd(es_machine *m, const es_insn *d)
     if (c < w) {
         r = ((a >> c) | (b << (w - c))) & es_mask(sz);
         cf = (a >> (c - 1)) & 1;
+    } else if (m->vendor == 0) {
+        uint64_t v = intel_wide16(a, b);
+        r = (v >> c) & 0xffff;
+        cf = (v >> (c - 1)) & 1;
     } else {
         /* 16-bit, count 16..31 (undefined): as on Zen, the source rotated
          * right by count-16; CF = MSB(dest) at count 16, else 0. */

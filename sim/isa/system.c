@@ -119,7 +119,9 @@ static void cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4
         break;
     case 7:
         if (sub == 0) {
-            r[1] = CPUID7_EBX;
+            /* Intel: FDP_EXCPTN_ONLY (6) and FCS/FDS deprecated (13), as
+             * the x87 save instructions model it (es_x87_saved_ptrs) */
+            r[1] = CPUID7_EBX | (amd ? 0 : BIT(6) | BIT(13));
             r[3] = CPUID7_EDX | (amd ? 0 : CPUID7_EDX_INTEL_SPEC_CTRL);
         }
         break;

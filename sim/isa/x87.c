@@ -287,6 +287,16 @@ static inline int push_full(const es_machine *m)
     return st_empty(m, 7) == 0;
 }
 
+/* The instruction in flight (its pointers already noted) incurred an
+ * unmasked exception: Intel's saved FOP/FDP/FDS become its own
+ * (es_x87_saved_ptrs). */
+static inline void latch_unmasked(es_machine *m)
+{
+    m->fpu.fop_x = m->fpu.fop;
+    m->fpu.fdp_x = m->fpu.fdp;
+    m->fpu.fds_x = m->fpu.fds;
+}
+
 /* Records a stack fault (SDM Vol. 1, 8.5.1.1): IE and SF, C1 = 1 for
  * overflow, 0 for underflow.  Returns 1 when IE is masked and the caller
  * writes the QNaN indefinite; 0 when the exception is pending and nothing
@@ -295,8 +305,10 @@ static int stack_fault(es_machine *m, int overflow)
 {
     uint16_t fsw = (uint16_t)(m->fpu.fsw | ES_FSW_IE | ES_FSW_SF);
     fsw = overflow ? (uint16_t)(fsw | ES_FSW_C1) : (uint16_t)(fsw & ~ES_FSW_C1);
-    if (!(m->fpu.fcw & ES_FSW_IE))
+    if (!(m->fpu.fcw & ES_FSW_IE)) {
         fsw |= ES_FSW_ES | ES_FSW_B;
+        latch_unmasked(m);
+    }
     m->fpu.fsw = fsw;
     return (m->fpu.fcw & ES_FSW_IE) != 0;
 }
@@ -323,8 +335,10 @@ static int merge_status_blk(es_machine *m, uint16_t hsw, uint16_t cc, unsigned b
         fsw &= (uint16_t)~(cc & (ES_FSW_C1 | ES_FSW_C2));
     }
     fsw |= (uint16_t)exc;
-    if (unmasked)
+    if (unmasked) {
         fsw |= ES_FSW_ES | ES_FSW_B;
+        latch_unmasked(m);
+    }
     m->fpu.fsw = fsw;
     return go;
 }
@@ -1200,9 +1214,9 @@ static int op_fninit(es_machine *m, const es_insn *d)
 static unsigned env_image(const es_machine *m, int o16, uint8_t *b)
 {
     uint16_t fcw = m->fpu.fcw, fsw = es_x87_fsw(m), ftw = m->fpu.ftw;
+    es_x87_ptrs p = es_x87_saved_ptrs(m);
     if (o16) {
-        uint16_t w[7] = {fcw, fsw, ftw, (uint16_t)m->fpu.fip, m->fpu.fcs,
-                         (uint16_t)m->fpu.fdp, m->fpu.fds};
+        uint16_t w[7] = {fcw, fsw, ftw, (uint16_t)p.fip, p.fcs, (uint16_t)p.fdp, p.fds};
         memcpy(b, w, 14);
         return 14;
     }
@@ -1210,10 +1224,10 @@ static unsigned env_image(const es_machine *m, int o16, uint8_t *b)
         0xffff0000u | fcw,
         0xffff0000u | fsw,
         0xffff0000u | ftw,
-        (uint32_t)m->fpu.fip,
-        ((uint32_t)(m->fpu.fop & 0x7ff) << 16) | m->fpu.fcs,
-        (uint32_t)m->fpu.fdp,
-        0xffff0000u | m->fpu.fds,
+        (uint32_t)p.fip,
+        ((uint32_t)(p.fop & 0x7ff) << 16) | p.fcs,
+        (uint32_t)p.fdp,
+        0xffff0000u | p.fds,
     };
     memcpy(b, w, 28);
     return 28;
@@ -1240,6 +1254,7 @@ static void env_load(es_machine *m, int o16, const uint8_t *b)
         m->fpu.fdp = w[5];
         m->fpu.fds = (uint16_t)w[6];
     }
+    es_x87_loaded_ptrs(m);
     uint8_t nonempty = 0;
     for (int i = 0; i < 8; i++)
         if (((ftw >> (2 * i)) & 3) != 3)

@@ -156,6 +156,38 @@ static inline void es_x87_init(es_machine *m)
     m->fpu.fop = 0;
     m->fpu.fip = m->fpu.fdp = 0;
     m->fpu.fcs = m->fpu.fds = 0;
+    m->fpu.fop_x = m->fpu.fds_x = 0;
+    m->fpu.fdp_x = 0;
+}
+
+/* The last-instruction pointers as FNSTENV, FNSAVE, FXSAVE and XSAVE store
+ * them.  AMD: the last non-control instruction's.  Intel (the model is a
+ * current core, as are the hosts its differential tests run on): FCS and
+ * FDS are deprecated and stored as 0 (CPUID.(EAX=7,ECX=0):EBX[13], SDM
+ * Vol. 1, 8.1.8); FDP only for an instruction that incurred an unmasked
+ * exception (EBX[6], FDP_EXCPTN_ONLY); and FOP likewise, since fopcode
+ * compatibility mode is off unless IA32_MISC_ENABLE[2] is set (SDM Vol. 1,
+ * 8.1.9.1).  FIP is always the last instruction's. */
+typedef struct es_x87_ptrs {
+    uint64_t fip, fdp;
+    uint16_t fcs, fds, fop;
+} es_x87_ptrs;
+
+static inline es_x87_ptrs es_x87_saved_ptrs(const es_machine *m)
+{
+    const es_x87 *f = &m->fpu;
+    if (m->vendor == 1)
+        return (es_x87_ptrs){f->fip, f->fdp, f->fcs, f->fds, f->fop};
+    return (es_x87_ptrs){f->fip, f->fdp_x, 0, 0, f->fop_x};
+}
+
+/* FLDENV, FRSTOR, FXRSTOR and XRSTOR load one set of pointers: it stands
+ * for both the last instruction and the last unmasked exception. */
+static inline void es_x87_loaded_ptrs(es_machine *m)
+{
+    m->fpu.fop_x = m->fpu.fop;
+    m->fpu.fdp_x = m->fpu.fdp;
+    m->fpu.fds_x = m->fpu.fds;
 }
 
 /* FXSAVE, FXRSTOR and the XSAVE family (fxsave.c); registered by es_family_x87. */

@@ -54,7 +54,10 @@ struct EstCase {
     int fault = -1;              // expected exception vector, -1 for none
     const char *native = nullptr; // 32-bit cases: 64-bit bytes with the same
                                   // meaning, for the host check (none: unchecked)
+    int vendor = -1;              // m->vendor for the case (EST_INTEL / EST_AMD), -1: default
 };
+
+enum { EST_INTEL = 0, EST_AMD = 1 };
 
 // Flag shorthands for the tables.
 enum : uint32_t {
@@ -97,6 +100,8 @@ static inline void est_check_case(const EstCase &c)
     std::vector<uint8_t> code = est_hex(c.hex);
     es_machine *m = est_new(c.mode);
     ASSERT_NE(m, nullptr);
+    if (c.vendor >= 0)
+        m->vendor = (uint8_t)c.vendor;
     ASSERT_EQ(est_code(m, code.data(), code.size()), 0);
     for (const EstReg &r : c.in)
         m->gpr[r.r] = r.v;
