@@ -17,9 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host.h"
+#include "fault.h"
+#include "guest_cpuid.h"
+#include "host.h" /* ES_ABI_* */
 #include "mem.h"
 #include "mitigations.h"
+#include "seg.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -83,15 +86,6 @@ struct es_kernel {
     uint8_t *alt_orig;      /* each site's bytes as loaded, concatenated */
     uint64_t pti_pgd;       /* kernel PGD of the pti pair (user = +4 KiB), 0 = none */
 };
-
-static int fail(es_machine *m, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->message, sizeof m->message, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- the series as toggles ---- */
 
@@ -375,11 +369,11 @@ static int read_symbols(es_machine *m, struct es_kernel *k, const uint8_t *data,
     uint64_t shoff = rd(data + 40, 8);
     uint16_t shentsize = (uint16_t)rd(data + 58, 2), shnum = (uint16_t)rd(data + 60, 2);
     if (!shoff || !shnum)
-        return fail(m, "kernel image has no section headers (stripped?)");
+        return es_fail_msg(m, "kernel image has no section headers (stripped?)");
     if (shentsize != 64)
-        return fail(m, "kernel image: section header size %u, expected 64", shentsize);
+        return es_fail_msg(m, "kernel image: section header size %u, expected 64", shentsize);
     if (shoff > size || (uint64_t)shnum * 64 > size - shoff)
-        return fail(m, "kernel image: section headers extend past the end (truncated?)");
+        return es_fail_msg(m, "kernel image: section headers extend past the end (truncated?)");
     const uint8_t *sym_sh = NULL;
     for (unsigned i = 0; i < shnum; i++) {
         const uint8_t *sh = data + shoff + (uint64_t)i * 64;
@@ -389,31 +383,31 @@ static int read_symbols(es_machine *m, struct es_kernel *k, const uint8_t *data,
         }
     }
     if (!sym_sh)
-        return fail(m, "kernel image has no symbol table (stripped?)");
+        return es_fail_msg(m, "kernel image has no symbol table (stripped?)");
     uint64_t symoff = rd(sym_sh + 24, 8), symsize = rd(sym_sh + 32, 8);
     uint32_t link = (uint32_t)rd(sym_sh + 40, 4);
     uint64_t entsize = rd(sym_sh + 56, 8);
     if (entsize != 24)
-        return fail(m, "kernel image: symbol entry size %llu, expected 24",
+        return es_fail_msg(m, "kernel image: symbol entry size %llu, expected 24",
                     (unsigned long long)entsize);
     if (symoff > size || symsize > size - symoff)
-        return fail(m, "kernel image: symbol table extends past the end (truncated?)");
+        return es_fail_msg(m, "kernel image: symbol table extends past the end (truncated?)");
     if (link == 0 || link >= shnum)
-        return fail(m, "kernel image: symbol table links to no string table");
+        return es_fail_msg(m, "kernel image: symbol table links to no string table");
     const uint8_t *str_sh = data + shoff + (uint64_t)link * 64;
     uint64_t stroff = rd(str_sh + 24, 8), strsize = rd(str_sh + 32, 8);
     if (stroff > size || strsize > size - stroff)
-        return fail(m, "kernel image: string table extends past the end (truncated?)");
+        return es_fail_msg(m, "kernel image: string table extends past the end (truncated?)");
     if (strsize == 0 || data[stroff + strsize - 1] != 0)
-        return fail(m, "kernel image: string table is not NUL-terminated");
+        return es_fail_msg(m, "kernel image: string table is not NUL-terminated");
     if (strsize > 0xffffffffull)
-        return fail(m, "kernel image: string table too large");
+        return es_fail_msg(m, "kernel image: string table too large");
 
     k->names = malloc((size_t)strsize);
     uint64_t count = symsize / 24;
     k->syms = calloc(count ? (size_t)count : 1, sizeof *k->syms);
     if (!k->names || !k->syms)
-        return fail(m, "out of host memory reading kernel symbols");
+        return es_fail_msg(m, "out of host memory reading kernel symbols");
     memcpy(k->names, data + stroff, (size_t)strsize);
     k->names_len = (size_t)strsize;
     size_t n = 0;
@@ -443,7 +437,7 @@ static int read_symbols(es_machine *m, struct es_kernel *k, const uint8_t *data,
     k->by_name = malloc((n ? n : 1) * sizeof *k->by_name);
     if (!refs || !k->by_name) {
         free(refs);
-        return fail(m, "out of host memory reading kernel symbols");
+        return es_fail_msg(m, "out of host memory reading kernel symbols");
     }
     for (size_t i = 0; i < n; i++)
         refs[i] = (nameref){k->names + k->syms[i].name, (uint32_t)i, k->syms[i].global};
@@ -535,7 +529,7 @@ static int read_alt(es_machine *m, const struct es_kernel *k, uint64_t i, alt_re
     uint8_t b[ES_ALT_RECORD_SIZE];
     uint64_t at = k->alt_lo + i * ES_ALT_RECORD_SIZE;
     if (es_kernel_read(m, at, b, sizeof b))
-        return fail(m, "kernel image: alternative record %llu is not mapped",
+        return es_fail_msg(m, "kernel image: alternative record %llu is not mapped",
                     (unsigned long long)i);
     r->site = at + (uint64_t)(int64_t)(int32_t)rd(b, 4);
     r->repl = at + 4 + (uint64_t)(int64_t)(int32_t)rd(b + 4, 4);
@@ -544,15 +538,15 @@ static int read_alt(es_machine *m, const struct es_kernel *k, uint64_t i, alt_re
     r->padlen = b[11];
     r->repllen = b[12];
     if (r->feature == 0 || r->feature >= ES_ALT_NFEATURES)
-        return fail(m, "kernel image: alternative record %llu has unknown feature %u",
+        return es_fail_msg(m, "kernel image: alternative record %llu has unknown feature %u",
                     (unsigned long long)i, r->feature);
     if (r->repllen > r->sitelen || r->padlen > r->sitelen)
-        return fail(m, "kernel image: alternative record %llu: replacement (%u bytes) or "
+        return es_fail_msg(m, "kernel image: alternative record %llu: replacement (%u bytes) or "
                        "padding (%u) longer than the site (%u)",
                     (unsigned long long)i, r->repllen, r->padlen, r->sitelen);
     if (r->site < k->lo || r->site + r->sitelen > k->hi || r->repl < k->lo ||
         r->repl + r->repllen > k->hi)
-        return fail(m, "kernel image: alternative record %llu points outside the image",
+        return es_fail_msg(m, "kernel image: alternative record %llu points outside the image",
                     (unsigned long long)i);
     return 0;
 }
@@ -568,7 +562,7 @@ static int read_alternatives(es_machine *m, struct es_kernel *k)
     if (!lo && !hi)
         return 0;
     if (!lo || hi < lo || (hi - lo) % ES_ALT_RECORD_SIZE)
-        return fail(m, "kernel image: .altinstructions is not a whole number of %d-byte records",
+        return es_fail_msg(m, "kernel image: .altinstructions is not a whole number of %d-byte records",
                     ES_ALT_RECORD_SIZE);
     k->alt_lo = lo;
     k->nalt = (hi - lo) / ES_ALT_RECORD_SIZE;
@@ -581,24 +575,16 @@ static int read_alternatives(es_machine *m, struct es_kernel *k)
     }
     k->alt_orig = malloc(total ? total : 1);
     if (!k->alt_orig)
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     size_t off = 0;
     for (uint64_t i = 0; i < k->nalt; i++) {
         alt_rec r;
         if (read_alt(m, k, i, &r) || es_kernel_read(m, r.site, k->alt_orig + off, r.sitelen))
-            return fail(m, "kernel image: alternative site %llu is not mapped",
+            return es_fail_msg(m, "kernel image: alternative site %llu is not mapped",
                         (unsigned long long)i);
         off += r.sitelen;
     }
     return 0;
-}
-
-/* Does the CPU the guest runs on report PCID (CPUID.1:ECX[17])? */
-static bool cpu_has_pcid(const es_machine *m)
-{
-    uint32_t r[4];
-    es_cpuid(m, 1, 0, r);
-    return (r[2] >> 17) & 1;
 }
 
 /* The ES_ALT_* features in force for a mitigation set. */
@@ -607,7 +593,7 @@ static unsigned alt_features(const es_machine *m, unsigned mit)
     unsigned f = 0;
     if (mit & ES_MIT_PTI) {
         f |= 1u << ES_ALT_PTI;
-        if (cpu_has_pcid(m))
+        if (es_cpu_has_pcid(m))
             f |= 1u << ES_ALT_PCID;
     }
     if (mit & ES_MIT_RETPOLINE)
@@ -633,7 +619,7 @@ static int apply_alternatives(es_machine *m, struct es_kernel *k, unsigned mit)
             return -1;
         if (feats & (1u << r.feature)) {
             if (es_kernel_read(m, r.repl, buf, r.repllen))
-                return fail(m, "kernel image: alternative replacement %llu is not mapped",
+                return es_fail_msg(m, "kernel image: alternative replacement %llu is not mapped",
                             (unsigned long long)i);
             fill_nops(buf + r.repllen, r.sitelen - r.repllen);
         } else {
@@ -641,7 +627,7 @@ static int apply_alternatives(es_machine *m, struct es_kernel *k, unsigned mit)
             fill_nops(buf + r.sitelen - r.padlen, r.padlen);
         }
         if (kwrite(m, r.site, buf, r.sitelen))
-            return fail(m, "kernel image: alternative site %llu is not mapped",
+            return es_fail_msg(m, "kernel image: alternative site %llu is not mapped",
                         (unsigned long long)i);
         off += r.sitelen;
     }
@@ -651,23 +637,23 @@ static int apply_alternatives(es_machine *m, struct es_kernel *k, unsigned mit)
 static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches)
 {
     if (!data || size < 64)
-        return fail(m, "kernel image too small to be an ELF file (%zu bytes)", size);
+        return es_fail_msg(m, "kernel image too small to be an ELF file (%zu bytes)", size);
     if (memcmp(data, "\177ELF", 4) != 0)
-        return fail(m, "kernel image is not an ELF file");
+        return es_fail_msg(m, "kernel image is not an ELF file");
     if (data[4] != 2 || data[5] != 1)
-        return fail(m, "kernel image is not a little-endian ELF64 file");
+        return es_fail_msg(m, "kernel image is not a little-endian ELF64 file");
     if (rd(data + 16, 2) != 2 /* ET_EXEC */)
-        return fail(m, "kernel image is not an executable (ET_EXEC)");
+        return es_fail_msg(m, "kernel image is not an executable (ET_EXEC)");
     if (rd(data + 18, 2) != 62 /* EM_X86_64 */)
-        return fail(m, "kernel image is not for x86-64");
+        return es_fail_msg(m, "kernel image is not for x86-64");
     uint64_t phoff = rd(data + 32, 8);
     uint16_t phentsize = (uint16_t)rd(data + 54, 2), phnum = (uint16_t)rd(data + 56, 2);
     if (phentsize != 56)
-        return fail(m, "kernel image: program header size %u, expected 56", phentsize);
+        return es_fail_msg(m, "kernel image: program header size %u, expected 56", phentsize);
     if (phnum == 0 || phnum > MAX_PHNUM)
-        return fail(m, "kernel image: %u program headers", phnum);
+        return es_fail_msg(m, "kernel image: %u program headers", phnum);
     if (phoff > size || (uint64_t)phnum * 56 > size - phoff)
-        return fail(m, "kernel image: program headers extend past the end (truncated?)");
+        return es_fail_msg(m, "kernel image: program headers extend past the end (truncated?)");
 
     kphdr ph[MAX_PHNUM];
     uint64_t lo = ~0ull, hi = 0, pages = 0;
@@ -684,12 +670,12 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
         if (h->type != PT_LOAD || h->memsz == 0)
             continue;
         if (h->filesz > h->memsz)
-            return fail(m, "kernel image: segment %u: file size exceeds memory size", i);
+            return es_fail_msg(m, "kernel image: segment %u: file size exceeds memory size", i);
         if (h->offset > size || h->filesz > size - h->offset)
-            return fail(m, "kernel image: segment %u extends past the end (truncated?)", i);
+            return es_fail_msg(m, "kernel image: segment %u extends past the end (truncated?)", i);
         if (h->vaddr < KERNEL_LO || h->memsz > MAX_IMAGE_SPAN ||
             h->vaddr + h->memsz > ES_VSYSCALL_ADDR || h->vaddr + h->memsz < h->vaddr)
-            return fail(m, "kernel image: segment %u at 0x%llx is outside the kernel half", i,
+            return es_fail_msg(m, "kernel image: segment %u at 0x%llx is outside the kernel half", i,
                         (unsigned long long)h->vaddr);
         if (h->vaddr < lo)
             lo = h->vaddr;
@@ -699,18 +685,19 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
         nload++;
     }
     if (!nload)
-        return fail(m, "kernel image has no loadable segments");
+        return es_fail_msg(m, "kernel image has no loadable segments");
     if (hi - lo > MAX_IMAGE_SPAN)
-        return fail(m, "kernel image spans %llu MiB", (unsigned long long)((hi - lo) >> 20));
+        return es_fail_msg(m, "kernel image spans %llu MiB", (unsigned long long)((hi - lo) >> 20));
 
     es_kernel_free(m);
     struct es_kernel *k = calloc(1, sizeof *k);
     if (!k)
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     k->abi = -1;
     k->lo = lo;
     k->hi = hi;
     m->kernel = k;
+    m->hooks.free_kernel = es_kernel_free;
     if (read_symbols(m, k, data, size))
         goto bad;
 
@@ -718,7 +705,7 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
      * upper levels), the vsyscall page and its tables, the vDSO page */
     uint64_t extra = pages + pages / 512 + 16;
     if (grow_frames(m, extra)) {
-        fail(m, "out of host memory");
+        es_fail_msg(m, "out of host memory");
         goto bad;
     }
     uint64_t cap = m->mem_cap, used = m->frames_used;
@@ -727,7 +714,7 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
     if (!m->cr3) {
         m->cr3 = es_new_pml4(m);
         if (!m->cr3)
-            rc = fail(m, "out of guest memory for the kernel's page tables");
+            rc = es_fail_msg(m, "out of guest memory for the kernel's page tables");
     }
     for (unsigned i = 0; i < phnum && !rc; i++) {
         const kphdr *h = &ph[i];
@@ -736,12 +723,12 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
         bool w = (h->flags & PF_W) != 0, x = (h->flags & PF_X) != 0;
         for (uint64_t va = PAGE_START(h->vaddr); va < h->vaddr + h->memsz && !rc; va += PAGE)
             if (map_kernel_page(m, va, w, x, 0))
-                rc = fail(m, "out of guest memory mapping the kernel at 0x%llx",
+                rc = es_fail_msg(m, "out of guest memory mapping the kernel at 0x%llx",
                           (unsigned long long)va);
         /* file bytes; the rest of the segment (.bss) stays as the fresh
          * zeroed frames left it */
         if (!rc && h->filesz && kwrite(m, h->vaddr, data + h->offset, (size_t)h->filesz))
-            rc = fail(m, "cannot copy kernel segment %u", i);
+            rc = es_fail_msg(m, "cannot copy kernel segment %u", i);
     }
     /* the vsyscall page: a user-readable, never executable copy, so a call
      * into it faults and the kernel emulates it (vsyscall=emulate) */
@@ -751,7 +738,7 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
         memset(buf, 0xcc, sizeof buf); /* int3 filler, as Linux pads it */
         size_t n = vs_size && vs_size < PAGE ? (size_t)vs_size : (size_t)PAGE;
         if (es_kernel_read(m, vs, buf, n))
-            rc = fail(m, "kernel image: vsyscall_page is not mapped");
+            rc = es_fail_msg(m, "kernel image: vsyscall_page is not mapped");
         uint64_t *pte = rc ? NULL : es_pte(m, m->cr3, ES_VSYSCALL_ADDR, true);
         uint64_t pfn = 0;
         if (pte && (*pte & ES_PTE_P))
@@ -759,7 +746,7 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
         else if (pte)
             pfn = es_frame_alloc(m);
         if (!rc && !pfn)
-            rc = fail(m, "out of guest memory for the vsyscall page");
+            rc = es_fail_msg(m, "out of guest memory for the vsyscall page");
         if (!rc) {
             *pte = (pfn << 12) | ES_PTE_P | ES_PTE_U | ES_PTE_A | ES_PTE_NX;
             memcpy(es_phys(m, pfn << 12), buf, PAGE);
@@ -777,28 +764,28 @@ static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned 
 
     uint64_t bi, bi_size;
     if (!es_kernel_sym(m, "startup_64")) {
-        fail(m, "kernel image lacks the symbol startup_64");
+        es_fail_msg(m, "kernel image lacks the symbol startup_64");
         goto bad;
     }
     if (!es_kernel_sym_size(m, "es_boot_info", &bi, &bi_size)) {
-        fail(m, "kernel image lacks the symbol es_boot_info");
+        es_fail_msg(m, "kernel image lacks the symbol es_boot_info");
         goto bad;
     }
     if (bi_size && bi_size < sizeof(struct es_boot_info)) {
-        fail(m, "kernel image: es_boot_info is %llu bytes, expected %zu",
+        es_fail_msg(m, "kernel image: es_boot_info is %llu bytes, expected %zu",
              (unsigned long long)bi_size, sizeof(struct es_boot_info));
         goto bad;
     }
     struct es_boot_info info;
     if (es_kernel_read(m, bi, &info, sizeof info)) {
-        fail(m, "kernel image: es_boot_info is not mapped");
+        es_fail_msg(m, "kernel image: es_boot_info is not mapped");
         goto bad;
     }
     if (patches != ~0u && info.patches != patches) {
         char want[64], got[64];
         es_patches_name(patches, want, sizeof want);
         es_patches_name((unsigned)info.patches, got, sizeof got);
-        fail(m, "kernel image was built for %s (patches 0x%llx), not %s", got,
+        es_fail_msg(m, "kernel image was built for %s (patches 0x%llx), not %s", got,
              (unsigned long long)info.patches, want);
         goto bad;
     }
@@ -820,13 +807,13 @@ int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsign
 int es_kernel_load(es_machine *m, unsigned patches)
 {
     if (patches > ES_CONV_V417)
-        return fail(m, "no such patch set 0x%x", patches);
+        return es_fail_msg(m, "no such patch set 0x%x", patches);
     size_t size;
     const uint8_t *img = es_kernel_image(patches, &size);
     if (!img) {
         char name[64];
         es_patches_name(patches, name, sizeof name);
-        return fail(m, "no guest kernel image for %s was built into entrysim "
+        return es_fail_msg(m, "no guest kernel image for %s was built into entrysim "
                        "(kernel_model/ missing from the build?)",
                     name);
     }
@@ -963,15 +950,15 @@ static int map_vdso32(es_machine *m, struct es_kernel *k)
         return 0; /* the image has none: nothing to map */
     uint64_t va = es_vm_find_free(m, PAGE, 0);
     if (!va || va + PAGE > 0x100000000ull)
-        return fail(m, "no room below 4 GiB for the 32-bit vDSO");
+        return es_fail_msg(m, "no room below 4 GiB for the 32-bit vDSO");
     uint8_t buf[PAGE];
     memset(buf, 0, sizeof buf);
     size_t n = size && size < PAGE ? (size_t)size : (size_t)PAGE;
     if (es_kernel_read(m, src, buf, n))
-        return fail(m, "kernel image: vdso32_image is not mapped");
+        return es_fail_msg(m, "kernel image: vdso32_image is not mapped");
     if (es_vm_map(m, va, PAGE, ES_PROT_R | ES_PROT_W) || es_copy_to_guest(m, va, buf, PAGE) ||
         es_vm_protect(m, va, PAGE, ES_PROT_R | ES_PROT_X))
-        return fail(m, "out of guest memory mapping the 32-bit vDSO");
+        return es_fail_msg(m, "out of guest memory mapping the 32-bit vDSO");
     k->vdso32 = va;
     return 0;
 }
@@ -980,16 +967,16 @@ int es_kernel_boot(es_machine *m)
 {
     struct es_kernel *k = m->kernel;
     if (!k)
-        return fail(m, "no guest kernel loaded");
+        return es_fail_msg(m, "no guest kernel loaded");
     uint64_t bi = es_kernel_sym(m, "es_boot_info"), start = es_kernel_sym(m, "startup_64");
     struct es_boot_info info;
     if (!bi || !start || es_kernel_read(m, bi, &info, sizeof info))
-        return fail(m, "guest kernel image lacks es_boot_info or startup_64");
+        return es_fail_msg(m, "guest kernel image lacks es_boot_info or startup_64");
     if ((info.patches & ES_CONV_V417) != k->patches)
-        return fail(m, "guest kernel's es_boot_info.patches changed since loading");
+        return es_fail_msg(m, "guest kernel's es_boot_info.patches changed since loading");
     if (!info.boot_stack_top || info.boot_stack_top < k->lo || info.boot_stack_top > k->hi ||
         (info.boot_stack_top & 7))
-        return fail(m, "guest kernel's boot_stack_top 0x%llx is not in the image",
+        return es_fail_msg(m, "guest kernel's boot_stack_top 0x%llx is not in the image",
                     (unsigned long long)info.boot_stack_top);
 
     int abi = k->abi;
@@ -1008,7 +995,7 @@ int es_kernel_boot(es_machine *m)
     info.vendor = m->vendor;
     info.vdso32_base = k->vdso32;
     if (kwrite(m, bi, &info, sizeof info))
-        return fail(m, "cannot write the guest kernel's es_boot_info");
+        return es_fail_msg(m, "cannot write the guest kernel's es_boot_info");
 
     /* the CPU as a boot loader leaves it for startup_64: CPL 0, 64-bit
      * code, interrupts off; user DS/ES stay loaded (IRET to CPL 3 keeps
@@ -1059,19 +1046,55 @@ static int pti_share(es_machine *m, uint64_t kpgd, uint64_t upgd, uint64_t lo, u
                      const char *what)
 {
     if (!lo || hi < lo)
-        return fail(m, "kernel image: %s is missing or empty (pti cannot map it)", what);
+        return es_fail_msg(m, "kernel image: %s is missing or empty (pti cannot map it)", what);
     for (uint64_t va = PAGE_START(lo); va < hi; va += PAGE) {
         uint64_t *kpte = es_pte(m, kpgd, va, false);
         if (!kpte || !(*kpte & ES_PTE_P))
-            return fail(m, "kernel image: %s at 0x%llx is not mapped", what,
+            return es_fail_msg(m, "kernel image: %s at 0x%llx is not mapped", what,
                         (unsigned long long)va);
         uint64_t e = *kpte;
         uint64_t *upte = es_pte(m, upgd, va, true);
         if (!upte)
-            return fail(m, "out of guest memory for pti's user page tables");
+            return es_fail_msg(m, "out of guest memory for pti's user page tables");
         *upte = e;
     }
     return 0;
+}
+
+/* PTI with PCID: user mappings were changed or removed (sim/vm.c), so the
+ * kernel's next switch to the user PGD must flush the user PCID (sets the
+ * per-cpu flag SWITCH_TO_USER_CR3 tests, Linux's user_pcid_flush_mask).
+ * No-op otherwise. */
+static void pti_user_flush(es_machine *m)
+{
+    const struct es_kernel *k = m->kernel;
+    if (!k || !k->pti_pgd || !es_cpu_has_pcid(m))
+        return;
+    uint64_t pcpu = es_kernel_sym(m, "es_percpu");
+    uint64_t one = 1;
+    if (pcpu)
+        kwrite(m, pcpu + ES_PCPU_USER_PCID_FLUSH, &one, sizeof one);
+}
+
+/* PTI: after the simulator adds a user mapping at va (sim/vm.c), copies
+ * the PML4 entry of the user half between the two PGDs so both see it
+ * (Linux's pti_set_user_pgtbl keeps them equal the same way).  No-op
+ * without pti. */
+static void pti_sync(es_machine *m, uint64_t va)
+{
+    const struct es_kernel *k = m->kernel;
+    if (!k || !k->pti_pgd || va >= KERNEL_LO)
+        return;
+    uint64_t *kp = (uint64_t *)es_phys(m, k->pti_pgd);
+    uint64_t *up = (uint64_t *)es_phys(m, k->pti_pgd + PAGE);
+    unsigned i = (unsigned)((va >> 39) & 511);
+    if (!kp || !up || kp[i] == up[i])
+        return;
+    /* a new PML4 entry appears in whichever PGD was current */
+    if (kp[i] & ES_PTE_P)
+        up[i] = kp[i];
+    else
+        kp[i] = up[i];
 }
 
 /* Page-table isolation (Linux 4.17 arch/x86/mm/pti.c, our own code): a
@@ -1088,16 +1111,16 @@ static int pti_setup(es_machine *m, struct es_kernel *k)
     if (k->pti_pgd)
         return 0;
     if (!m->cr3)
-        return fail(m, "no address space to isolate");
+        return es_fail_msg(m, "no address space to isolate");
     enum { EXTRA = 96 }; /* the pair, its search, a few page tables */
     if (grow_frames(m, EXTRA))
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     uint64_t cap = m->mem_cap, used = m->frames_used;
     m->mem_cap = (m->frames_used + EXTRA) * PAGE;
     int rc = 0;
     uint64_t pair = alloc_pgd_pair(m);
     if (!pair)
-        rc = fail(m, "out of guest memory for pti's page-table pair");
+        rc = es_fail_msg(m, "out of guest memory for pti's page-table pair");
     if (!rc) {
         uint64_t *old = (uint64_t *)es_phys(m, m->cr3 & ES_PTE_ADDR);
         uint64_t *kp = (uint64_t *)es_phys(m, pair), *up = (uint64_t *)es_phys(m, pair + PAGE);
@@ -1121,6 +1144,9 @@ static int pti_setup(es_machine *m, struct es_kernel *k)
         return -1;
     m->cr3 = pair; /* the kernel PGD, PCID 0: the loader's view until boot */
     k->pti_pgd = pair;
+    /* vm.c's mapping changes must now keep the two PGDs in step */
+    m->hooks.pti_sync = pti_sync;
+    m->hooks.pti_user_flush = pti_user_flush;
     es_tlb_flush(m);
     m->fetch_va = 1;
     return 0;
@@ -1130,13 +1156,13 @@ int es_kernel_set_mitigations(es_machine *m, unsigned mit)
 {
     struct es_kernel *k = m->kernel;
     if (!k)
-        return fail(m, "no guest kernel loaded");
+        return es_fail_msg(m, "no guest kernel loaded");
     if (mit & ~ES_MIT_ALL)
-        return fail(m, "unknown mitigation bits 0x%x", mit & ~ES_MIT_ALL);
+        return es_fail_msg(m, "unknown mitigation bits 0x%x", mit & ~ES_MIT_ALL);
     if (m->has_kernel)
-        return fail(m, "mitigations must be chosen before the kernel boots");
+        return es_fail_msg(m, "mitigations must be chosen before the kernel boots");
     if (k->pti_pgd && !(mit & ES_MIT_PTI))
-        return fail(m, "pti cannot be turned off once the page tables are split");
+        return es_fail_msg(m, "pti cannot be turned off once the page tables are split");
     if ((mit & ES_MIT_PTI) && pti_setup(m, k))
         return -1;
     if (apply_alternatives(m, k, mit))
@@ -1155,34 +1181,6 @@ uint64_t es_kernel_pti_pgd(const es_machine *m)
     return m->kernel ? m->kernel->pti_pgd : 0;
 }
 
-void es_kernel_pti_user_flush(es_machine *m)
-{
-    const struct es_kernel *k = m->kernel;
-    if (!k || !k->pti_pgd || !cpu_has_pcid(m))
-        return;
-    uint64_t pcpu = es_kernel_sym(m, "es_percpu");
-    uint64_t one = 1;
-    if (pcpu)
-        kwrite(m, pcpu + ES_PCPU_USER_PCID_FLUSH, &one, sizeof one);
-}
-
-void es_kernel_pti_sync(es_machine *m, uint64_t va)
-{
-    const struct es_kernel *k = m->kernel;
-    if (!k || !k->pti_pgd || va >= KERNEL_LO)
-        return;
-    uint64_t *kp = (uint64_t *)es_phys(m, k->pti_pgd);
-    uint64_t *up = (uint64_t *)es_phys(m, k->pti_pgd + PAGE);
-    unsigned i = (unsigned)((va >> 39) & 511);
-    if (!kp || !up || kp[i] == up[i])
-        return;
-    /* a new PML4 entry appears in whichever PGD was current */
-    if (kp[i] & ES_PTE_P)
-        up[i] = kp[i];
-    else
-        kp[i] = up[i];
-}
-
 void es_kernel_free(es_machine *m)
 {
     struct es_kernel *k = m->kernel;
@@ -1194,4 +1192,7 @@ void es_kernel_free(es_machine *m)
     free(k->alt_orig);
     free(k);
     m->kernel = NULL;
+    m->hooks.free_kernel = NULL;
+    m->hooks.pti_sync = NULL;
+    m->hooks.pti_user_flush = NULL;
 }

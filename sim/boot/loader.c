@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,9 @@
 #include "host.h"
 #include "kernel.h"
 #include "es_boot.h"
+#include "fault.h"
 #include "mem.h"
+#include "seg.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -69,16 +70,6 @@ typedef struct phdr {
     uint64_t offset, vaddr, filesz, memsz;
 } phdr;
 
-static int fail(es_machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(es_machine *m, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->message, sizeof m->message, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static uint64_t rd(const uint8_t *p, int n)
 {
     uint64_t v = 0;
@@ -99,20 +90,20 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
 {
     memset(img, 0, sizeof *img);
     if (size == 0)
-        return fail(m, "empty file, not an ELF executable");
+        return es_fail_msg(m, "empty file, not an ELF executable");
     if (size < 16 || memcmp(data, "\177ELF", 4) != 0)
-        return fail(m, "not an ELF file");
+        return es_fail_msg(m, "not an ELF file");
     int cls = data[4];
     if (cls != 1 && cls != 2)
-        return fail(m, "bad ELF class %d", cls);
+        return es_fail_msg(m, "bad ELF class %d", cls);
     if (data[5] != 1)
-        return fail(m, "not a little-endian ELF file");
+        return es_fail_msg(m, "not a little-endian ELF file");
     if (data[6] != 1)
-        return fail(m, "unsupported ELF version %d", data[6]);
+        return es_fail_msg(m, "unsupported ELF version %d", data[6]);
     bool is64 = cls == 2;
     size_t ehsize = is64 ? 64 : 52;
     if (size < ehsize)
-        return fail(m, "truncated ELF header (%zu of %zu bytes)", size, ehsize);
+        return es_fail_msg(m, "truncated ELF header (%zu of %zu bytes)", size, ehsize);
 
     unsigned type = (unsigned)rd(data + 16, 2), machine = (unsigned)rd(data + 18, 2);
     uint64_t entry = is64 ? rd(data + 24, 8) : rd(data + 24, 4);
@@ -121,33 +112,33 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
     unsigned phnum = (unsigned)rd(data + (is64 ? 56 : 44), 2);
 
     if (type == ET_REL)
-        return fail(m, "relocatable object file, not an executable (link it first)");
+        return es_fail_msg(m, "relocatable object file, not an executable (link it first)");
     if (type == ET_CORE)
-        return fail(m, "core dump, not an executable");
+        return es_fail_msg(m, "core dump, not an executable");
     if (type != ET_EXEC && type != ET_DYN)
-        return fail(m, "unknown ELF file type %u", type);
+        return es_fail_msg(m, "unknown ELF file type %u", type);
     int abi;
     if (machine == EM_X86_64)
         abi = is64 ? ES_ABI_X64 : ES_ABI_X32;
     else if (machine == EM_386 && !is64)
         abi = ES_ABI_I386;
     else
-        return fail(m, "unsupported machine %u (not x86-64, i386 or x32)", machine);
+        return es_fail_msg(m, "unsupported machine %u (not x86-64, i386 or x32)", machine);
 
     unsigned want = is64 ? 56 : 32;
     if (phentsize != want)
-        return fail(m, "bad program header entry size %u (expected %u)", phentsize, want);
+        return es_fail_msg(m, "bad program header entry size %u (expected %u)", phentsize, want);
     /* Linux's bound (load_elf_phdrs): the table fits in 64 KiB */
     if (phnum == 0)
-        return fail(m, "no program headers");
+        return es_fail_msg(m, "no program headers");
     if (phnum > 65536u / want)
-        return fail(m, "too many program headers (%u)", phnum);
+        return es_fail_msg(m, "too many program headers (%u)", phnum);
     if (phoff > size || (uint64_t)phnum * want > size - phoff)
-        return fail(m, "program headers lie outside the file (truncated file?)");
+        return es_fail_msg(m, "program headers lie outside the file (truncated file?)");
 
     phdr *ph = calloc(phnum, sizeof *ph);
     if (!ph)
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     bool has_stack_hdr = false, exec_stack = false;
     uint64_t lo = ~0ull, hi = 0, phdr_va = 0;
     bool has_phdr = false;
@@ -172,7 +163,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
         }
         switch (h->type) {
         case PT_INTERP:
-            fail(m, "dynamically linked programs are not supported; link with -static");
+            es_fail_msg(m, "dynamically linked programs are not supported; link with -static");
             goto out;
         case PT_GNU_STACK:
             has_stack_hdr = true;
@@ -186,19 +177,19 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
             if (h->memsz == 0)
                 break;
             if (h->filesz > h->memsz) {
-                fail(m, "segment %u: file size exceeds memory size", i);
+                es_fail_msg(m, "segment %u: file size exceeds memory size", i);
                 goto out;
             }
             if (h->offset > size || h->filesz > size - h->offset) {
-                fail(m, "segment %u extends past the end of the file (truncated file?)", i);
+                es_fail_msg(m, "segment %u extends past the end of the file (truncated file?)", i);
                 goto out;
             }
             if ((h->offset ^ h->vaddr) & (PAGE - 1)) {
-                fail(m, "segment %u: file offset and address differ modulo the page size", i);
+                es_fail_msg(m, "segment %u: file offset and address differ modulo the page size", i);
                 goto out;
             }
             if (h->vaddr + h->memsz < h->vaddr || h->vaddr + h->memsz > ~0ull - PAGE) {
-                fail(m, "segment %u: address range overflows", i);
+                es_fail_msg(m, "segment %u: address range overflows", i);
                 goto out;
             }
             if (PAGE_START(h->vaddr) < lo)
@@ -212,7 +203,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
         }
     }
     if (!nload) {
-        fail(m, "no loadable segments");
+        es_fail_msg(m, "no loadable segments");
         goto out;
     }
 
@@ -224,12 +215,12 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
     uint64_t span = hi - lo;
     uint64_t base = lo + bias;
     if (span > top || base < ES_VM_MMAP_MIN || base > top - span) {
-        fail(m, "segments at 0x%llx..0x%llx lie outside the user address space",
+        es_fail_msg(m, "segments at 0x%llx..0x%llx lie outside the user address space",
              (unsigned long long)base, (unsigned long long)(base + span));
         goto out;
     }
     if (entry + bias >= top || (!is64 && entry > 0xffffffffull)) {
-        fail(m, "entry point 0x%llx lies outside the user address space",
+        es_fail_msg(m, "entry point 0x%llx lies outside the user address space",
              (unsigned long long)(entry + bias));
         goto out;
     }
@@ -243,7 +234,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
     if (!m->cr3) {
         m->cr3 = es_new_pml4(m);
         if (!m->cr3) {
-            fail(m, "out of guest memory");
+            es_fail_msg(m, "out of guest memory");
             goto out;
         }
         es_tlb_flush(m);
@@ -260,7 +251,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
         uint64_t s = PAGE_START(h->vaddr) + bias, e = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
         int r = es_vm_map(m, s, e - s, ES_PROT_R | ES_PROT_W);
         if (r) {
-            fail(m, "cannot map segment %u at 0x%llx (error %d)", i, (unsigned long long)s, -r);
+            es_fail_msg(m, "cannot map segment %u at 0x%llx (error %d)", i, (unsigned long long)s, -r);
             goto out;
         }
     }
@@ -273,7 +264,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
         uint64_t pre = h->vaddr & (PAGE - 1);
         uint64_t n = h->filesz + (h->filesz ? pre : 0);
         if (n && es_copy_to_guest(m, PAGE_START(h->vaddr) + bias, data + h->offset - pre, n)) {
-            fail(m, "out of guest memory loading segment %u", i);
+            es_fail_msg(m, "out of guest memory loading segment %u", i);
             goto out;
         }
     }
@@ -283,7 +274,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
             continue;
         uint64_t s = PAGE_START(h->vaddr) + bias, e = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
         if (es_vm_protect(m, s, e - s, to_prot(h->flags, rie))) {
-            fail(m, "cannot protect segment %u", i);
+            es_fail_msg(m, "cannot protect segment %u", i);
             goto out;
         }
     }
@@ -291,7 +282,7 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
     /* the stack: 8 MiB right below the top of the user address space */
     if (es_vm_map(m, top - STACK_SIZE, STACK_SIZE,
                   ES_PROT_R | ES_PROT_W | (exec_stack ? ES_PROT_X : 0))) {
-        fail(m, "cannot map the stack");
+        es_fail_msg(m, "cannot map the stack");
         goto out;
     }
 
@@ -328,30 +319,30 @@ int es_load_elf(es_machine *m, const char *path, es_image *img)
     memset(img, 0, sizeof *img);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(m, "cannot open: %s", strerror(errno));
+        return es_fail_msg(m, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return fail(m, "cannot stat: %s", strerror(e));
+        return es_fail_msg(m, "cannot stat: %s", strerror(e));
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return fail(m, "is a directory");
+        return es_fail_msg(m, "is a directory");
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(m, "not a regular file");
+        return es_fail_msg(m, "not a regular file");
     }
     if ((uint64_t)st.st_size > MAX_FILE) {
         close(fd);
-        return fail(m, "file too large (%lld bytes)", (long long)st.st_size);
+        return es_fail_msg(m, "file too large (%lld bytes)", (long long)st.st_size);
     }
     size_t size = (size_t)st.st_size;
     uint8_t *buf = malloc(size ? size : 1);
     if (!buf) {
         close(fd);
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     }
     size_t got = 0;
     while (got < size) {
@@ -437,7 +428,7 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     uint64_t top = img->stack_top ? img->stack_top : img->abi == ES_ABI_X64 ? TOP_64 : TOP_32;
     if (es_vm_prot_at(m, top - 1) < 0 &&
         es_vm_map(m, top - STACK_SIZE, STACK_SIZE, ES_PROT_R | ES_PROT_W))
-        return fail(m, "cannot map the stack");
+        return es_fail_msg(m, "cannot map the stack");
     int envc = 0;
     if (argc < 0)
         argc = 0;
@@ -453,7 +444,7 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     for (int i = 0; i < envc; i++)
         strbytes += strlen(envp[i]) + 1;
     if (strbytes + (uint64_t)(argc + envc) * ps > MAX_ARGS_BYTES)
-        return fail(m, "argument list too long");
+        return es_fail_msg(m, "argument list too long");
 
     uint64_t sp = top - ps;
     uint64_t fn_addr = sp - (strlen(execfn) + 1);
@@ -466,7 +457,7 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     if (!argp || !envpp) {
         free(argp);
         free(envpp);
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     }
     for (int i = 0; i < argc; i++) {
         size_t n = strlen(argv[i]) + 1;
@@ -592,5 +583,5 @@ oom_free:
     free(argp);
     free(envpp);
 oom:
-    return fail(m, "out of guest memory building the initial stack");
+    return es_fail_msg(m, "out of guest memory building the initial stack");
 }
