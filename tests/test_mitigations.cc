@@ -24,6 +24,7 @@
 #include "machine.h"
 #include "mem.h"
 #include "mitigations.h"
+#include "pti.h"
 #include "seg.h"
 
 namespace {

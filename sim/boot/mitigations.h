@@ -56,10 +56,6 @@ int es_kernel_set_mitigations(es_machine *m, unsigned mit);
  * es_kernel_load; 0 with no kernel). */
 unsigned es_kernel_mitigations(const es_machine *m);
 
-/* PTI: the PGD pair's kernel half (m->cr3 may be either while running).
- * 0 unless pti is in force.  The user PGD is this + 4096. */
-uint64_t es_kernel_pti_pgd(const es_machine *m);
-
 #ifdef __cplusplus
 }
 #endif
