@@ -33,6 +33,7 @@
 
 #include "decoder.h"
 #include "exposure.h"
+#include "fault.h"
 #include "host.h"
 #include "kernel.h"
 

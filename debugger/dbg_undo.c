@@ -37,6 +37,7 @@
 
 #include "dbg_int.h"
 #include "mem.h"
+#include "seg.h"
 
 #define PAGE 4096u
 

@@ -1,15 +1,18 @@
-/* cpu.c - machine lifetime, the fetch/decode/dispatch loop, fault
- * recording and the dispatch table. */
+/* cpu.c - machine lifetime, observers, the fetch/decode/dispatch loop and
+ * the dispatch table: the top of the machine.  It calls down into
+ * mem/vm/seg/priv and the instruction families; the state of the layers
+ * above it (host services, the guest kernel) is freed through the hooks
+ * they install (m->hooks), so this file includes none of their headers. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "fault.h"
 #include "mem.h"
 #include "ops.h"
-#include "host.h"
-#include "kernel.h"
 #include "priv.h"
+#include "seg.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -48,98 +51,6 @@ const es_handler *es_dispatch_table(void)
 {
     pthread_once(&g_once, init_table);
     return g_table;
-}
-
-int es_unimplemented(es_machine *m, const es_insn *d)
-{
-    m->unimpl_op = d->op;
-    return es_raise(m, ES_VEC_UD, 0);
-}
-
-/* ---- faults ---- */
-
-int es_raise(es_machine *m, int vector, uint32_t error)
-{
-    m->fault.vector = (uint8_t)vector;
-    m->fault.error = error;
-    m->fault.has_error = (uint8_t)es_vector_has_error(vector);
-    m->fault.rip = m->rip;
-    m->fault.addr = 0;
-    m->fault.write = 0;
-    return ES_FAULT;
-}
-
-int es_vector_has_error(int vector)
-{
-    return vector == ES_VEC_DF || (vector >= ES_VEC_TS && vector <= ES_VEC_PF) ||
-           vector == ES_VEC_AC;
-}
-
-int es_raise_noerr(es_machine *m, int vector)
-{
-    return es_raise(m, vector, 0);
-}
-
-int es_stop(es_machine *m, int reason)
-{
-    m->stop = reason;
-    return ES_STOP;
-}
-
-const char *es_vector_name(int v)
-{
-    static const char *const names[32] = {
-        "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "CSO", "#TS",
-        "#NP", "#SS", "#GP", "#PF", "#15", "#MF", "#AC", "#MC", "#XM", "#VE", "#CP",
-    };
-    if (v >= 0 && v < 32 && names[v])
-        return names[v];
-    return "#??";
-}
-
-/* Linux's signal for an unhandled user exception (arch/x86/kernel/traps.c). */
-static int vector_signal(int v)
-{
-    switch (v) {
-    case ES_VEC_DE: case ES_VEC_MF: case ES_VEC_XM: return 8; /* SIGFPE */
-    case ES_VEC_UD: return 4;                         /* SIGILL */
-    case ES_VEC_BP: case ES_VEC_DB: return 5;             /* SIGTRAP */
-    case ES_VEC_AC: case ES_VEC_SS: return 7;             /* SIGBUS (SS: Linux sends SIGBUS) */
-    default: return 11;                           /* SIGSEGV */
-    }
-}
-
-/* A fault that kills the process ends the run with Linux's signal and a
- * one-line report: without a guest kernel for every fault, with one when
- * the kernel reports an unhandled user fault (ES_HC_SIGNAL). */
-void es_fault_report(es_machine *m, int v, uint32_t e, uint64_t addr, uint64_t rip)
-{
-    m->fault.vector = (uint8_t)v;
-    m->fault.error = e;
-    m->fault.has_error = (uint8_t)es_vector_has_error(v);
-    m->fault.addr = addr;
-    m->fault.rip = rip;
-    m->signal = vector_signal(v);
-    if (v == ES_VEC_PF) {
-        snprintf(m->message, sizeof m->message, "guest fault #PF at rip=0x%llx: %s 0x%llx (%s)",
-                 (unsigned long long)rip,
-                 (e & ES_PFEC_I) ? "execute at" : (e & ES_PFEC_W) ? "write to" : "read from",
-                 (unsigned long long)addr,
-                 (e & ES_PFEC_P) ? "protection violation" : "not present");
-    } else if (v == ES_VEC_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID) {
-        snprintf(m->message, sizeof m->message,
-                 "guest fault #UD at rip=0x%llx: %s is not implemented by entrysim",
-                 (unsigned long long)rip, es_op_name(m->unimpl_op));
-    } else if (m->fault.has_error) {
-        snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx (error code 0x%x)",
-                 es_vector_name(v), (unsigned long long)rip, e);
-    } else {
-        snprintf(m->message, sizeof m->message, "guest fault %s at rip=0x%llx",
-                 es_vector_name(v), (unsigned long long)rip);
-    }
-    if (v == ES_VEC_PF)
-        m->cr2 = addr;
-    m->stop = ES_STOP_FAULT;
 }
 
 static void fault_stop(es_machine *m)
@@ -190,8 +101,11 @@ void es_machine_free(es_machine *m)
 {
     if (!m)
         return;
-    es_host_free(m);
-    es_kernel_free(m);
+    /* the layers above free their own state (installed when they made it) */
+    if (m->hooks.free_host)
+        m->hooks.free_host(m);
+    if (m->hooks.free_kernel)
+        m->hooks.free_kernel(m);
     es_vm_free(m);
     if (m->frames)
         for (uint64_t i = 0; i < m->next_free_pfn && i < m->nframes; i++)
@@ -200,21 +114,6 @@ void es_machine_free(es_machine *m)
     free(m->free_pfns);
     free(m->dcache);
     free(m);
-}
-
-void es_set_mode(es_machine *m, int cpl, int mode)
-{
-    int changed = m->cpl != cpl || m->mode != mode;
-    m->cpl = (uint8_t)cpl;
-    m->mode = (uint8_t)mode;
-    m->need_u = cpl == 3 ? ES_TP_U : 0;
-    m->ipmask = mode == ES_MODE_64 ? ~0ull : 0xffffffffull;
-    m->fetch_va = 1;
-    es_update_ac(m);
-    if (changed)
-        for (int i = 0; i < m->nobs; i++)
-            if (m->obs[i].mode_change)
-                m->obs[i].mode_change(m->obs[i].ctx, m, cpl, mode);
 }
 
 int es_observe(es_machine *m, const es_observer *o)

@@ -161,9 +161,29 @@ typedef struct es_observer {
 
 #define ES_MAX_OBSERVERS 4
 
-struct es_host; /* host services state (sim/host.h) */
-struct es_kernel; /* the loaded guest kernel image (sim/kernel.h) */
+struct es_host; /* host services state (sim/host/host.h) */
+struct es_kernel; /* the loaded guest kernel image (sim/boot/kernel.h) */
 struct es_vmas; /* address-space bookkeeping (sim/vm.c) */
+
+/* Calls from a lower layer of the machine into a higher one, installed by
+ * the higher layer when it creates the state they serve, so the lower
+ * layer depends on no header of the higher one.  NULL = nothing to do.
+ * None is called per instruction: only on a TLB miss that fails its walk,
+ * on mapping changes and at es_machine_free. */
+typedef struct es_hooks {
+    /* demand paging: mem.c's page walk failed for va; returns 0 when the
+     * page now exists (retry the walk), -1 for a genuine fault.  Set by
+     * vm.c (es_vm_fault) when it creates the VMA list. */
+    int (*demand_fault)(es_machine *m, uint64_t va, int access);
+    /* PTI (sim/boot/pti.c, set when the page tables are split): vm.c added
+     * a user mapping at va / changed or removed user mappings. */
+    void (*pti_sync)(es_machine *m, uint64_t va);
+    void (*pti_user_flush)(es_machine *m);
+    /* es_machine_free: host services (sim/host, set by es_host_init) and
+     * the guest kernel image (sim/boot, set when an image is loaded). */
+    void (*free_host)(es_machine *m);
+    void (*free_kernel)(es_machine *m);
+} es_hooks;
 
 /* Why a run stopped. */
 enum es_stop {
@@ -263,10 +283,10 @@ struct es_machine {
     es_observer obs[ES_MAX_OBSERVERS];
     int nobs;
 
-    /* --- host services (Linux process semantics) --- */
+    /* --- host services (Linux process semantics, sim/host/) --- */
     struct es_host *host;
 
-    /* --- guest kernel (kernel_model/, loaded by sim/kernel.c) ---
+    /* --- guest kernel (kernel_model/, loaded by sim/boot/kernel.c) ---
      * has_kernel: SYSCALL/SYSENTER/INT n/exceptions go through the guest's
      * MSRs and IDT; false = --direct mode, where they reach es_host_syscall
      * or stop the run as before. */
@@ -275,16 +295,15 @@ struct es_machine {
 
     /* --- address space: VMAs over the page tables (sim/vm.c) --- */
     struct es_vmas *vmas;
+
+    /* --- upward calls, installed by the layers above (see es_hooks) --- */
+    es_hooks hooks;
 };
 
 /* Creates a machine with `mem_cap` bytes of guest memory allowed (0 = the
  * default, 1 GiB).  Returns NULL on host allocation failure. */
 es_machine *es_machine_new(uint64_t mem_cap);
 void es_machine_free(es_machine *m);
-
-/* Sets CPL and mode (64-bit or compatibility) and everything derived from
- * them. */
-void es_set_mode(es_machine *m, int cpl, int mode);
 
 /* Runs until something stops the machine; returns enum es_stop (also in
  * m->stop). */
@@ -301,19 +320,8 @@ int es_step(es_machine *m);
 int es_observe(es_machine *m, const es_observer *o);
 void es_unobserve_all(es_machine *m);
 
-/* Records a fault for the run loop to deliver; returns ES_FAULT so a handler
- * can `return es_raise(m, ES_GP, 0);`. */
-int es_raise(es_machine *m, int vector, uint32_t error);
-int es_raise_noerr(es_machine *m, int vector);
-
-/* Stops the run: records reason and returns ES_STOP. */
-int es_stop(es_machine *m, int reason);
-
 /* The dispatch table (immutable after first use). */
 const es_handler *es_dispatch_table(void);
-
-/* Name of an exception vector ("#PF"). */
-const char *es_vector_name(int vector);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,14 @@
-/* mem.c - physical frames, page walks, TLB refill and the slow paths. */
+/* mem.c - physical frames, page walks, TLB refill and the slow paths.
+ *
+ * The bottom of the memory stack: vm.c (the process's VMAs) sits on top of
+ * this file and calls down into it.  The one call upward, demand paging
+ * when a walk fails, goes through m->hooks.demand_fault, which vm.c
+ * installs when it creates the VMA list (no VMAs, no demand paging). */
 #include "mem.h"
 
 #include <stdlib.h>
 
-#include "vm.h"
+#include "fault.h"
 
 #define PAGE 4096ull
 
@@ -238,8 +243,8 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
     /* demand paging of the process's VMAs, also for a guest kernel's own
      * accesses to user addresses (get_user, the i386 arg6 load), which
      * Linux's page-fault handler serves the same way */
-    if (pfec && (user || (m->has_kernel && va < (1ull << 47))) &&
-        es_vm_fault(m, va, access) == 0)
+    if (pfec && (user || (m->has_kernel && va < (1ull << 47))) && m->hooks.demand_fault &&
+        m->hooks.demand_fault(m, va, access) == 0)
         pfec = walk(m, va, access, user, pa, perm);
     if (pfec) {
         es_raise(m, ES_VEC_PF, pfec & ~WALK_FAIL);
@@ -380,7 +385,8 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
         uint64_t pa;
         uint32_t perm;
         uint32_t pfec = walk(m, va, write ? ES_ACC_W : ES_ACC_R, 0, &pa, &perm);
-        if (pfec && es_vm_fault(m, va, write ? ES_ACC_W : ES_ACC_R) == 0)
+        if (pfec && m->hooks.demand_fault &&
+            m->hooks.demand_fault(m, va, write ? ES_ACC_W : ES_ACC_R) == 0)
             pfec = walk(m, va, write ? ES_ACC_W : ES_ACC_R, 0, &pa, &perm);
         if (pfec)
             return -1;

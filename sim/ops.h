@@ -12,6 +12,7 @@
 #ifndef ENTRYSIM_OPS_H
 #define ENTRYSIM_OPS_H
 
+#include "fault.h"
 #include "machine.h"
 #include "mem.h"
 
@@ -237,9 +238,6 @@ void es_family_atomic(es_handler *t); /* CMPXCHG/CMPXCHG8B/16B, XADD */
 void es_family_system(es_handler *t); /* CPUID, RDTSC(P), XGETBV, NOP, PAUSE, UD2, HLT, SYSCALL, INT, fences */
 void es_family_sse(es_handler *t);    /* SSE..SSE4.2, MXCSR, FXSAVE/FXRSTOR */
 void es_family_x87(es_handler *t);    /* x87 */
-
-/* Raises #UD and notes the op as not implemented (for the fault report). */
-int es_unimplemented(es_machine *m, const es_insn *d);
 
 #ifdef __cplusplus
 }

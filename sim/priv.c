@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "es_syscall_names.h" /* generated: ES_NR64_*, ES_NR32_* */
+#include "fault.h"
 #include "host.h"
 #include "hypercall.h"
 #include "ops.h"
@@ -96,19 +97,13 @@ static int vector_class(int v)
     }
 }
 
-static int fail(es_machine *m, int vector, uint32_t error)
-{
-    es_raise(m, vector, error);
-    return -1;
-}
-
 /* Reads the 8-byte stack pointer at `off` in the 64-bit TSS (RSP0..2 at
  * 4, 12, 20; IST1..7 at 0x24..0x54; SDM Vol. 3A, Figure 7-11). */
 static int tss_rsp(es_machine *m, unsigned off, uint32_t ext, uint64_t *rsp)
 {
     uint32_t tss_err = (m->tr.sel & 0xfffc) | ext;
     if ((m->tr.sel & ~3u) == 0 || off + 7 > m->tr.limit)
-        return fail(m, ES_VEC_TS, tss_err);
+        return es_fail_fault(m, ES_VEC_TS, tss_err);
     return sup_access(m, m->tr.base + off, rsp, 8, 0);
 }
 
@@ -123,7 +118,7 @@ static int deliver(es_machine *m, unsigned vec, int soft, int has_err, uint32_t 
     uint32_t ext = soft ? 0 : 1;
     uint32_t idt_err = vec * 8 + 2 + ext; /* IDT bit, EXT (SDM Vol. 3A, 6.13) */
     if (vec * 16 + 15 > m->idtr.limit)
-        return fail(m, ES_VEC_GP, idt_err);
+        return es_fail_fault(m, ES_VEC_GP, idt_err);
     uint64_t g[2];
     if (sup_access(m, m->idtr.base + vec * 16, g, 16, 0))
         return -1;
@@ -135,30 +130,30 @@ static int deliver(es_machine *m, unsigned vec, int soft, int has_err, uint32_t 
     uint16_t sel = (uint16_t)(g[0] >> 16);
     uint64_t off = (g[0] & 0xffff) | ((g[0] >> 32) & 0xffff0000ull) | (g[1] << 32);
     if (type != 0xe && type != 0xf)
-        return fail(m, ES_VEC_GP, idt_err);
+        return es_fail_fault(m, ES_VEC_GP, idt_err);
     if (soft && gdpl < m->cpl) /* INT n / INT3 / INTO only */
-        return fail(m, ES_VEC_GP, idt_err);
+        return es_fail_fault(m, ES_VEC_GP, idt_err);
     if (!((g[0] >> 47) & 1))
-        return fail(m, ES_VEC_NP, idt_err);
+        return es_fail_fault(m, ES_VEC_NP, idt_err);
 
     /* the target code segment: a present 64-bit code segment with DPL <=
      * CPL */
     uint64_t cd;
     if ((sel & ~3u) == 0)
-        return fail(m, ES_VEC_GP, ext);
+        return es_fail_fault(m, ES_VEC_GP, ext);
     if (es_desc_read(m, sel, &cd))
-        return fail(m, ES_VEC_GP, (sel & 0xfffc) | ext);
+        return es_fail_fault(m, ES_VEC_GP, (sel & 0xfffc) | ext);
     unsigned acc = (unsigned)(cd >> 40) & 0xff, cdpl = (acc >> 5) & 3;
     unsigned fl = (unsigned)(cd >> 52) & 0xf;
     if ((acc & (ES_DESC_S | ES_DESC_CODE)) != (ES_DESC_S | ES_DESC_CODE) || cdpl > m->cpl ||
         (fl & 6) != 2 /* L = 1, D = 0 */)
-        return fail(m, ES_VEC_GP, (sel & 0xfffc) | ext);
+        return es_fail_fault(m, ES_VEC_GP, (sel & 0xfffc) | ext);
     if (!(acc & ES_DESC_P))
-        return fail(m, ES_VEC_NP, (sel & 0xfffc) | ext);
+        return es_fail_fault(m, ES_VEC_NP, (sel & 0xfffc) | ext);
     int conforming = (acc & ES_DESC_C) != 0;
     unsigned ncpl = conforming ? m->cpl : cdpl;
     if (!canonical(off))
-        return fail(m, ES_VEC_GP, ext);
+        return es_fail_fault(m, ES_VEC_GP, ext);
 
     /* the stack: IST if the gate names one, else TSS.RSPn on a privilege
      * change, else the current one; aligned to 16 bytes (SDM Vol. 3A,
@@ -171,7 +166,7 @@ static int deliver(es_machine *m, unsigned vec, int soft, int has_err, uint32_t 
     else
         rsp = m->gpr[ES_RSP];
     if (!canonical(rsp))
-        return fail(m, ES_VEC_SS, ext);
+        return es_fail_fault(m, ES_VEC_SS, ext);
     rsp &= ~0xfull;
 
     /* the frame: SS, RSP, RFLAGS, CS, RIP and the error code, 8 bytes each
@@ -188,7 +183,7 @@ static int deliver(es_machine *m, unsigned vec, int soft, int has_err, uint32_t 
     f[n++] = m->seg[ES_SEG_SS].sel;
     uint64_t frame = rsp - (uint64_t)n * 8;
     if (!canonical(frame)) {
-        return fail(m, ES_VEC_SS, ext);
+        return es_fail_fault(m, ES_VEC_SS, ext);
     }
     if (sup_access(m, frame, f, (unsigned)n * 8, 1)) {
         if (m->fault.vector == ES_VEC_GP) /* non-canonical stack */

@@ -5,7 +5,7 @@
  *
  * In --direct mode (has_kernel false) none of the entry paths here is
  * used: SYSCALL, SYSENTER and INT 0x80 reach the host services from the
- * instruction handler and faults stop the run (cpu.c).
+ * instruction handler and faults stop the run (cpu.c, fault.c).
  */
 #ifndef ENTRYSIM_PRIV_H
 #define ENTRYSIM_PRIV_H
@@ -42,16 +42,6 @@ int es_op_sysexit(es_machine *m, const es_insn *d);
 int es_op_ltr(es_machine *m, const es_insn *d);
 int es_op_lldt(es_machine *m, const es_insn *d);
 int es_op_vmcall(es_machine *m, const es_insn *d);
-
-/* Ends the run as Linux ends a process killed by an unhandled exception:
- * m->signal (SIGSEGV, SIGILL, ...), a one-line m->message, m->stop =
- * ES_STOP_FAULT and m->fault describing the fault.  Used for faults in
- * --direct mode and for the guest kernel's ES_HC_SIGNAL report (cpu.c). */
-void es_fault_report(es_machine *m, int vector, uint32_t error, uint64_t addr, uint64_t rip);
-
-/* True if the vector pushes an error code when delivered as an exception
- * (SDM Vol. 3A, Table 6-1). */
-int es_vector_has_error(int vector);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
  */
 #include "seg.h"
 
+#include "fault.h"
+#include "mem.h"
 #include "ops.h"
 
 #define NGDT ((int)(sizeof ((es_machine *)0)->gdt / sizeof(uint64_t)))
@@ -38,12 +40,6 @@ void es_desc_unpack(uint64_t desc, uint16_t sel, es_segreg *out)
     out->attr = attr;
     out->limit = limit;
     out->base = ((desc >> 16) & 0xffffff) | (((desc >> 56) & 0xff) << 24);
-}
-
-static int fail(es_machine *m, int vector, uint32_t error)
-{
-    es_raise(m, vector, error);
-    return -1;
 }
 
 static unsigned desc_access(uint64_t desc)
@@ -82,7 +78,7 @@ int es_check_data_seg(es_machine *m, int seg, uint16_t sel, int cpl, es_segreg *
          * null selector... the segment register is marked invalid").  For
          * SS it faults, except at CPL 0-2 in 64-bit mode with RPL = CPL. */
         if (seg == ES_SEG_SS && !(m->mode == ES_MODE_64 && cpl != 3 && rpl == (unsigned)cpl))
-            return fail(m, ES_VEC_GP, 0);
+            return es_fail_fault(m, ES_VEC_GP, 0);
         /* Nulling FS/GS clears the base: Intel does, and so do Zen 3 and
          * later (CPUID 8000_0021h EAX[6] NullSelectorClearsBase). */
         r.sel = sel;
@@ -90,27 +86,27 @@ int es_check_data_seg(es_machine *m, int seg, uint16_t sel, int cpl, es_segreg *
         return 0;
     }
     if (es_desc_read(m, sel, &desc))
-        return fail(m, ES_VEC_GP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     unsigned acc = desc_access(desc), dpl = desc_dpl(desc);
     if (!(acc & ES_DESC_S))
-        return fail(m, ES_VEC_GP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     if (seg == ES_SEG_SS) {
         /* writable data, RPL = CPL = DPL (SDM MOV, "IF SS is loaded") */
         if (rpl != (unsigned)cpl || (acc & ES_DESC_CODE) || !(acc & ES_DESC_RW) ||
             dpl != (unsigned)cpl)
-            return fail(m, ES_VEC_GP, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
         if (!(acc & ES_DESC_P))
-            return fail(m, ES_VEC_SS, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_SS, sel & 0xfffc);
     } else {
         /* data or readable code; for data and non-conforming code both RPL
          * and CPL must be <= DPL */
         if ((acc & ES_DESC_CODE) && !(acc & ES_DESC_RW))
-            return fail(m, ES_VEC_GP, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
         int conforming = (acc & (ES_DESC_CODE | ES_DESC_C)) == (ES_DESC_CODE | ES_DESC_C);
         if (!conforming && (rpl > dpl || (unsigned)cpl > dpl))
-            return fail(m, ES_VEC_GP, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
         if (!(acc & ES_DESC_P))
-            return fail(m, ES_VEC_NP, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_NP, sel & 0xfffc);
     }
     es_desc_unpack(desc, sel, &r);
     *out = r;
@@ -145,32 +141,32 @@ int es_check_ret_cs(es_machine *m, uint16_t sel, int cpl_, int *mode)
     unsigned rpl = sel & 3, cpl = (unsigned)cpl_;
 
     if ((sel & ~3u) == 0)
-        return fail(m, ES_VEC_GP, 0);
+        return es_fail_fault(m, ES_VEC_GP, 0);
     if (es_desc_read(m, sel, &desc))
-        return fail(m, ES_VEC_GP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     unsigned acc = desc_access(desc), dpl = desc_dpl(desc);
     /* system descriptors (call gates, TSS) are not modelled: #GP as for a
      * descriptor that is not a code segment */
     if ((acc & (ES_DESC_S | ES_DESC_CODE)) != (ES_DESC_S | ES_DESC_CODE))
-        return fail(m, ES_VEC_GP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     if (acc & ES_DESC_C) {
         if (dpl > cpl)
-            return fail(m, ES_VEC_GP, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     } else if (rpl > cpl || dpl != cpl) {
-        return fail(m, ES_VEC_GP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     }
     if (!(acc & ES_DESC_P))
-        return fail(m, ES_VEC_NP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_NP, sel & 0xfffc);
     unsigned fl = (unsigned)(desc >> 52) & 0xf; /* AVL, L, D, G */
     if (fl & 2) {
         if (fl & 4) /* L and D both set is reserved (SDM 3.4.5) */
-            return fail(m, ES_VEC_GP, sel & 0xfffc);
+            return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
         *mode = ES_MODE_64;
     } else if (fl & 4) {
         *mode = ES_MODE_32;
     } else {
         /* 16-bit code segments are not modelled */
-        return fail(m, ES_VEC_GP, sel & 0xfffc);
+        return es_fail_fault(m, ES_VEC_GP, sel & 0xfffc);
     }
     return 0;
 }
@@ -221,4 +217,19 @@ int es_desc_set_access(es_machine *m, uint16_t sel, uint8_t acc)
         return -1;
     m->gdt[sel >> 3] = (m->gdt[sel >> 3] & ~(0xffull << 40)) | ((uint64_t)acc << 40);
     return 0;
+}
+
+void es_set_mode(es_machine *m, int cpl, int mode)
+{
+    int changed = m->cpl != cpl || m->mode != mode;
+    m->cpl = (uint8_t)cpl;
+    m->mode = (uint8_t)mode;
+    m->need_u = cpl == 3 ? ES_TP_U : 0;
+    m->ipmask = mode == ES_MODE_64 ? ~0ull : 0xffffffffull;
+    m->fetch_va = 1;
+    es_update_ac(m);
+    if (changed)
+        for (int i = 0; i < m->nobs; i++)
+            if (m->obs[i].mode_change)
+                m->obs[i].mode_change(m->obs[i].ctx, m, cpl, mode);
 }

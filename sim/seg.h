@@ -61,6 +61,11 @@ void es_commit_cs_cpl(es_machine *m, uint16_t sel, int cpl, int mode);
  * fixing up the ES/SS/DS bases the mode makes visible or hidden. */
 void es_switch_mode(es_machine *m, int cpl, int mode);
 
+/* Sets CPL and mode (64-bit or compatibility) and everything derived from
+ * them (the user-page permission the TLB needs, the RIP mask, alignment
+ * checking), and tells the observers when they changed. */
+void es_set_mode(es_machine *m, int cpl, int mode);
+
 /* Rewrites the access byte of the descriptor of `sel` in the GDT (LTR marks
  * the TSS busy).  Returns 0 or -1. */
 int es_desc_set_access(es_machine *m, uint16_t sel, uint8_t acc);

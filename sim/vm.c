@@ -6,6 +6,12 @@
  * the software bit SW_FRAME (bit 9, ignored by the MMU, SDM Vol. 3A, 4.5):
  * a PROT_NONE page keeps its frame with P clear, so its contents survive an
  * mprotect back to readable, as Linux's _PAGE_PROTNONE does.
+ *
+ * Layering: this file sits on mem.c (frames, page tables, TLB) and calls
+ * it; mem.c reaches es_vm_fault only through m->hooks.demand_fault, set
+ * here when the VMA list is created.  PTI (sim/boot/pti.c) is above both:
+ * the mapping changes here tell it through m->hooks.pti_*, which it
+ * installs when it splits the page tables.
  */
 #include "vm.h"
 
@@ -15,7 +21,6 @@
 #include <string.h>
 
 #include "mem.h"
-#include "mitigations.h" /* es_kernel_pti_sync, es_kernel_pti_user_flush */
 
 #define PAGE 4096ull
 #define SW_FRAME (1ull << 9)
@@ -43,6 +48,7 @@ static struct es_vmas *vmas(es_machine *m)
         if (m->vmas) {
             m->vmas->top = DEFAULT_TOP;
             m->vmas->mmap_base = DEFAULT_MMAP_BASE;
+            m->hooks.demand_fault = es_vm_fault;
         }
     }
     return m->vmas;
@@ -204,6 +210,12 @@ static void reprot_pte(es_machine *m, uint64_t va, uint64_t *pte, void *ctx)
     *pte = (*pte & ES_PTE_ADDR) | pte_bits(prot);
 }
 
+static void pti_user_flush(es_machine *m)
+{
+    if (m->hooks.pti_user_flush)
+        m->hooks.pti_user_flush(m);
+}
+
 /* ---- the interface ---- */
 
 static bool aligned_range(const struct es_vmas *s, uint64_t va, uint64_t len)
@@ -228,7 +240,7 @@ int es_vm_map(es_machine *m, uint64_t va, uint64_t len, int prot)
     insert_at(s, i, (es_vma){va, end, prot & (ES_PROT_R | ES_PROT_W | ES_PROT_X)});
     merge_around(s, i);
     es_tlb_flush(m);
-    es_kernel_pti_user_flush(m); /* pti+PCID: the user ASID is stale */
+    pti_user_flush(m); /* pti+PCID: the user ASID is stale */
     return 0;
 }
 
@@ -247,7 +259,7 @@ int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
     pt_each(m, va, va + len, free_pte, NULL);
     cut(s, va, va + len);
     es_tlb_flush(m);
-    es_kernel_pti_user_flush(m); /* pti+PCID: the user ASID is stale */
+    pti_user_flush(m); /* pti+PCID: the user ASID is stale */
     return 0;
 }
 
@@ -277,7 +289,7 @@ int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot)
     merge_around(s, i);
     pt_each(m, va, end, reprot_pte, &prot);
     es_tlb_flush(m);
-    es_kernel_pti_user_flush(m); /* pti+PCID: the user ASID is stale */
+    pti_user_flush(m); /* pti+PCID: the user ASID is stale */
     return 0;
 }
 
@@ -367,7 +379,8 @@ int es_vm_fault(es_machine *m, uint64_t va, int access)
     }
     *pte = (pfn << 12) | pte_bits(prot);
     es_tlb_flush_page(m, va);
-    es_kernel_pti_sync(m, va); /* pti: both PGDs see a new upper table */
+    if (m->hooks.pti_sync)
+        m->hooks.pti_sync(m, va); /* pti: both PGDs see a new upper table */
     return 0;
 }
 
@@ -387,4 +400,5 @@ void es_vm_free(es_machine *m)
     free(m->vmas->v);
     free(m->vmas);
     m->vmas = NULL;
+    m->hooks.demand_fault = NULL;
 }

@@ -2,6 +2,7 @@
 // jmp/call/ret between 64-bit and compatibility mode through Linux's user
 // code selectors.
 #include "ctl_util.h"
+#include "seg.h"
 
 using namespace ctl;
 

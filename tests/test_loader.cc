@@ -13,6 +13,7 @@
 #include "loader.h"
 #include "machine.h"
 #include "mem.h"
+#include "seg.h"
 #include "vm.h"
 
 #include <unistd.h>

@@ -3,6 +3,7 @@
 
 #include "es_shim.h"
 #include "mem.h"
+#include "seg.h"
 
 namespace {
 

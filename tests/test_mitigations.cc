@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "build_path.h"
+#include "guest_cpuid.h"
 #include "es_boot.h"
 #include "decoder.h"
 #include "es_shim.h"
@@ -23,6 +24,8 @@
 #include "machine.h"
 #include "mem.h"
 #include "mitigations.h"
+#include "pti.h"
+#include "seg.h"
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include "hypercall.h"
 #include "mem.h"
 #include "priv.h"
+#include "seg.h"
 #include "vm.h"
 
 namespace {

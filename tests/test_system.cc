@@ -7,6 +7,7 @@
 #include <string>
 
 #include "host.h"
+#include "seg.h"
 
 using namespace ctl;
 

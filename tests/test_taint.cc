@@ -3,6 +3,7 @@
 // checks the exact label sets that result.
 #include "ctl_util.h"
 
+#include "seg.h"
 #include "taint.h"
 
 using namespace ctl;

@@ -7,6 +7,7 @@
 
 #include "machine.h"
 #include "mem.h"
+#include "seg.h"
 #include "vm.h"
 
 namespace {

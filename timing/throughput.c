@@ -26,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "mem.h"
 #include "measure.h"
+#include "seg.h"
 #include "tm_int.h"
 
 #define TP_REG 0x12345600ull       /* BHive's register value (as measure.c) */

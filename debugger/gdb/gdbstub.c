@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "gdbstub.h"
+#include "fault.h"
 #include "gdbstub_int.h"
 #include "kernel.h"
 #include "mem.h"

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,9 @@
 #include "host.h"
 #include "kernel.h"
 #include "es_boot.h"
+#include "fault.h"
 #include "mem.h"
+#include "seg.h"
 #include "vm.h"
 
 #define PAGE 4096ull
@@ -69,16 +70,6 @@ typedef struct phdr {
     uint64_t offset, vaddr, filesz, memsz;
 } phdr;
 
-static int fail(es_machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(es_machine *m, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->message, sizeof m->message, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static uint64_t rd(const uint8_t *p, int n)
 {
     uint64_t v = 0;
@@ -95,231 +86,275 @@ static int to_prot(uint32_t flags, bool read_implies_exec)
     return p;
 }
 
-int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *img)
+/* What the ELF header says, checked. */
+typedef struct elf_hdr {
+    bool is64;
+    unsigned type;
+    int abi;
+    uint64_t entry, phoff;
+    unsigned phnum, phent; /* phent: the entry size the class requires */
+} elf_hdr;
+
+/* What the program headers say, checked. */
+typedef struct elf_segs {
+    phdr *ph; /* phnum entries */
+    bool has_stack_hdr, exec_stack, has_phdr;
+    uint64_t lo, hi, phdr_va; /* page-aligned span of the PT_LOADs */
+} elf_segs;
+
+static int read_ehdr(es_machine *m, const uint8_t *data, size_t size, elf_hdr *e)
 {
-    memset(img, 0, sizeof *img);
     if (size == 0)
-        return fail(m, "empty file, not an ELF executable");
+        return es_fail_msg(m, "empty file, not an ELF executable");
     if (size < 16 || memcmp(data, "\177ELF", 4) != 0)
-        return fail(m, "not an ELF file");
+        return es_fail_msg(m, "not an ELF file");
     int cls = data[4];
     if (cls != 1 && cls != 2)
-        return fail(m, "bad ELF class %d", cls);
+        return es_fail_msg(m, "bad ELF class %d", cls);
     if (data[5] != 1)
-        return fail(m, "not a little-endian ELF file");
+        return es_fail_msg(m, "not a little-endian ELF file");
     if (data[6] != 1)
-        return fail(m, "unsupported ELF version %d", data[6]);
-    bool is64 = cls == 2;
+        return es_fail_msg(m, "unsupported ELF version %d", data[6]);
+    bool is64 = e->is64 = cls == 2;
     size_t ehsize = is64 ? 64 : 52;
     if (size < ehsize)
-        return fail(m, "truncated ELF header (%zu of %zu bytes)", size, ehsize);
+        return es_fail_msg(m, "truncated ELF header (%zu of %zu bytes)", size, ehsize);
 
-    unsigned type = (unsigned)rd(data + 16, 2), machine = (unsigned)rd(data + 18, 2);
-    uint64_t entry = is64 ? rd(data + 24, 8) : rd(data + 24, 4);
-    uint64_t phoff = is64 ? rd(data + 32, 8) : rd(data + 28, 4);
+    e->type = (unsigned)rd(data + 16, 2);
+    unsigned machine = (unsigned)rd(data + 18, 2);
+    e->entry = is64 ? rd(data + 24, 8) : rd(data + 24, 4);
+    e->phoff = is64 ? rd(data + 32, 8) : rd(data + 28, 4);
     unsigned phentsize = (unsigned)rd(data + (is64 ? 54 : 42), 2);
-    unsigned phnum = (unsigned)rd(data + (is64 ? 56 : 44), 2);
+    e->phnum = (unsigned)rd(data + (is64 ? 56 : 44), 2);
 
-    if (type == ET_REL)
-        return fail(m, "relocatable object file, not an executable (link it first)");
-    if (type == ET_CORE)
-        return fail(m, "core dump, not an executable");
-    if (type != ET_EXEC && type != ET_DYN)
-        return fail(m, "unknown ELF file type %u", type);
-    int abi;
+    if (e->type == ET_REL)
+        return es_fail_msg(m, "relocatable object file, not an executable (link it first)");
+    if (e->type == ET_CORE)
+        return es_fail_msg(m, "core dump, not an executable");
+    if (e->type != ET_EXEC && e->type != ET_DYN)
+        return es_fail_msg(m, "unknown ELF file type %u", e->type);
     if (machine == EM_X86_64)
-        abi = is64 ? ES_ABI_X64 : ES_ABI_X32;
+        e->abi = is64 ? ES_ABI_X64 : ES_ABI_X32;
     else if (machine == EM_386 && !is64)
-        abi = ES_ABI_I386;
+        e->abi = ES_ABI_I386;
     else
-        return fail(m, "unsupported machine %u (not x86-64, i386 or x32)", machine);
+        return es_fail_msg(m, "unsupported machine %u (not x86-64, i386 or x32)", machine);
 
-    unsigned want = is64 ? 56 : 32;
+    unsigned want = e->phent = is64 ? 56 : 32;
     if (phentsize != want)
-        return fail(m, "bad program header entry size %u (expected %u)", phentsize, want);
+        return es_fail_msg(m, "bad program header entry size %u (expected %u)", phentsize, want);
     /* Linux's bound (load_elf_phdrs): the table fits in 64 KiB */
-    if (phnum == 0)
-        return fail(m, "no program headers");
-    if (phnum > 65536u / want)
-        return fail(m, "too many program headers (%u)", phnum);
-    if (phoff > size || (uint64_t)phnum * want > size - phoff)
-        return fail(m, "program headers lie outside the file (truncated file?)");
+    if (e->phnum == 0)
+        return es_fail_msg(m, "no program headers");
+    if (e->phnum > 65536u / want)
+        return es_fail_msg(m, "too many program headers (%u)", e->phnum);
+    if (e->phoff > size || (uint64_t)e->phnum * want > size - e->phoff)
+        return es_fail_msg(m, "program headers lie outside the file (truncated file?)");
+    return 0;
+}
 
-    phdr *ph = calloc(phnum, sizeof *ph);
-    if (!ph)
-        return fail(m, "out of host memory");
-    bool has_stack_hdr = false, exec_stack = false;
-    uint64_t lo = ~0ull, hi = 0, phdr_va = 0;
-    bool has_phdr = false;
+static void read_phdr(const uint8_t *p, bool is64, phdr *h)
+{
+    h->type = (uint32_t)rd(p, 4);
+    if (is64) {
+        h->flags = (uint32_t)rd(p + 4, 4);
+        h->offset = rd(p + 8, 8);
+        h->vaddr = rd(p + 16, 8);
+        h->filesz = rd(p + 32, 8);
+        h->memsz = rd(p + 40, 8);
+    } else {
+        h->offset = rd(p + 4, 4);
+        h->vaddr = rd(p + 8, 4);
+        h->filesz = rd(p + 16, 4);
+        h->memsz = rd(p + 20, 4);
+        h->flags = (uint32_t)rd(p + 24, 4);
+    }
+}
+
+/* A PT_LOAD with memsz != 0: inside the file, mappable as mmap would. */
+static int check_load(es_machine *m, const phdr *h, unsigned i, size_t size)
+{
+    if (h->filesz > h->memsz)
+        return es_fail_msg(m, "segment %u: file size exceeds memory size", i);
+    if (h->offset > size || h->filesz > size - h->offset)
+        return es_fail_msg(m, "segment %u extends past the end of the file (truncated file?)", i);
+    if ((h->offset ^ h->vaddr) & (PAGE - 1))
+        return es_fail_msg(m, "segment %u: file offset and address differ modulo the page size",
+                           i);
+    if (h->vaddr + h->memsz < h->vaddr || h->vaddr + h->memsz > ~0ull - PAGE)
+        return es_fail_msg(m, "segment %u: address range overflows", i);
+    return 0;
+}
+
+/* Reads and checks every program header into s (s->ph allocated by the
+ * caller). */
+static int read_segs(es_machine *m, const uint8_t *data, size_t size, const elf_hdr *e,
+                     elf_segs *s)
+{
+    s->lo = ~0ull;
     int nload = 0;
-    int rc = -1;
-    for (unsigned i = 0; i < phnum; i++) {
-        const uint8_t *p = data + phoff + (uint64_t)i * want;
-        phdr *h = &ph[i];
-        h->type = (uint32_t)rd(p, 4);
-        if (is64) {
-            h->flags = (uint32_t)rd(p + 4, 4);
-            h->offset = rd(p + 8, 8);
-            h->vaddr = rd(p + 16, 8);
-            h->filesz = rd(p + 32, 8);
-            h->memsz = rd(p + 40, 8);
-        } else {
-            h->offset = rd(p + 4, 4);
-            h->vaddr = rd(p + 8, 4);
-            h->filesz = rd(p + 16, 4);
-            h->memsz = rd(p + 20, 4);
-            h->flags = (uint32_t)rd(p + 24, 4);
-        }
+    for (unsigned i = 0; i < e->phnum; i++) {
+        phdr *h = &s->ph[i];
+        read_phdr(data + e->phoff + (uint64_t)i * e->phent, e->is64, h);
         switch (h->type) {
         case PT_INTERP:
-            fail(m, "dynamically linked programs are not supported; link with -static");
-            goto out;
+            return es_fail_msg(m, "dynamically linked programs are not supported; "
+                                  "link with -static");
         case PT_GNU_STACK:
-            has_stack_hdr = true;
-            exec_stack = (h->flags & PF_X) != 0;
+            s->has_stack_hdr = true;
+            s->exec_stack = (h->flags & PF_X) != 0;
             break;
         case PT_PHDR:
-            has_phdr = true;
-            phdr_va = h->vaddr;
+            s->has_phdr = true;
+            s->phdr_va = h->vaddr;
             break;
         case PT_LOAD:
             if (h->memsz == 0)
                 break;
-            if (h->filesz > h->memsz) {
-                fail(m, "segment %u: file size exceeds memory size", i);
-                goto out;
-            }
-            if (h->offset > size || h->filesz > size - h->offset) {
-                fail(m, "segment %u extends past the end of the file (truncated file?)", i);
-                goto out;
-            }
-            if ((h->offset ^ h->vaddr) & (PAGE - 1)) {
-                fail(m, "segment %u: file offset and address differ modulo the page size", i);
-                goto out;
-            }
-            if (h->vaddr + h->memsz < h->vaddr || h->vaddr + h->memsz > ~0ull - PAGE) {
-                fail(m, "segment %u: address range overflows", i);
-                goto out;
-            }
-            if (PAGE_START(h->vaddr) < lo)
-                lo = PAGE_START(h->vaddr);
-            if (PAGE_ALIGN(h->vaddr + h->memsz) > hi)
-                hi = PAGE_ALIGN(h->vaddr + h->memsz);
+            if (check_load(m, h, i, size))
+                return -1;
+            if (PAGE_START(h->vaddr) < s->lo)
+                s->lo = PAGE_START(h->vaddr);
+            if (PAGE_ALIGN(h->vaddr + h->memsz) > s->hi)
+                s->hi = PAGE_ALIGN(h->vaddr + h->memsz);
             nload++;
             break;
         default:
             break;
         }
     }
-    if (!nload) {
-        fail(m, "no loadable segments");
-        goto out;
-    }
+    return nload ? 0 : es_fail_msg(m, "no loadable segments");
+}
 
-    uint64_t top = is64 ? TOP_64 : TOP_32;
+/* The load bias (static-pie) and the checks that the image and its entry
+ * fit below `top`. */
+static int place(es_machine *m, const elf_hdr *e, const elf_segs *s, uint64_t top,
+                 uint64_t *bias_out)
+{
     /* a static-pie sits at ELF_ET_DYN_BASE (load_elf_binary: load_bias =
      * ELF_PAGESTART(ELF_ET_DYN_BASE - vaddr)); unsigned wrap-around is
      * intended for images linked above the base */
-    uint64_t bias = type == ET_DYN ? PAGE_START((is64 ? DYN_BASE_64 : DYN_BASE_32) - lo) : 0;
-    uint64_t span = hi - lo;
-    uint64_t base = lo + bias;
-    if (span > top || base < ES_VM_MMAP_MIN || base > top - span) {
-        fail(m, "segments at 0x%llx..0x%llx lie outside the user address space",
-             (unsigned long long)base, (unsigned long long)(base + span));
-        goto out;
-    }
-    if (entry + bias >= top || (!is64 && entry > 0xffffffffull)) {
-        fail(m, "entry point 0x%llx lies outside the user address space",
-             (unsigned long long)(entry + bias));
-        goto out;
-    }
-    /* Linux gives 32-bit tasks without PT_GNU_STACK READ_IMPLIES_EXEC
-     * (elf_read_implies_exec, arch/x86/include/asm/elf.h); 64-bit ones only
-     * an executable stack */
-    bool rie = !is64 && !has_stack_hdr;
-    if (!has_stack_hdr)
-        exec_stack = true; /* both: "missing PT_GNU_STACK: exec-stack" */
+    uint64_t bias =
+        e->type == ET_DYN ? PAGE_START((e->is64 ? DYN_BASE_64 : DYN_BASE_32) - s->lo) : 0;
+    uint64_t span = s->hi - s->lo;
+    uint64_t base = s->lo + bias;
+    if (span > top || base < ES_VM_MMAP_MIN || base > top - span)
+        return es_fail_msg(m, "segments at 0x%llx..0x%llx lie outside the user address space",
+                           (unsigned long long)base, (unsigned long long)(base + span));
+    if (e->entry + bias >= top || (!e->is64 && e->entry > 0xffffffffull))
+        return es_fail_msg(m, "entry point 0x%llx lies outside the user address space",
+                           (unsigned long long)(e->entry + bias));
+    *bias_out = bias;
+    return 0;
+}
 
-    if (!m->cr3) {
-        m->cr3 = es_new_pml4(m);
-        if (!m->cr3) {
-            fail(m, "out of guest memory");
-            goto out;
-        }
-        es_tlb_flush(m);
-    }
-    es_vm_set_layout(m, top, top - STACK_SIZE - MMAP_GAP);
-
-    /* map everything writable first so the kernel-side copy can fill
-     * read-only pages, then set each segment's protection (later segments
-     * win on a shared page, as Linux's successive MAP_FIXED mappings do) */
-    for (unsigned i = 0; i < phnum; i++) {
-        const phdr *h = &ph[i];
+/* Maps the PT_LOADs at bias: everything writable first so the kernel-side
+ * copy can fill read-only pages, then each segment's protection (later
+ * segments win on a shared page, as Linux's successive MAP_FIXED mappings
+ * do). */
+static int map_segs(es_machine *m, const uint8_t *data, const elf_hdr *e, const elf_segs *s,
+                    uint64_t bias, bool rie)
+{
+    for (unsigned i = 0; i < e->phnum; i++) {
+        const phdr *h = &s->ph[i];
         if (h->type != PT_LOAD || !h->memsz)
             continue;
-        uint64_t s = PAGE_START(h->vaddr) + bias, e = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
-        int r = es_vm_map(m, s, e - s, ES_PROT_R | ES_PROT_W);
-        if (r) {
-            fail(m, "cannot map segment %u at 0x%llx (error %d)", i, (unsigned long long)s, -r);
-            goto out;
-        }
+        uint64_t a = PAGE_START(h->vaddr) + bias, z = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
+        int r = es_vm_map(m, a, z - a, ES_PROT_R | ES_PROT_W);
+        if (r)
+            return es_fail_msg(m, "cannot map segment %u at 0x%llx (error %d)", i,
+                               (unsigned long long)a, -r);
     }
-    for (unsigned i = 0; i < phnum; i++) {
-        const phdr *h = &ph[i];
+    for (unsigned i = 0; i < e->phnum; i++) {
+        const phdr *h = &s->ph[i];
         if (h->type != PT_LOAD || !h->memsz)
             continue;
         /* the page's head comes from the file too, as with mmap of the
          * page-aligned offset; the bss tail stays zero */
         uint64_t pre = h->vaddr & (PAGE - 1);
         uint64_t n = h->filesz + (h->filesz ? pre : 0);
-        if (n && es_copy_to_guest(m, PAGE_START(h->vaddr) + bias, data + h->offset - pre, n)) {
-            fail(m, "out of guest memory loading segment %u", i);
-            goto out;
-        }
+        if (n && es_copy_to_guest(m, PAGE_START(h->vaddr) + bias, data + h->offset - pre, n))
+            return es_fail_msg(m, "out of guest memory loading segment %u", i);
     }
-    for (unsigned i = 0; i < phnum; i++) {
-        const phdr *h = &ph[i];
+    for (unsigned i = 0; i < e->phnum; i++) {
+        const phdr *h = &s->ph[i];
         if (h->type != PT_LOAD || !h->memsz)
             continue;
-        uint64_t s = PAGE_START(h->vaddr) + bias, e = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
-        if (es_vm_protect(m, s, e - s, to_prot(h->flags, rie))) {
-            fail(m, "cannot protect segment %u", i);
-            goto out;
-        }
+        uint64_t a = PAGE_START(h->vaddr) + bias, z = PAGE_ALIGN(h->vaddr + h->memsz) + bias;
+        if (es_vm_protect(m, a, z - a, to_prot(h->flags, rie)))
+            return es_fail_msg(m, "cannot protect segment %u", i);
     }
+    return 0;
+}
 
+/* AT_PHDR: PT_PHDR when present, else where the table lies in a loaded
+ * segment (load_elf_binary's phdr_addr); 0 when neither. */
+static uint64_t phdr_addr(const elf_hdr *e, const elf_segs *s, uint64_t bias)
+{
+    if (s->has_phdr)
+        return s->phdr_va + bias;
+    uint64_t tbl = (uint64_t)e->phnum * e->phent;
+    for (unsigned i = 0; i < e->phnum; i++) {
+        const phdr *h = &s->ph[i];
+        if (h->type == PT_LOAD && e->phoff >= h->offset && e->phoff - h->offset <= h->filesz &&
+            tbl <= h->filesz - (e->phoff - h->offset))
+            return h->vaddr + (e->phoff - h->offset) + bias;
+    }
+    return 0;
+}
+
+/* Everything after the headers were read: address space, segments,
+ * stack, and *img. */
+static int load_segs(es_machine *m, const uint8_t *data, const elf_hdr *e, elf_segs *s,
+                     es_image *img)
+{
+    uint64_t top = e->is64 ? TOP_64 : TOP_32, bias = 0;
+    if (place(m, e, s, top, &bias))
+        return -1;
+    /* Linux gives 32-bit tasks without PT_GNU_STACK READ_IMPLIES_EXEC
+     * (elf_read_implies_exec, arch/x86/include/asm/elf.h); 64-bit ones only
+     * an executable stack */
+    bool rie = !e->is64 && !s->has_stack_hdr;
+    if (!s->has_stack_hdr)
+        s->exec_stack = true; /* both: "missing PT_GNU_STACK: exec-stack" */
+
+    if (!m->cr3) {
+        m->cr3 = es_new_pml4(m);
+        if (!m->cr3)
+            return es_fail_msg(m, "out of guest memory");
+        es_tlb_flush(m);
+    }
+    es_vm_set_layout(m, top, top - STACK_SIZE - MMAP_GAP);
+    if (map_segs(m, data, e, s, bias, rie))
+        return -1;
     /* the stack: 8 MiB right below the top of the user address space */
     if (es_vm_map(m, top - STACK_SIZE, STACK_SIZE,
-                  ES_PROT_R | ES_PROT_W | (exec_stack ? ES_PROT_X : 0))) {
-        fail(m, "cannot map the stack");
-        goto out;
-    }
+                  ES_PROT_R | ES_PROT_W | (s->exec_stack ? ES_PROT_X : 0)))
+        return es_fail_msg(m, "cannot map the stack");
 
-    /* AT_PHDR: PT_PHDR when present, else where the table lies in a loaded
-     * segment (load_elf_binary's phdr_addr) */
-    uint64_t tbl = (uint64_t)phnum * want;
-    if (has_phdr) {
-        img->phdr = phdr_va + bias;
-    } else {
-        for (unsigned i = 0; i < phnum; i++) {
-            const phdr *h = &ph[i];
-            if (h->type == PT_LOAD && phoff >= h->offset && phoff - h->offset <= h->filesz &&
-                tbl <= h->filesz - (phoff - h->offset)) {
-                img->phdr = h->vaddr + (phoff - h->offset) + bias;
-                break;
-            }
-        }
-    }
-    img->abi = abi;
-    img->entry = entry + bias;
+    img->phdr = phdr_addr(e, s, bias);
+    img->abi = e->abi;
+    img->entry = e->entry + bias;
     img->load_bias = bias;
-    img->phnum = phnum;
-    img->phent = want;
-    img->brk_start = hi + bias;
+    img->phnum = e->phnum;
+    img->phent = e->phent;
+    img->brk_start = s->hi + bias;
     img->stack_top = top;
-    rc = 0;
-out:
-    free(ph);
+    return 0;
+}
+
+int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *img)
+{
+    memset(img, 0, sizeof *img);
+    elf_hdr e = {0};
+    if (read_ehdr(m, data, size, &e))
+        return -1;
+    elf_segs s = {0};
+    s.ph = calloc(e.phnum, sizeof *s.ph);
+    if (!s.ph)
+        return es_fail_msg(m, "out of host memory");
+    int rc = read_segs(m, data, size, &e, &s) || load_segs(m, data, &e, &s, img) ? -1 : 0;
+    free(s.ph);
     return rc;
 }
 
@@ -328,30 +363,30 @@ int es_load_elf(es_machine *m, const char *path, es_image *img)
     memset(img, 0, sizeof *img);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(m, "cannot open: %s", strerror(errno));
+        return es_fail_msg(m, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return fail(m, "cannot stat: %s", strerror(e));
+        return es_fail_msg(m, "cannot stat: %s", strerror(e));
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return fail(m, "is a directory");
+        return es_fail_msg(m, "is a directory");
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(m, "not a regular file");
+        return es_fail_msg(m, "not a regular file");
     }
     if ((uint64_t)st.st_size > MAX_FILE) {
         close(fd);
-        return fail(m, "file too large (%lld bytes)", (long long)st.st_size);
+        return es_fail_msg(m, "file too large (%lld bytes)", (long long)st.st_size);
     }
     size_t size = (size_t)st.st_size;
     uint8_t *buf = malloc(size ? size : 1);
     if (!buf) {
         close(fd);
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     }
     size_t got = 0;
     while (got < size) {
@@ -437,7 +472,7 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     uint64_t top = img->stack_top ? img->stack_top : img->abi == ES_ABI_X64 ? TOP_64 : TOP_32;
     if (es_vm_prot_at(m, top - 1) < 0 &&
         es_vm_map(m, top - STACK_SIZE, STACK_SIZE, ES_PROT_R | ES_PROT_W))
-        return fail(m, "cannot map the stack");
+        return es_fail_msg(m, "cannot map the stack");
     int envc = 0;
     if (argc < 0)
         argc = 0;
@@ -453,7 +488,7 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     for (int i = 0; i < envc; i++)
         strbytes += strlen(envp[i]) + 1;
     if (strbytes + (uint64_t)(argc + envc) * ps > MAX_ARGS_BYTES)
-        return fail(m, "argument list too long");
+        return es_fail_msg(m, "argument list too long");
 
     uint64_t sp = top - ps;
     uint64_t fn_addr = sp - (strlen(execfn) + 1);
@@ -466,7 +501,7 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     if (!argp || !envpp) {
         free(argp);
         free(envpp);
-        return fail(m, "out of host memory");
+        return es_fail_msg(m, "out of host memory");
     }
     for (int i = 0; i < argc; i++) {
         size_t n = strlen(argv[i]) + 1;
@@ -592,5 +627,5 @@ oom_free:
     free(argp);
     free(envpp);
 oom:
-    return fail(m, "out of guest memory building the initial stack");
+    return es_fail_msg(m, "out of guest memory building the initial stack");
 }

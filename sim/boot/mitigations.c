@@ -1,12 +1,17 @@
-/* mitigations.c - the --mitigations list: parsing and naming.  Applying a
- * set to the loaded image (the alternatives patching and PTI's page-table
- * pair) is in kernel.c, next to the image's page tables and symbols. */
+/* mitigations.c - the --mitigations list (parsing and naming) and
+ * choosing a set for the loaded image: PTI's page-table pair (pti.c) and
+ * the alternatives patching (alternatives.c). */
+#include "mitigations.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "kernel.h" /* es_list_next */
-#include "mitigations.h"
+#include "alternatives.h"
+#include "fault.h"
+#include "kernel_int.h"
+#include "patches.h" /* es_list_next */
+#include "pti.h"
 
 /* In ES_MIT_* bit order; es_mitigations_name prints them in this order. */
 static const char *const mit_names[] = {"pti", "retpoline", "ibrs", "nospec"};
@@ -88,4 +93,28 @@ void es_mitigations_name(unsigned mit, char *buf, size_t n)
         }
     if (k == 0)
         snprintf(buf, n, "none");
+}
+
+int es_kernel_set_mitigations(es_machine *m, unsigned mit)
+{
+    struct es_kernel *k = m->kernel;
+    if (!k)
+        return es_fail_msg(m, "no guest kernel loaded");
+    if (mit & ~ES_MIT_ALL)
+        return es_fail_msg(m, "unknown mitigation bits 0x%x", mit & ~ES_MIT_ALL);
+    if (m->has_kernel)
+        return es_fail_msg(m, "mitigations must be chosen before the kernel boots");
+    if (k->pti_pgd && !(mit & ES_MIT_PTI))
+        return es_fail_msg(m, "pti cannot be turned off once the page tables are split");
+    if ((mit & ES_MIT_PTI) && es_pti_setup(m, k))
+        return -1;
+    if (es_alt_apply(m, k, mit))
+        return -1;
+    k->mit = mit;
+    return 0;
+}
+
+unsigned es_kernel_mitigations(const es_machine *m)
+{
+    return m->kernel ? m->kernel->mit : 0;
 }

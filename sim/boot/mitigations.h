@@ -56,27 +56,6 @@ int es_kernel_set_mitigations(es_machine *m, unsigned mit);
  * es_kernel_load; 0 with no kernel). */
 unsigned es_kernel_mitigations(const es_machine *m);
 
-/* PTI: the PGD pair's kernel half (m->cr3 may be either while running).
- * 0 unless pti is in force.  The user PGD is this + 4096. */
-uint64_t es_kernel_pti_pgd(const es_machine *m);
-
-/* PTI: after the simulator adds a user mapping at va (sim/vm.c), copies
- * the PML4 entry of the user half between the two PGDs so both see it
- * (Linux's pti_set_user_pgtbl keeps them equal the same way).  No-op
- * without pti. */
-void es_kernel_pti_sync(es_machine *m, uint64_t va);
-
-/* PTI with PCID: user mappings were changed or removed (sim/vm.c), so the
- * kernel's next switch to the user PGD must flush the user PCID (sets the
- * per-cpu flag SWITCH_TO_USER_CR3 tests, Linux's user_pcid_flush_mask).
- * No-op otherwise. */
-void es_kernel_pti_user_flush(es_machine *m);
-
-/* CPUID as the guest sees it (sim/system.c): r = EAX, EBX, ECX, EDX.  The
- * mitigations use it so the kernel patching, the MSRs and CR4.PCIDE agree
- * with what CPUID reports. */
-void es_cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4]);
-
 #ifdef __cplusplus
 }
 #endif

@@ -61,6 +61,7 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
         return -1;
     }
     m->host = h;
+    m->hooks.free_host = es_host_free; /* es_machine_free calls it */
     h->cfg = *cfg;
     h->rootfd = -1;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)

@@ -2,7 +2,7 @@
  * control and debug registers), MOVZX/MOVSX/MOVSXD, XCHG, CMOVcc, SETcc,
  * LEA, CBW..CQO, LAHF/SAHF, the flag instructions, CLI/STI and XLAT.
  */
-#include "mitigations.h" /* es_cpuid */
+#include "guest_cpuid.h"
 #include "ops.h"
 #include "seg.h"
 

@@ -40,6 +40,7 @@
 #include "decoder.h"
 #include "diff_native.h"
 #include "es_shim.h"
+#include "fault.h"
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "seg.h"
 
 int est_map(es_machine *m, uint64_t va, int writable, int exec)
 {

@@ -1,0 +1,36 @@
+/* ksyms.h - symbols of the loaded guest kernel image (.symtab), by name
+ * and by address. */
+#ifndef ENTRYSIM_KSYMS_H
+#define ENTRYSIM_KSYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine.h"
+
+struct es_kernel;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Symbols of the loaded image.  es_kernel_sym returns 0 when absent. */
+uint64_t es_kernel_sym(const es_machine *m, const char *name);
+bool es_kernel_sym_size(const es_machine *m, const char *name, uint64_t *addr, uint64_t *size);
+/* The symbol at or below addr within the image (sized symbols preferred
+ * when several start at the same address) and the offset into it; NULL
+ * when addr lies outside the image. */
+const char *es_kernel_addr2sym(const es_machine *m, uint64_t addr, uint64_t *off);
+/* Number of symbols, and the i-th in address order (for listings). */
+size_t es_kernel_nsyms(const es_machine *m);
+const char *es_kernel_sym_at(const es_machine *m, size_t i, uint64_t *addr, uint64_t *size);
+
+/* Reads .symtab and its string table.  A missing symbol table is an error:
+ * the simulator finds startup_64 and es_boot_info through it. */
+int es_ksyms_read(es_machine *m, struct es_kernel *k, const uint8_t *data, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
