@@ -13,6 +13,11 @@ and writes into <output dir>:
                       ES_SYSCALL_ARGS_32(nr, nargs, "params")
   es_syscall_names.h  ES_SYSCALL_NAME(name) for every name of both tables,
                       and ES_NR64_<name> / ES_NR32_<name> number defines.
+  es_host_services.h  ES_HOST_SERVICE(service) once per service function, and
+                      ES_SYSROW_64(nr, abi, name, nargs, fn) /
+                      ES_SYSROW_32(nr, name, nargs, fn): every row of each
+                      table with its arity (-1 for a hole) and its host
+                      service from host_services.tbl (es_sys_<service>, or 0).
 
 Rows without an entry point (Linux's holes such as afs_syscall) get the
 entry sys_ni_syscall, as Linux's table generator fills them.  A "/ptregs"
@@ -86,6 +91,24 @@ def read_params(path):
                 fail("%s:%d: %s has more than 6 parameters" % (path, ln, m.group(1)))
             params[key] = plist
     return params
+
+
+def read_services(path):
+    """host_services.tbl: {(name, table or None): service}."""
+    svc = {}
+    with open(path) as f:
+        for ln, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|64))?\s+([A-Za-z_][A-Za-z0-9_]*)$", line)
+            if not m:
+                fail("%s:%d: expected '<name>[@i386|@64] <service>'" % (path, ln))
+            key = (m.group(1), m.group(2))
+            if key in svc:
+                fail("%s:%d: %s given twice" % (path, ln, line.split()[0]))
+            svc[key] = m.group(3)
+    return svc
 
 
 def lookup(params, name, abi):
@@ -203,6 +226,45 @@ def main():
         s.append("#define ES_NR32_%s %d\n" % (name, nr))
     s.append("#endif\n")
     write_if_changed(os.path.join(out, "es_syscall_names.h"), "".join(s))
+
+    write_services(os.path.join(src, "host_services.tbl"), out, t64, t32, dict(args64),
+                   dict(args32))
+
+
+def write_services(path, out, t64, t32, args64, args32):
+    svc = read_services(path)
+    used = set()
+
+    def service(name, table, entry):
+        # Holes (no entry point) stay -ENOSYS, as sys_ni_syscall.
+        for key in ((name, table), (name, None)):
+            if key in svc:
+                if entry is None:
+                    return "0"
+                used.add(key)
+                return "es_sys_" + svc[key]
+        return "0"
+
+    s = [HEAD % "host_services.tbl, syscall_64.tbl and syscall_32.tbl",
+         "/* ES_HOST_SERVICE(service): every service function once (sorted).\n"
+         " * ES_SYSROW_64(nr, abi, name, nargs, fn) and ES_SYSROW_32(nr, name,\n"
+         " * nargs, fn): each row of the table, its arity (-1: no entry point) and\n"
+         " * its host service es_sys_<service> (0: none, -ENOSYS). */\n",
+         "#ifdef ES_HOST_SERVICE\n"]
+    s += ["ES_HOST_SERVICE(%s)\n" % f for f in sorted(set(svc.values()))]
+    s.append("#endif\n#ifdef ES_SYSROW_64\n")
+    for nr, abi, name, entry, _ in t64:
+        s.append("ES_SYSROW_64(%d, %s, %s, %d, %s)\n" % (nr, abi, name, len(args64[nr]) if nr in args64 else -1,
+                                                         service(name, "64", entry)))
+    s.append("#endif\n#ifdef ES_SYSROW_32\n")
+    for nr, _, name, entry, _ in t32:
+        s.append("ES_SYSROW_32(%d, %s, %d, %s)\n" % (nr, name, len(args32[nr]) if nr in args32 else -1,
+                                                     service(name, "i386", entry)))
+    s.append("#endif\n")
+    unused = sorted(k[0] + ("@" + k[1] if k[1] else "") for k in svc if k not in used)
+    if unused:
+        fail("host_services.tbl: rows for no call with an entry point: " + ", ".join(unused))
+    write_if_changed(os.path.join(out, "es_host_services.h"), "".join(s))
 
 
 if __name__ == "__main__":
