@@ -38,76 +38,79 @@ def fail(msg):
     sys.exit(1)
 
 
-def read_table(path, want_abis):
-    rows = []
-    seen = set()
+def lines(path):
+    """(line number, text) of each line that is not empty or a comment."""
     with open(path) as f:
         for ln, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            cols = line.split()
-            if len(cols) < 3 or len(cols) > 5:
-                fail("%s:%d: expected 3 to 5 columns" % (path, ln))
-            if not cols[0].isdigit():
-                fail("%s:%d: bad number %r" % (path, ln, cols[0]))
-            nr = int(cols[0])
-            if nr in seen:
-                fail("%s:%d: number %d appears twice" % (path, ln, nr))
-            seen.add(nr)
-            abi, name = cols[1], cols[2]
-            if abi not in want_abis:
-                fail("%s:%d: abi %r not one of %s" % (path, ln, abi, want_abis))
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                fail("%s:%d: bad name %r" % (path, ln, name))
-            entry = cols[3].split("/")[0] if len(cols) > 3 else None
-            compat = cols[4].split("/")[0] if len(cols) > 4 else None
-            rows.append((nr, abi, name, entry, compat))
+            if line:
+                yield ln, line
+
+
+def read_table(path, want_abis):
+    rows = []
+    seen = set()
+    for ln, line in lines(path):
+        cols = line.split()
+        if len(cols) < 3 or len(cols) > 5:
+            fail("%s:%d: expected 3 to 5 columns" % (path, ln))
+        if not cols[0].isdigit():
+            fail("%s:%d: bad number %r" % (path, ln, cols[0]))
+        nr = int(cols[0])
+        if nr in seen:
+            fail("%s:%d: number %d appears twice" % (path, ln, nr))
+        seen.add(nr)
+        abi, name = cols[1], cols[2]
+        if abi not in want_abis:
+            fail("%s:%d: abi %r not one of %s" % (path, ln, abi, want_abis))
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            fail("%s:%d: bad name %r" % (path, ln, name))
+        entry = cols[3].split("/")[0] if len(cols) > 3 else None
+        compat = cols[4].split("/")[0] if len(cols) > 4 else None
+        rows.append((nr, abi, name, entry, compat))
     return rows
+
+
+def keyed_rows(path, pattern, usage):
+    """(line number, (name, abi or None), match) of each line of a file of
+    rows keyed <name>[@abi]; a line that does not match pattern, or a key
+    given twice, fails with usage."""
+    seen = set()
+    for ln, line in lines(path):
+        m = re.match(pattern, line)
+        if not m:
+            fail("%s:%d: expected '%s'" % (path, ln, usage))
+        key = (m.group(1), m.group(2))
+        if key in seen:
+            fail("%s:%d: %s given twice" % (path, ln, m.group(1)))
+        seen.add(key)
+        yield ln, key, m
 
 
 def read_params(path):
     params = {}
-    with open(path) as f:
-        for ln, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|x32|64))?\s*:\s*(.*)$", line)
-            if not m:
-                fail("%s:%d: expected '<name>[@abi]: params'" % (path, ln))
-            key = (m.group(1), m.group(2))
-            if key in params:
-                fail("%s:%d: %s given twice" % (path, ln, m.group(1)))
-            text = m.group(3).strip()
-            if text == "void":
-                plist = []
-            else:
-                plist = [p.strip() for p in text.split(",")]
-                for p in plist:
-                    if not re.match(r"^.*[A-Za-z0-9_*]\s*\*?\s*[A-Za-z_][A-Za-z0-9_]*$", p) or " " not in p:
-                        fail("%s:%d: parameter %r needs a type and a name" % (path, ln, p))
-            if len(plist) > 6:
-                fail("%s:%d: %s has more than 6 parameters" % (path, ln, m.group(1)))
-            params[key] = plist
+    for ln, key, m in keyed_rows(path, r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|x32|64))?\s*:\s*(.*)$",
+                                 "<name>[@abi]: params"):
+        text = m.group(3).strip()
+        if text == "void":
+            plist = []
+        else:
+            plist = [p.strip() for p in text.split(",")]
+            for p in plist:
+                if not re.match(r"^.*[A-Za-z0-9_*]\s*\*?\s*[A-Za-z_][A-Za-z0-9_]*$", p) or " " not in p:
+                    fail("%s:%d: parameter %r needs a type and a name" % (path, ln, p))
+        if len(plist) > 6:
+            fail("%s:%d: %s has more than 6 parameters" % (path, ln, m.group(1)))
+        params[key] = plist
     return params
 
 
 def read_services(path):
     """host_services.tbl: {(name, table or None): service}."""
     svc = {}
-    with open(path) as f:
-        for ln, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|64))?\s+([A-Za-z_][A-Za-z0-9_]*)$", line)
-            if not m:
-                fail("%s:%d: expected '<name>[@i386|@64] <service>'" % (path, ln))
-            key = (m.group(1), m.group(2))
-            if key in svc:
-                fail("%s:%d: %s given twice" % (path, ln, line.split()[0]))
-            svc[key] = m.group(3)
+    for _, key, m in keyed_rows(path, r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|64))?\s+([A-Za-z_][A-Za-z0-9_]*)$",
+                                "<name>[@i386|@64] <service>"):
+        svc[key] = m.group(3)
     return svc
 
 

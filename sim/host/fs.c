@@ -72,73 +72,6 @@ static void fd_close(struct es_host *h, int fd)
 
 /* ---- read/write with guest buffers ---- */
 
-/* Copies n bytes to the guest page by page; returns bytes copied. */
-static size_t put_partial(es_machine *m, const es_scall *c, uint64_t va, const uint8_t *src, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        size_t k = 4096 - ((va + done) & 0xfff);
-        if (k > n - done)
-            k = n - done;
-        if (es_hs_put(m, c, va + done, src + done, k))
-            break;
-        done += k;
-    }
-    return done;
-}
-
-static size_t get_partial(es_machine *m, const es_scall *c, uint8_t *dst, uint64_t va, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        size_t k = 4096 - ((va + done) & 0xfff);
-        if (k > n - done)
-            k = n - done;
-        if (es_hs_get(m, c, dst + done, va + done, k))
-            break;
-        done += k;
-    }
-    return done;
-}
-
-/* read()/pread() of up to count bytes into guest buf; pos < 0: no offset. */
-static int64_t do_read(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
-                       int64_t pos)
-{
-    if (count > MAX_RW)
-        count = MAX_RW;
-    if (count == 0)
-        return 0;
-    size_t cap = count < ES_HS_CHUNK ? (size_t)count : ES_HS_CHUNK;
-    uint8_t *tmp = malloc(cap);
-    if (!tmp)
-        return -ENOMEM;
-    uint64_t done = 0;
-    int64_t ret = 0;
-    while (done < count) {
-        size_t want = count - done < cap ? (size_t)(count - done) : cap;
-        ssize_t r = pos < 0 ? read(hfd, tmp, want) : pread(hfd, tmp, want, pos + (off_t)done);
-        if (r < 0) {
-            ret = done ? 0 : -errno;
-            break;
-        }
-        size_t put = put_partial(m, c, buf + done, tmp, (size_t)r);
-        done += put;
-        if (put < (size_t)r) {
-            /* Linux stops at the first bad byte: give the rest back */
-            if (pos < 0)
-                lseek(hfd, -(off_t)((size_t)r - put), SEEK_CUR);
-            if (!done)
-                ret = -EFAULT;
-            break;
-        }
-        if ((size_t)r < want)
-            break;
-    }
-    free(tmp);
-    return ret < 0 ? ret : (int64_t)done;
-}
-
 /* SIGPIPE is blocked in this thread only, and one raised by the write is
  * taken back, so the process-wide disposition stays the embedder's. */
 void es_hs_pipe_hold(void *old)
@@ -176,8 +109,62 @@ ssize_t es_hs_host_write(es_machine *m, int hfd, const void *buf, size_t n, int6
     return w;
 }
 
-static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
-                        int64_t pos)
+/* Copies n bytes between host buffer `host` and guest va page by page
+ * (to the guest when to_guest); returns the bytes copied before the first
+ * bad page. */
+static size_t copy_partial(es_machine *m, const es_scall *c, uint64_t va, uint8_t *host, size_t n,
+                           bool to_guest)
+{
+    size_t done = 0;
+    while (done < n) {
+        size_t k = 4096 - ((va + done) & 0xfff);
+        if (k > n - done)
+            k = n - done;
+        int r = to_guest ? es_hs_put(m, c, va + done, host + done, k)
+                         : es_hs_get(m, c, host + done, va + done, k);
+        if (r)
+            break;
+        done += k;
+    }
+    return done;
+}
+
+/* One chunk of read()/pread() (pos < 0: no offset) into guest buf through
+ * tmp: the bytes given to the guest, or -errno / -EFAULT when none. */
+static int64_t read_chunk(es_machine *m, const es_scall *c, int hfd, uint8_t *tmp, uint64_t buf,
+                          size_t want, int64_t pos)
+{
+    ssize_t r = pos < 0 ? read(hfd, tmp, want) : pread(hfd, tmp, want, (off_t)pos);
+    if (r < 0)
+        return -errno;
+    size_t put = copy_partial(m, c, buf, tmp, (size_t)r, true);
+    if (put < (size_t)r) {
+        /* Linux stops at the first bad byte: give the rest back */
+        if (pos < 0)
+            lseek(hfd, -(off_t)((size_t)r - put), SEEK_CUR);
+        if (!put)
+            return -EFAULT;
+    }
+    return (int64_t)put;
+}
+
+/* One chunk of write()/pwrite() from guest buf through tmp: the bytes
+ * written, or -EFAULT / -errno when none. */
+static int64_t write_chunk(es_machine *m, const es_scall *c, int hfd, uint8_t *tmp, uint64_t buf,
+                           size_t want, int64_t pos)
+{
+    size_t got = copy_partial(m, c, buf, tmp, want, false);
+    if (!got)
+        return -EFAULT;
+    ssize_t w = es_hs_host_write(m, hfd, tmp, got, pos);
+    return w < 0 ? -errno : (int64_t)w;
+}
+
+/* read()/pread() (or write()/pwrite() when wr) of up to count bytes of
+ * guest buf, one bounce-buffer chunk at a time; pos < 0: no offset.  An
+ * error after some bytes ends the call with those bytes, as Linux. */
+static int64_t do_rw(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
+                     int64_t pos, bool wr)
 {
     if (count > MAX_RW)
         count = MAX_RW;
@@ -191,18 +178,15 @@ static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf,
     int64_t ret = 0;
     while (done < count) {
         size_t want = count - done < cap ? (size_t)(count - done) : cap;
-        size_t got = get_partial(m, c, tmp, buf + done, want);
-        if (!got) {
-            ret = done ? 0 : -EFAULT;
+        int64_t p = pos < 0 ? -1 : pos + (int64_t)done;
+        int64_t n = wr ? write_chunk(m, c, hfd, tmp, buf + done, want, p)
+                       : read_chunk(m, c, hfd, tmp, buf + done, want, p);
+        if (n < 0) {
+            ret = done ? 0 : n;
             break;
         }
-        ssize_t w = es_hs_host_write(m, hfd, tmp, got, pos < 0 ? -1 : pos + (int64_t)done);
-        if (w < 0) {
-            ret = done ? 0 : -errno;
-            break;
-        }
-        done += (size_t)w;
-        if ((size_t)w < want)
+        done += (uint64_t)n;
+        if ((size_t)n < want)
             break;
     }
     free(tmp);
@@ -234,8 +218,7 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
         if (!iov[i].len)
             continue;
         int64_t p = pos < 0 ? -1 : pos + done;
-        int64_t n = wr ? do_write(m, c, f->host, iov[i].base, iov[i].len, p)
-                       : do_read(m, c, f->host, iov[i].base, iov[i].len, p);
+        int64_t n = do_rw(m, c, f->host, iov[i].base, iov[i].len, p, wr);
         if (n < 0)
             return done ? done : n;
         done += n;
@@ -478,13 +461,13 @@ void es_hs_fs_free(es_machine *m)
 ES_SYS(read)
 {
     FD_OR_EBADF(f);
-    return do_read(m, c, f->host, a[1], a[2], -1);
+    return do_rw(m, c, f->host, a[1], a[2], -1, false);
 }
 
 ES_SYS(write)
 {
     FD_OR_EBADF(f);
-    return do_write(m, c, f->host, a[1], a[2], -1);
+    return do_rw(m, c, f->host, a[1], a[2], -1, true);
 }
 
 /* The position argument a[3] of pread64 and preadv and their kin: i386
@@ -500,7 +483,7 @@ static int64_t prw(es_machine *m, const es_scall *c, const uint64_t *a, bool wr)
     int64_t pos = pos_arg(c, a);
     if (pos < 0)
         return -EINVAL;
-    return wr ? do_write(m, c, f->host, a[1], a[2], pos) : do_read(m, c, f->host, a[1], a[2], pos);
+    return do_rw(m, c, f->host, a[1], a[2], pos, wr);
 }
 
 ES_SYS(pread64) { return prw(m, c, a, false); }

@@ -454,16 +454,8 @@ ES_SYS(chdir)
 ES_SYS(fchdir)
 {
     struct es_host *h = m->host;
-    es_hfd *f = es_hs_fd(h, (int)a[0]);
-    if (!f)
-        return -EBADF;
-    struct stat st;
-    if (fstat(f->host, &st))
-        return -errno;
-    if (!S_ISDIR(st.st_mode))
-        return -ENOTDIR;
     char np[ES_HOST_PATH_MAX];
-    int r = es_hs_gpath_of(h, f->host, np, sizeof np);
+    int r = es_hs_dirfd_gpath(h, (int)a[0], np, sizeof np);
     if (!r)
         strcpy(h->cwd, np);
     return r;

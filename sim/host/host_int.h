@@ -166,6 +166,8 @@ es_hfd *es_hs_fd(struct es_host *h, int64_t fd);
 int es_hs_root_open(es_machine *m);
 /* Guest path of a host fd opened through the root (-ENOENT otherwise). */
 int es_hs_gpath_of(struct es_host *h, int hfd, char *out, size_t cap);
+/* Guest path of guest directory fd: -EBADF, -ENOTDIR or as es_hs_gpath_of. */
+int es_hs_dirfd_gpath(struct es_host *h, int64_t fd, char *out, size_t cap);
 /* Guest path argument (dirfd, upath) -> absolute guest path gp[cap];
  * an empty path is -ENOENT unless empty_ok. */
 int es_hs_get_gp(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, char *gp,

@@ -83,6 +83,19 @@ int es_hs_gpath_of(struct es_host *h, int hfd, char *out, size_t cap)
     return 0;
 }
 
+int es_hs_dirfd_gpath(struct es_host *h, int64_t fd, char *out, size_t cap)
+{
+    es_hfd *f = es_hs_fd(h, (int)fd);
+    if (!f)
+        return -EBADF;
+    struct stat st;
+    if (fstat(f->host, &st))
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    return es_hs_gpath_of(h, f->host, out, cap);
+}
+
 /* Absolute guest path of `path` relative to guest dirfd (or the cwd). */
 static int compose(es_machine *m, int64_t dirfd, const char *path, char *out, size_t cap)
 {
@@ -97,15 +110,7 @@ static int compose(es_machine *m, int64_t dirfd, const char *path, char *out, si
     if ((int)dirfd == G_AT_FDCWD) {
         strcpy(base, h->cwd);
     } else {
-        es_hfd *f = es_hs_fd(h, (int)dirfd);
-        if (!f)
-            return -EBADF;
-        struct stat st;
-        if (fstat(f->host, &st))
-            return -errno;
-        if (!S_ISDIR(st.st_mode))
-            return -ENOTDIR;
-        int r = es_hs_gpath_of(h, f->host, base, sizeof base);
+        int r = es_hs_dirfd_gpath(h, dirfd, base, sizeof base);
         if (r)
             return r;
     }

@@ -69,7 +69,9 @@ static int64_t do_rt_sigaction(es_machine *m, const es_scall *c, int64_t sig, ui
     return 0;
 }
 
-/* i386 sigaction (#67): struct old_sigaction {handler, mask, flags, restorer}. */
+/* i386 sigaction (#67): struct old_sigaction {handler, mask, flags, restorer}.
+ * Read new, write old, then store new: the order of every get-old-set-new
+ * call (see do_prlimit in sysinfo.c), kept in each for its own layout. */
 static int64_t do_old_sigaction(es_machine *m, const es_scall *c, int64_t sig, uint64_t uact,
                                 uint64_t uold)
 {

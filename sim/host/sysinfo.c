@@ -128,6 +128,20 @@ static int64_t do_getrandom(es_machine *m, const es_scall *c, uint64_t ubuf, uin
 
 /* ---- limits ---- */
 
+/* prlimit's checks of new limit nl for resource res: 0, -EINVAL or -EPERM
+ * (an unprivileged process may only lower its hard limits). */
+static int rlim_check(const struct es_host *h, unsigned res, es_rlim nl)
+{
+    if (nl.cur > nl.max)
+        return -EINVAL;
+    if (nl.max > h->rlim[res].max || (res == 7 && nl.max > ES_HOST_MAX_FDS))
+        return -EPERM;
+    return 0;
+}
+
+/* Like every get-old-set-new call (sigaction, sigaltstack...), the new
+ * value is read and checked first, the old one written back, and only
+ * then is the new one stored: a fault on the old one changes nothing. */
 static int64_t do_prlimit(es_machine *m, const es_scall *c, int64_t pid, unsigned res,
                           uint64_t unew, uint64_t uold)
 {
@@ -144,10 +158,9 @@ static int64_t do_prlimit(es_machine *m, const es_scall *c, int64_t pid, unsigne
             return r;
         nl.cur = es_ld64(b);
         nl.max = es_ld64(b + 8);
-        if (nl.cur > nl.max)
-            return -EINVAL;
-        if (nl.max > h->rlim[res].max || (res == 7 && nl.max > ES_HOST_MAX_FDS))
-            return -EPERM;
+        r = rlim_check(h, res, nl);
+        if (r)
+            return r;
     }
     if (uold) {
         es_st64(b, h->rlim[res].cur);
@@ -194,10 +207,9 @@ static int64_t do_setrlimit(es_machine *m, const es_scall *c, unsigned res, uint
     /* through prlimit's checks, from a host copy of the limits */
     es_rlim nl = {es_ld64(b), es_ld64(b + 8)};
     struct es_host *h = m->host;
-    if (nl.cur > nl.max)
-        return -EINVAL;
-    if (nl.max > h->rlim[res].max || (res == 7 && nl.max > ES_HOST_MAX_FDS))
-        return -EPERM;
+    int r = rlim_check(h, res, nl);
+    if (r)
+        return r;
     h->rlim[res] = nl;
     return 0;
 }

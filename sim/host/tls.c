@@ -70,12 +70,22 @@ static uint64_t user_desc_to_raw(const uint8_t *u)
     return d;
 }
 
+/* The base and the (unscaled) limit fields of raw descriptor d. */
+static uint32_t desc_base(uint64_t d)
+{
+    return (uint32_t)((d >> 16) & 0xffffff) | (uint32_t)(d >> 56) << 24;
+}
+
+static uint32_t desc_limit(uint64_t d)
+{
+    return (uint32_t)(d & 0xffff) | (uint32_t)((d >> 48) & 0xf) << 16;
+}
+
 static void raw_to_user_desc(uint64_t d, uint32_t idx, uint8_t *u)
 {
     memset(u, 0, 16);
     es_st32(u, idx);
-    uint32_t base = (uint32_t)((d >> 16) & 0xffffff) | (uint32_t)(d >> 56) << 24;
-    uint32_t limit = (uint32_t)(d & 0xffff) | (uint32_t)((d >> 48) & 0xf) << 16;
+    uint32_t base = desc_base(d), limit = desc_limit(d);
     uint32_t type = (d >> 40) & 0xf;
     uint32_t fl = (uint32_t)((d >> 54) & 1) | ((type >> 2) & 3) << 1 | (((type >> 1) & 1) ^ 1) << 3 |
                   (uint32_t)((d >> 55) & 1) << 4 | (uint32_t)(((d >> 47) & 1) ^ 1) << 5 |
@@ -118,8 +128,8 @@ static int64_t do_set_thread_area(es_machine *m, const es_scall *c, uint64_t uin
         es_segreg *s = &m->seg[segs[i]];
         if (s->sel != sel)
             continue;
-        s->base = (uint32_t)(((d >> 16) & 0xffffff) | (d >> 56) << 24);
-        uint32_t lim = (uint32_t)((d & 0xffff) | ((d >> 48) & 0xf) << 16);
+        s->base = desc_base(d);
+        uint32_t lim = desc_limit(d);
         s->limit = (d >> 55) & 1 ? lim << 12 | 0xfff : lim;
         s->attr = (uint16_t)(((d >> 40) & 0xff) | ((d >> 52) & 0xf) << 8);
     }
