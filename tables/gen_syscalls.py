@@ -13,6 +13,11 @@ and writes into <output dir>:
                       ES_SYSCALL_ARGS_32(nr, nargs, "params")
   es_syscall_names.h  ES_SYSCALL_NAME(name) for every name of both tables,
                       and ES_NR64_<name> / ES_NR32_<name> number defines.
+  es_host_services.h  ES_HOST_SERVICE(service) once per service function, and
+                      ES_SYSROW_64(nr, abi, name, nargs, fn) /
+                      ES_SYSROW_32(nr, name, nargs, fn): every row of each
+                      table with its arity (-1 for a hole) and its host
+                      service from host_services.tbl (es_sys_<service>, or 0).
 
 Rows without an entry point (Linux's holes such as afs_syscall) get the
 entry sys_ni_syscall, as Linux's table generator fills them.  A "/ptregs"
@@ -33,59 +38,80 @@ def fail(msg):
     sys.exit(1)
 
 
-def read_table(path, want_abis):
-    rows = []
-    seen = set()
+def lines(path):
+    """(line number, text) of each line that is not empty or a comment."""
     with open(path) as f:
         for ln, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            cols = line.split()
-            if len(cols) < 3 or len(cols) > 5:
-                fail("%s:%d: expected 3 to 5 columns" % (path, ln))
-            if not cols[0].isdigit():
-                fail("%s:%d: bad number %r" % (path, ln, cols[0]))
-            nr = int(cols[0])
-            if nr in seen:
-                fail("%s:%d: number %d appears twice" % (path, ln, nr))
-            seen.add(nr)
-            abi, name = cols[1], cols[2]
-            if abi not in want_abis:
-                fail("%s:%d: abi %r not one of %s" % (path, ln, abi, want_abis))
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                fail("%s:%d: bad name %r" % (path, ln, name))
-            entry = cols[3].split("/")[0] if len(cols) > 3 else None
-            compat = cols[4].split("/")[0] if len(cols) > 4 else None
-            rows.append((nr, abi, name, entry, compat))
+            if line:
+                yield ln, line
+
+
+def read_table(path, want_abis):
+    rows = []
+    seen = set()
+    for ln, line in lines(path):
+        cols = line.split()
+        if len(cols) < 3 or len(cols) > 5:
+            fail("%s:%d: expected 3 to 5 columns" % (path, ln))
+        if not cols[0].isdigit():
+            fail("%s:%d: bad number %r" % (path, ln, cols[0]))
+        nr = int(cols[0])
+        if nr in seen:
+            fail("%s:%d: number %d appears twice" % (path, ln, nr))
+        seen.add(nr)
+        abi, name = cols[1], cols[2]
+        if abi not in want_abis:
+            fail("%s:%d: abi %r not one of %s" % (path, ln, abi, want_abis))
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            fail("%s:%d: bad name %r" % (path, ln, name))
+        entry = cols[3].split("/")[0] if len(cols) > 3 else None
+        compat = cols[4].split("/")[0] if len(cols) > 4 else None
+        rows.append((nr, abi, name, entry, compat))
     return rows
+
+
+def keyed_rows(path, pattern, usage):
+    """(line number, (name, abi or None), match) of each line of a file of
+    rows keyed <name>[@abi]; a line that does not match pattern, or a key
+    given twice, fails with usage."""
+    seen = set()
+    for ln, line in lines(path):
+        m = re.match(pattern, line)
+        if not m:
+            fail("%s:%d: expected '%s'" % (path, ln, usage))
+        key = (m.group(1), m.group(2))
+        if key in seen:
+            fail("%s:%d: %s given twice" % (path, ln, m.group(1)))
+        seen.add(key)
+        yield ln, key, m
 
 
 def read_params(path):
     params = {}
-    with open(path) as f:
-        for ln, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|x32|64))?\s*:\s*(.*)$", line)
-            if not m:
-                fail("%s:%d: expected '<name>[@abi]: params'" % (path, ln))
-            key = (m.group(1), m.group(2))
-            if key in params:
-                fail("%s:%d: %s given twice" % (path, ln, m.group(1)))
-            text = m.group(3).strip()
-            if text == "void":
-                plist = []
-            else:
-                plist = [p.strip() for p in text.split(",")]
-                for p in plist:
-                    if not re.match(r"^.*[A-Za-z0-9_*]\s*\*?\s*[A-Za-z_][A-Za-z0-9_]*$", p) or " " not in p:
-                        fail("%s:%d: parameter %r needs a type and a name" % (path, ln, p))
-            if len(plist) > 6:
-                fail("%s:%d: %s has more than 6 parameters" % (path, ln, m.group(1)))
-            params[key] = plist
+    for ln, key, m in keyed_rows(path, r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|x32|64))?\s*:\s*(.*)$",
+                                 "<name>[@abi]: params"):
+        text = m.group(3).strip()
+        if text == "void":
+            plist = []
+        else:
+            plist = [p.strip() for p in text.split(",")]
+            for p in plist:
+                if not re.match(r"^.*[A-Za-z0-9_*]\s*\*?\s*[A-Za-z_][A-Za-z0-9_]*$", p) or " " not in p:
+                    fail("%s:%d: parameter %r needs a type and a name" % (path, ln, p))
+        if len(plist) > 6:
+            fail("%s:%d: %s has more than 6 parameters" % (path, ln, m.group(1)))
+        params[key] = plist
     return params
+
+
+def read_services(path):
+    """host_services.tbl: {(name, table or None): service}."""
+    svc = {}
+    for _, key, m in keyed_rows(path, r"^([A-Za-z_][A-Za-z0-9_]*)(?:@(i386|64))?\s+([A-Za-z_][A-Za-z0-9_]*)$",
+                                "<name>[@i386|@64] <service>"):
+        svc[key] = m.group(3)
+    return svc
 
 
 def lookup(params, name, abi):
@@ -203,6 +229,45 @@ def main():
         s.append("#define ES_NR32_%s %d\n" % (name, nr))
     s.append("#endif\n")
     write_if_changed(os.path.join(out, "es_syscall_names.h"), "".join(s))
+
+    write_services(os.path.join(src, "host_services.tbl"), out, t64, t32, dict(args64),
+                   dict(args32))
+
+
+def write_services(path, out, t64, t32, args64, args32):
+    svc = read_services(path)
+    used = set()
+
+    def service(name, table, entry):
+        # Holes (no entry point) stay -ENOSYS, as sys_ni_syscall.
+        for key in ((name, table), (name, None)):
+            if key in svc:
+                if entry is None:
+                    return "0"
+                used.add(key)
+                return "es_sys_" + svc[key]
+        return "0"
+
+    s = [HEAD % "host_services.tbl, syscall_64.tbl and syscall_32.tbl",
+         "/* ES_HOST_SERVICE(service): every service function once (sorted).\n"
+         " * ES_SYSROW_64(nr, abi, name, nargs, fn) and ES_SYSROW_32(nr, name,\n"
+         " * nargs, fn): each row of the table, its arity (-1: no entry point) and\n"
+         " * its host service es_sys_<service> (0: none, -ENOSYS). */\n",
+         "#ifdef ES_HOST_SERVICE\n"]
+    s += ["ES_HOST_SERVICE(%s)\n" % f for f in sorted(set(svc.values()))]
+    s.append("#endif\n#ifdef ES_SYSROW_64\n")
+    for nr, abi, name, entry, _ in t64:
+        s.append("ES_SYSROW_64(%d, %s, %s, %d, %s)\n" % (nr, abi, name, len(args64[nr]) if nr in args64 else -1,
+                                                         service(name, "64", entry)))
+    s.append("#endif\n#ifdef ES_SYSROW_32\n")
+    for nr, _, name, entry, _ in t32:
+        s.append("ES_SYSROW_32(%d, %s, %d, %s)\n" % (nr, name, len(args32[nr]) if nr in args32 else -1,
+                                                     service(name, "i386", entry)))
+    s.append("#endif\n")
+    unused = sorted(k[0] + ("@" + k[1] if k[1] else "") for k in svc if k not in used)
+    if unused:
+        fail("host_services.tbl: rows for no call with an entry point: " + ", ".join(unused))
+    write_if_changed(os.path.join(out, "es_host_services.h"), "".join(s))
 
 
 if __name__ == "__main__":

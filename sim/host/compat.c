@@ -25,98 +25,83 @@ static uint16_t low16id(uint32_t id)
     return id & ~0xffffu ? 65534 : (uint16_t)id; /* high2lowuid: overflowuid */
 }
 
+void es_hs_put_fields(uint8_t *out, const es_field *f, const uint64_t *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < f[i].width; k++)
+            out[f[i].off + k] = (uint8_t)(v[i] >> (8 * k));
+}
+
+/* old_encode_dev: 8-bit major and minor (larger ones are mangled) */
+static uint16_t old_enc_dev(dev_t d)
+{
+    return (uint16_t)((major(d) & 0xff) << 8 | (minor(d) & 0xff));
+}
+
+/* The fields of the four stat layouts, in the order es_hs_conv_stat fills
+ * them (width 0: the layout has no such field). */
+enum {
+    STF_DEV, STF_INO, STF_NLINK, STF_MODE, STF_UID, STF_GID, STF_RDEV, STF_SIZE, STF_BLKSIZE, STF_BLOCKS,
+    STF_ATIME, STF_ATIME_NS, STF_MTIME, STF_MTIME_NS, STF_CTIME, STF_CTIME_NS, STF_INO64, NSTF
+};
+static const struct stat_layout {
+    uint8_t size;
+    es_field f[NSTF];
+} g_stat[4] = {
+    /* 0: x86-64 struct stat, 144 bytes */
+    {144, {{0, 8}, {8, 8}, {16, 8}, {24, 4}, {28, 4}, {32, 4}, {40, 8}, {48, 8}, {56, 8}, {64, 8},
+           {72, 8}, {80, 8}, {88, 8}, {96, 8}, {104, 8}, {112, 8}, {0, 0}}},
+    /* 1: i386 struct stat64, 96 bytes, packed (cp_stat64); __st_ino at
+     * 12, the full st_ino at 88 */
+    {96, {{0, 8}, {12, 4}, {20, 4}, {16, 4}, {24, 4}, {28, 4}, {32, 8}, {44, 8}, {52, 4}, {56, 8},
+          {64, 4}, {68, 4}, {72, 4}, {76, 4}, {80, 4}, {84, 4}, {88, 8}}},
+    /* 2: i386 struct stat = compat_stat, 64 bytes (cp_compat_stat) */
+    {64, {{0, 2}, {4, 4}, {10, 2}, {8, 2}, {12, 2}, {14, 2}, {16, 2}, {20, 4}, {24, 4}, {28, 4},
+          {32, 4}, {36, 4}, {40, 4}, {44, 4}, {48, 4}, {52, 4}, {0, 0}}},
+    /* 3: i386 struct __old_kernel_stat, 32 bytes (cp_old_stat): no
+     * st_blksize, st_blocks or nanoseconds */
+    {32, {{0, 2}, {2, 2}, {6, 2}, {4, 2}, {8, 2}, {10, 2}, {12, 2}, {16, 4}, {0, 0}, {0, 0},
+          {20, 4}, {0, 0}, {24, 4}, {0, 0}, {28, 4}, {0, 0}, {0, 0}}},
+};
+
 int es_hs_conv_stat(const struct stat *st, int kind, uint8_t *o)
 {
-    switch (kind) {
-    case 0: /* x86-64 struct stat, 144 bytes */
-        memset(o, 0, 144);
-        es_st64(o + 0, enc_dev(st->st_dev));
-        es_st64(o + 8, st->st_ino);
-        es_st64(o + 16, st->st_nlink);
-        es_st32(o + 24, st->st_mode);
-        es_st32(o + 28, st->st_uid);
-        es_st32(o + 32, st->st_gid);
-        es_st64(o + 40, enc_dev(st->st_rdev));
-        es_st64(o + 48, (uint64_t)st->st_size);
-        es_st64(o + 56, (uint64_t)st->st_blksize);
-        es_st64(o + 64, (uint64_t)st->st_blocks);
-        es_st64(o + 72, (uint64_t)st->st_atim.tv_sec);
-        es_st64(o + 80, (uint64_t)st->st_atim.tv_nsec);
-        es_st64(o + 88, (uint64_t)st->st_mtim.tv_sec);
-        es_st64(o + 96, (uint64_t)st->st_mtim.tv_nsec);
-        es_st64(o + 104, (uint64_t)st->st_ctim.tv_sec);
-        es_st64(o + 112, (uint64_t)st->st_ctim.tv_nsec);
-        return 144;
-    case 1: /* i386 struct stat64, 96 bytes, packed (cp_stat64) */
-        memset(o, 0, 96);
-        es_st64(o + 0, enc_dev(st->st_dev));
-        es_st32(o + 12, (uint32_t)st->st_ino); /* __st_ino */
-        es_st32(o + 16, st->st_mode);
-        es_st32(o + 20, (uint32_t)st->st_nlink);
-        es_st32(o + 24, st->st_uid);
-        es_st32(o + 28, st->st_gid);
-        es_st64(o + 32, enc_dev(st->st_rdev));
-        es_st64(o + 44, (uint64_t)st->st_size);
-        es_st32(o + 52, (uint32_t)st->st_blksize);
-        es_st64(o + 56, (uint64_t)st->st_blocks);
-        es_st32(o + 64, (uint32_t)st->st_atim.tv_sec);
-        es_st32(o + 68, (uint32_t)st->st_atim.tv_nsec);
-        es_st32(o + 72, (uint32_t)st->st_mtim.tv_sec);
-        es_st32(o + 76, (uint32_t)st->st_mtim.tv_nsec);
-        es_st32(o + 80, (uint32_t)st->st_ctim.tv_sec);
-        es_st32(o + 84, (uint32_t)st->st_ctim.tv_nsec);
-        es_st64(o + 88, st->st_ino);
-        return 96;
-    case 2: { /* i386 struct stat = compat_stat, 64 bytes (cp_compat_stat) */
-        uint32_t dma = major(st->st_dev), dmi = minor(st->st_dev);
-        uint32_t rma = major(st->st_rdev), rmi = minor(st->st_rdev);
-        /* old_valid_dev: 8-bit major and minor */
-        if (dma > 255 || dmi > 255 || rma > 255 || rmi > 255)
-            return -EOVERFLOW;
-        if ((uint32_t)st->st_ino != st->st_ino || st->st_nlink > 0xffff ||
-            st->st_size > 0x7fffffff)
-            return -EOVERFLOW;
-        memset(o, 0, 64);
-        es_st16(o + 0, (uint16_t)(dma << 8 | dmi));
-        es_st32(o + 4, (uint32_t)st->st_ino);
-        es_st16(o + 8, (uint16_t)st->st_mode);
-        es_st16(o + 10, (uint16_t)st->st_nlink);
-        es_st16(o + 12, low16id(st->st_uid));
-        es_st16(o + 14, low16id(st->st_gid));
-        es_st16(o + 16, (uint16_t)(rma << 8 | rmi));
-        es_st32(o + 20, (uint32_t)st->st_size);
-        es_st32(o + 24, (uint32_t)st->st_blksize);
-        es_st32(o + 28, (uint32_t)st->st_blocks);
-        es_st32(o + 32, (uint32_t)st->st_atim.tv_sec);
-        es_st32(o + 36, (uint32_t)st->st_atim.tv_nsec);
-        es_st32(o + 40, (uint32_t)st->st_mtim.tv_sec);
-        es_st32(o + 44, (uint32_t)st->st_mtim.tv_nsec);
-        es_st32(o + 48, (uint32_t)st->st_ctim.tv_sec);
-        es_st32(o + 52, (uint32_t)st->st_ctim.tv_nsec);
-        return 64;
-    }
-    case 3: { /* i386 struct __old_kernel_stat, 32 bytes (cp_old_stat) */
-        if ((uint16_t)st->st_ino != st->st_ino || st->st_nlink > 0xffff ||
-            st->st_size > 0x7fffffff)
-            return -EOVERFLOW;
-        memset(o, 0, 32);
-        /* old_encode_dev: 8-bit major and minor (larger ones are mangled) */
-        es_st16(o + 0, (uint16_t)((major(st->st_dev) & 0xff) << 8 | (minor(st->st_dev) & 0xff)));
-        es_st16(o + 2, (uint16_t)st->st_ino);
-        es_st16(o + 4, (uint16_t)st->st_mode);
-        es_st16(o + 6, (uint16_t)st->st_nlink);
-        es_st16(o + 8, low16id(st->st_uid));
-        es_st16(o + 10, low16id(st->st_gid));
-        es_st16(o + 12, (uint16_t)((major(st->st_rdev) & 0xff) << 8 | (minor(st->st_rdev) & 0xff)));
-        es_st32(o + 16, (uint32_t)st->st_size);
-        es_st32(o + 20, (uint32_t)st->st_atim.tv_sec);
-        es_st32(o + 24, (uint32_t)st->st_mtim.tv_sec);
-        es_st32(o + 28, (uint32_t)st->st_ctim.tv_sec);
-        return 32;
-    }
-    default:
+    if (kind < 0 || kind > 3)
         return -EINVAL;
+    if (kind == 2) {
+        /* old_valid_dev: 8-bit major and minor */
+        if (major(st->st_dev) > 255 || minor(st->st_dev) > 255 || major(st->st_rdev) > 255 ||
+            minor(st->st_rdev) > 255)
+            return -EOVERFLOW;
+        if ((uint32_t)st->st_ino != st->st_ino || st->st_nlink > 0xffff || st->st_size > 0x7fffffff)
+            return -EOVERFLOW;
     }
+    if (kind == 3 && ((uint16_t)st->st_ino != st->st_ino || st->st_nlink > 0xffff ||
+                      st->st_size > 0x7fffffff))
+        return -EOVERFLOW;
+    bool old = kind >= 2; /* 16-bit devices and ids */
+    uint64_t v[NSTF] = {
+        [STF_DEV] = old ? old_enc_dev(st->st_dev) : enc_dev(st->st_dev),
+        [STF_INO] = st->st_ino,
+        [STF_NLINK] = st->st_nlink,
+        [STF_MODE] = st->st_mode,
+        [STF_UID] = old ? low16id(st->st_uid) : st->st_uid,
+        [STF_GID] = old ? low16id(st->st_gid) : st->st_gid,
+        [STF_RDEV] = old ? old_enc_dev(st->st_rdev) : enc_dev(st->st_rdev),
+        [STF_SIZE] = (uint64_t)st->st_size,
+        [STF_BLKSIZE] = (uint64_t)st->st_blksize,
+        [STF_BLOCKS] = (uint64_t)st->st_blocks,
+        [STF_ATIME] = (uint64_t)st->st_atim.tv_sec,
+        [STF_ATIME_NS] = (uint64_t)st->st_atim.tv_nsec,
+        [STF_MTIME] = (uint64_t)st->st_mtim.tv_sec,
+        [STF_MTIME_NS] = (uint64_t)st->st_mtim.tv_nsec,
+        [STF_CTIME] = (uint64_t)st->st_ctim.tv_sec,
+        [STF_CTIME_NS] = (uint64_t)st->st_ctim.tv_nsec,
+        [STF_INO64] = st->st_ino,
+    };
+    memset(o, 0, g_stat[kind].size);
+    es_hs_put_fields(o, g_stat[kind].f, v, NSTF);
+    return g_stat[kind].size;
 }
 
 /* i386 uses compat_timespec {s32, s32}; x86-64 and x32 {s64, s64}. */
@@ -153,6 +138,15 @@ int es_hs_put_timespec(es_machine *m, const es_scall *c, uint64_t va, int64_t se
 int es_hs_put_timeval(es_machine *m, const es_scall *c, uint64_t va, int64_t sec, int64_t usec)
 {
     return es_hs_put_timespec(m, c, va, sec, usec); /* same shapes */
+}
+
+int es_hs_get_timeout(es_machine *m, const es_scall *c, uint64_t va, int64_t frac_lim,
+                      int64_t *sec, int64_t *frac)
+{
+    int r = es_hs_get_timespec(m, c, va, sec, frac);
+    if (r)
+        return r;
+    return *sec < 0 || *frac < 0 || *frac >= frac_lim ? -EINVAL : 0;
 }
 
 int es_hs_get_iovec(es_machine *m, const es_scall *c, uint64_t va, uint64_t cnt, es_iov *out)

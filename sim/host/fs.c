@@ -1,18 +1,10 @@
-/* fs.c - files for the guest: the guest fd table, paths confined to the
- * guest root, and the file system calls.
+/* fs.c - the guest fd table and what works on fds: read and write through
+ * a bounce buffer, open/close/dup/fcntl, lseek, pipes, ioctl and poll.
  *
- * Confinement: every guest path is composed into an absolute guest path
- * (cwd or a directory fd's path + relative path) and resolved from the
- * root directory fd.  The directory part is opened with openat2(...,
- * RESOLVE_IN_ROOT) when the host kernel has it (5.6+; checked once at
- * init), otherwise by walking it component by component with O_NOFOLLOW,
- * where ".." at the root stays at the root and symlinks are expanded
- * inside the root.  The last component is always handled here with
- * O_NOFOLLOW, following a symlink by re-resolving its target the same way,
- * so no host-side path lookup ever leaves the root.  Guest fds map to host
- * fds through h->fds: the guest names only fds it opened (or 0/1/2).
+ * Guest fds map to host fds through h->fds: the guest names only fds it
+ * opened (or 0/1/2).  Paths are resolved by path.c, confined to the guest
+ * root; calls on files by name are in fsdir.c and fsmeta.c.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -27,27 +19,7 @@
 
 #include "host_int.h"
 
-#define CHUNK (1u << 20)          /* host bounce buffer for read/write */
 #define MAX_RW 0x7ffff000ull      /* MAX_RW_COUNT */
-#define MAX_LINKS 40              /* MAXSYMLINKS */
-#define G_AT_FDCWD (-100)
-#define G_AT_SYMLINK_NOFOLLOW 0x100
-#define G_AT_REMOVEDIR 0x200
-#define G_AT_NO_AUTOMOUNT 0x800
-#define G_AT_EMPTY_PATH 0x1000
-#define G_AT_STATX_SYNC_TYPE 0x6000
-
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-#ifndef SYS_faccessat2
-#define SYS_faccessat2 439
-#endif
-struct es_open_how {
-    uint64_t flags, mode, resolve;
-};
-#define ES_RESOLVE_NO_MAGICLINKS 0x02
-#define ES_RESOLVE_IN_ROOT 0x10
 
 /* ---- fd table ---- */
 
@@ -98,418 +70,7 @@ static void fd_close(struct es_host *h, int fd)
     *f = (es_hfd){.host = -1};
 }
 
-/* The cookie that follows position `pos` for host offset `hoff` (see
- * es_hfd.doff); -1 when out of memory. */
-static int64_t dir_cookie(es_hfd *f, uint32_t pos, uint64_t hoff)
-{
-    if (!f->ndoff) {
-        f->cdoff = 64;
-        f->doff = malloc(f->cdoff * sizeof *f->doff);
-        if (!f->doff)
-            return -1;
-        f->doff[0] = 0;
-        f->ndoff = 1;
-    }
-    if (pos + 1 < f->ndoff && f->doff[pos + 1] == hoff)
-        return pos + 1; /* read again after a seek back */
-    if (f->ndoff == f->cdoff) {
-        if (f->cdoff >= 0x40000000u)
-            return -1;
-        uint64_t *n = realloc(f->doff, 2 * f->cdoff * sizeof *n);
-        if (!n)
-            return -1;
-        f->doff = n;
-        f->cdoff *= 2;
-    }
-    f->doff[f->ndoff] = hoff;
-    return f->ndoff++;
-}
-
-/* lseek on a directory a 32-bit caller reads: cookies, not host offsets. */
-static int64_t dir_seek(es_hfd *f, int64_t off, int whence)
-{
-    if (whence == SEEK_CUR && off == 0)
-        return f->dpos; /* telldir */
-    if (whence != SEEK_SET)
-        return -EINVAL;
-    if (off < 0 || (off > 0 && (uint64_t)off >= f->ndoff))
-        return -EINVAL;
-    if (lseek(f->host, off ? (off_t)f->doff[off] : 0, SEEK_SET) < 0)
-        return -errno;
-    f->dpos = (uint32_t)off;
-    return off;
-}
-
-/* ---- confined path resolution ---- */
-
-/* Guest path of a host fd, from the host's /proc/self/fd link. */
-static int gpath_of(struct es_host *h, int hfd, char *out, size_t cap)
-{
-    char link[64], real[ES_HOST_PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", hfd);
-    ssize_t n = readlink(link, real, sizeof real - 1);
-    if (n < 0)
-        return -ENOENT;
-    real[n] = 0;
-    if (strncmp(real, h->root, h->rootlen) || (real[h->rootlen] != '/' && real[h->rootlen]))
-        return -ENOENT; /* cannot happen for fds opened through the root */
-    const char *rest = real + h->rootlen;
-    if (!*rest)
-        rest = "/";
-    if (strlen(rest) >= cap)
-        return -ENAMETOOLONG;
-    strcpy(out, rest);
-    return 0;
-}
-
-/* Absolute guest path of `path` relative to guest dirfd (or the cwd). */
-static int compose(es_machine *m, int64_t dirfd, const char *path, char *out, size_t cap)
-{
-    struct es_host *h = m->host;
-    if (path[0] == '/') {
-        if (strlen(path) >= cap)
-            return -ENAMETOOLONG;
-        strcpy(out, path);
-        return 0;
-    }
-    char base[ES_HOST_PATH_MAX];
-    if ((int)dirfd == G_AT_FDCWD) {
-        strcpy(base, h->cwd);
-    } else {
-        es_hfd *f = es_hs_fd(h, (int)dirfd);
-        if (!f)
-            return -EBADF;
-        struct stat st;
-        if (fstat(f->host, &st))
-            return -errno;
-        if (!S_ISDIR(st.st_mode))
-            return -ENOTDIR;
-        int r = gpath_of(h, f->host, base, sizeof base);
-        if (r)
-            return r;
-    }
-    if (snprintf(out, cap, "%s/%s", base, path) >= (int)cap)
-        return -ENAMETOOLONG;
-    return 0;
-}
-
-/* Walks `rel` (relative to the root) as a directory, one component at a
- * time with O_NOFOLLOW, expanding symlinks inside the root.  Returns an
- * O_PATH fd of the directory or -errno. */
-static int walk_dir(struct es_host *h, const char *rel)
-{
-    enum { DEPTH = 256 };
-    int stack[DEPTH], depth = 0, links = 0;
-    char buf[2 * ES_HOST_PATH_MAX];
-    if (strlen(rel) >= sizeof buf)
-        return -ENAMETOOLONG;
-    strcpy(buf, rel);
-    char *p = buf;
-    int err = 0;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        char *end = strchr(p, '/');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char comp[256];
-        if (len > 255) {
-            err = -ENAMETOOLONG;
-            goto out;
-        }
-        memcpy(comp, p, len);
-        comp[len] = 0;
-        p += len;
-        if (!strcmp(comp, "."))
-            continue;
-        if (!strcmp(comp, "..")) {
-            if (depth) /* never above the root */
-                close(stack[--depth]);
-            continue;
-        }
-        int cur = depth ? stack[depth - 1] : h->rootfd;
-        int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-            err = -errno;
-            goto out;
-        }
-        struct stat st;
-        if (fstat(fd, &st)) {
-            err = -errno;
-            close(fd);
-            goto out;
-        }
-        if (S_ISLNK(st.st_mode)) {
-            char tgt[ES_HOST_PATH_MAX];
-            ssize_t n = readlinkat(fd, "", tgt, sizeof tgt - 1);
-            close(fd);
-            if (n < 0) {
-                err = -errno;
-                goto out;
-            }
-            tgt[n] = 0;
-            if (++links > MAX_LINKS) {
-                err = -ELOOP;
-                goto out;
-            }
-            char nbuf[2 * ES_HOST_PATH_MAX];
-            if (snprintf(nbuf, sizeof nbuf, "%s/%s", tgt, p) >= (int)sizeof nbuf) {
-                err = -ENAMETOOLONG;
-                goto out;
-            }
-            if (tgt[0] == '/') /* absolute targets start again at the root */
-                while (depth)
-                    close(stack[--depth]);
-            strcpy(buf, nbuf);
-            p = buf;
-            continue;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            close(fd);
-            err = -ENOTDIR;
-            goto out;
-        }
-        if (depth == DEPTH) {
-            close(fd);
-            err = -ENAMETOOLONG;
-            goto out;
-        }
-        stack[depth++] = fd;
-    }
-out:
-    if (err) {
-        while (depth)
-            close(stack[--depth]);
-        return err;
-    }
-    if (!depth) {
-        int fd = fcntl(h->rootfd, F_DUPFD_CLOEXEC, 0);
-        return fd < 0 ? -errno : fd;
-    }
-    int fd = stack[--depth];
-    while (depth)
-        close(stack[--depth]);
-    return fd;
-}
-
-static int open_dir(struct es_host *h, const char *rel)
-{
-    if (h->use_openat2) {
-        struct es_open_how how = {
-            .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-            .resolve = ES_RESOLVE_IN_ROOT | ES_RESOLVE_NO_MAGICLINKS,
-        };
-        for (int tries = 0; tries < 4; tries++) {
-            long fd = syscall(SYS_openat2, h->rootfd, *rel ? rel : ".", &how, sizeof how);
-            if (fd >= 0)
-                return (int)fd;
-            if (errno != EAGAIN) /* EAGAIN: a rename raced the lookup */
-                return -errno;
-        }
-    }
-    return walk_dir(h, rel);
-}
-
-/* Splits absolute guest path gp into (O_PATH fd of its directory, last
- * component).  A path ending in ".", ".." or "/" resolves entirely as a
- * directory and yields name "." (`create`: trailing slashes are dropped
- * instead, so mkdir("d/") names d).  *last_off: where the last component
- * starts in gp (its directory is gp[0, last_off)). */
-static int split(struct es_host *h, const char *gp, bool create, int *dirfd, char *name,
-                 size_t *last_off)
-{
-    char p[ES_HOST_PATH_MAX];
-    size_t n = strlen(gp);
-    if (n >= sizeof p)
-        return -ENAMETOOLONG;
-    memcpy(p, gp, n + 1);
-    bool slash = false;
-    while (n > 1 && p[n - 1] == '/') {
-        p[--n] = 0;
-        slash = true;
-    }
-    char *last = strrchr(p, '/');
-    const char *lname = last ? last + 1 : p;
-    bool whole = !*lname || !strcmp(lname, ".") || !strcmp(lname, "..") || (slash && !create);
-    if (strlen(lname) > 255)
-        return -ENAMETOOLONG;
-    int fd;
-    if (whole) {
-        fd = open_dir(h, p + (p[0] == '/'));
-        strcpy(name, ".");
-        *last_off = n;
-    } else {
-        *last_off = (size_t)(lname - p);
-        strcpy(name, lname);
-        if (last)
-            *last = 0;
-        fd = open_dir(h, p + (p[0] == '/'));
-    }
-    if (fd < 0)
-        return fd;
-    *dirfd = fd;
-    return 0;
-}
-
-static bool is_proc_self_exe(const char *gp)
-{
-    return !strcmp(gp, "/proc/self/exe");
-}
-
-/* Opens absolute guest path gp with host open flags (O_NOFOLLOW is added;
- * a symlink in last position is followed by re-resolution when `follow`).
- * Returns a host fd or -errno. */
-static int open_gp(struct es_host *h, const char *gp0, int flags, mode_t mode, bool follow)
-{
-    char gp[2 * ES_HOST_PATH_MAX];
-    if (strlen(gp0) >= sizeof gp)
-        return -ENAMETOOLONG;
-    strcpy(gp, gp0);
-    if (is_proc_self_exe(gp) && h->exe[0] && follow)
-        strcpy(gp, h->exe);
-    for (int links = 0;; links++) {
-        int dfd;
-        char name[256];
-        size_t off;
-        int r = split(h, gp, (flags & O_CREAT) != 0, &dfd, name, &off);
-        if (r)
-            return r;
-        struct stat st;
-        if (follow && strcmp(name, ".") && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
-            S_ISLNK(st.st_mode)) {
-            char tgt[ES_HOST_PATH_MAX];
-            ssize_t n = readlinkat(dfd, name, tgt, sizeof tgt - 1);
-            close(dfd);
-            if (n < 0)
-                return -errno;
-            tgt[n] = 0;
-            if (links >= MAX_LINKS)
-                return -ELOOP;
-            char ngp[2 * ES_HOST_PATH_MAX];
-            if (tgt[0] == '/')
-                snprintf(ngp, sizeof ngp, "%s", tgt);
-            else if (snprintf(ngp, sizeof ngp, "%.*s/%s", (int)off, gp, tgt) >= (int)sizeof ngp)
-                return -ENAMETOOLONG;
-            strcpy(gp, ngp);
-            continue;
-        }
-        int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-        int e = errno;
-        close(dfd);
-        return fd < 0 ? -e : fd;
-    }
-}
-
-/* Guest path argument -> composed absolute guest path. */
-static int get_gp(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, char *gp,
-                  size_t cap, bool empty_ok)
-{
-    char path[ES_HOST_PATH_MAX];
-    int64_t n = es_hs_get_str(m, c, upath, path, sizeof path);
-    if (n < 0)
-        return (int)n;
-    if (n == 0 && !empty_ok)
-        return -ENOENT;
-    return compose(m, dirfd, path, gp, cap);
-}
-
-/* Opens guest (dirfd, path) as O_PATH for stat-like calls; an empty path
- * with AT_EMPTY_PATH names dirfd itself. */
-int es_hs_open_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,
-                  bool follow, bool empty_path)
-{
-    struct es_host *h = m->host;
-    char path[ES_HOST_PATH_MAX];
-    int64_t n = es_hs_get_str(m, c, upath, path, sizeof path);
-    if (n < 0)
-        return (int)n;
-    if (n == 0) {
-        if (!empty_path)
-            return -ENOENT;
-        if ((int)dirfd == G_AT_FDCWD)
-            return open_gp(h, h->cwd, O_PATH, 0, true);
-        es_hfd *f = es_hs_fd(h, (int)dirfd);
-        if (!f)
-            return -EBADF;
-        int fd = fcntl(f->host, F_DUPFD_CLOEXEC, 0);
-        return fd < 0 ? -errno : fd;
-    }
-    char gp[ES_HOST_PATH_MAX];
-    int r = compose(m, dirfd, path, gp, sizeof gp);
-    if (r)
-        return r;
-    return open_gp(h, gp, O_PATH, 0, follow);
-}
-
 /* ---- read/write with guest buffers ---- */
-
-/* Copies n bytes to the guest page by page; returns bytes copied. */
-static size_t put_partial(es_machine *m, const es_scall *c, uint64_t va, const uint8_t *src, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        size_t k = 4096 - ((va + done) & 0xfff);
-        if (k > n - done)
-            k = n - done;
-        if (es_hs_put(m, c, va + done, src + done, k))
-            break;
-        done += k;
-    }
-    return done;
-}
-
-static size_t get_partial(es_machine *m, const es_scall *c, uint8_t *dst, uint64_t va, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        size_t k = 4096 - ((va + done) & 0xfff);
-        if (k > n - done)
-            k = n - done;
-        if (es_hs_get(m, c, dst + done, va + done, k))
-            break;
-        done += k;
-    }
-    return done;
-}
-
-/* read()/pread() of up to count bytes into guest buf; pos < 0: no offset. */
-static int64_t do_read(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
-                       int64_t pos)
-{
-    if (count > MAX_RW)
-        count = MAX_RW;
-    if (count == 0)
-        return 0;
-    size_t cap = count < CHUNK ? (size_t)count : CHUNK;
-    uint8_t *tmp = malloc(cap);
-    if (!tmp)
-        return -ENOMEM;
-    uint64_t done = 0;
-    int64_t ret = 0;
-    while (done < count) {
-        size_t want = count - done < cap ? (size_t)(count - done) : cap;
-        ssize_t r = pos < 0 ? read(hfd, tmp, want) : pread(hfd, tmp, want, pos + (off_t)done);
-        if (r < 0) {
-            ret = done ? 0 : -errno;
-            break;
-        }
-        size_t put = put_partial(m, c, buf + done, tmp, (size_t)r);
-        done += put;
-        if (put < (size_t)r) {
-            /* Linux stops at the first bad byte: give the rest back */
-            if (pos < 0)
-                lseek(hfd, -(off_t)((size_t)r - put), SEEK_CUR);
-            if (!done)
-                ret = -EFAULT;
-            break;
-        }
-        if ((size_t)r < want)
-            break;
-    }
-    free(tmp);
-    return ret < 0 ? ret : (int64_t)done;
-}
 
 /* SIGPIPE is blocked in this thread only, and one raised by the write is
  * taken back, so the process-wide disposition stays the embedder's. */
@@ -548,14 +109,68 @@ ssize_t es_hs_host_write(es_machine *m, int hfd, const void *buf, size_t n, int6
     return w;
 }
 
-static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
-                        int64_t pos)
+/* Copies n bytes between host buffer `host` and guest va page by page
+ * (to the guest when to_guest); returns the bytes copied before the first
+ * bad page. */
+static size_t copy_partial(es_machine *m, const es_scall *c, uint64_t va, uint8_t *host, size_t n,
+                           bool to_guest)
+{
+    size_t done = 0;
+    while (done < n) {
+        size_t k = 4096 - ((va + done) & 0xfff);
+        if (k > n - done)
+            k = n - done;
+        int r = to_guest ? es_hs_put(m, c, va + done, host + done, k)
+                         : es_hs_get(m, c, host + done, va + done, k);
+        if (r)
+            break;
+        done += k;
+    }
+    return done;
+}
+
+/* One chunk of read()/pread() (pos < 0: no offset) into guest buf through
+ * tmp: the bytes given to the guest, or -errno / -EFAULT when none. */
+static int64_t read_chunk(es_machine *m, const es_scall *c, int hfd, uint8_t *tmp, uint64_t buf,
+                          size_t want, int64_t pos)
+{
+    ssize_t r = pos < 0 ? read(hfd, tmp, want) : pread(hfd, tmp, want, (off_t)pos);
+    if (r < 0)
+        return -errno;
+    size_t put = copy_partial(m, c, buf, tmp, (size_t)r, true);
+    if (put < (size_t)r) {
+        /* Linux stops at the first bad byte: give the rest back */
+        if (pos < 0)
+            lseek(hfd, -(off_t)((size_t)r - put), SEEK_CUR);
+        if (!put)
+            return -EFAULT;
+    }
+    return (int64_t)put;
+}
+
+/* One chunk of write()/pwrite() from guest buf through tmp: the bytes
+ * written, or -EFAULT / -errno when none. */
+static int64_t write_chunk(es_machine *m, const es_scall *c, int hfd, uint8_t *tmp, uint64_t buf,
+                           size_t want, int64_t pos)
+{
+    size_t got = copy_partial(m, c, buf, tmp, want, false);
+    if (!got)
+        return -EFAULT;
+    ssize_t w = es_hs_host_write(m, hfd, tmp, got, pos);
+    return w < 0 ? -errno : (int64_t)w;
+}
+
+/* read()/pread() (or write()/pwrite() when wr) of up to count bytes of
+ * guest buf, one bounce-buffer chunk at a time; pos < 0: no offset.  An
+ * error after some bytes ends the call with those bytes, as Linux. */
+static int64_t do_rw(es_machine *m, const es_scall *c, int hfd, uint64_t buf, uint64_t count,
+                     int64_t pos, bool wr)
 {
     if (count > MAX_RW)
         count = MAX_RW;
     if (count == 0)
         return 0;
-    size_t cap = count < CHUNK ? (size_t)count : CHUNK;
+    size_t cap = count < ES_HS_CHUNK ? (size_t)count : ES_HS_CHUNK;
     uint8_t *tmp = malloc(cap);
     if (!tmp)
         return -ENOMEM;
@@ -563,18 +178,15 @@ static int64_t do_write(es_machine *m, const es_scall *c, int hfd, uint64_t buf,
     int64_t ret = 0;
     while (done < count) {
         size_t want = count - done < cap ? (size_t)(count - done) : cap;
-        size_t got = get_partial(m, c, tmp, buf + done, want);
-        if (!got) {
-            ret = done ? 0 : -EFAULT;
+        int64_t p = pos < 0 ? -1 : pos + (int64_t)done;
+        int64_t n = wr ? write_chunk(m, c, hfd, tmp, buf + done, want, p)
+                       : read_chunk(m, c, hfd, tmp, buf + done, want, p);
+        if (n < 0) {
+            ret = done ? 0 : n;
             break;
         }
-        ssize_t w = es_hs_host_write(m, hfd, tmp, got, pos < 0 ? -1 : pos + (int64_t)done);
-        if (w < 0) {
-            ret = done ? 0 : -errno;
-            break;
-        }
-        done += (size_t)w;
-        if ((size_t)w < want)
+        done += (uint64_t)n;
+        if ((size_t)n < want)
             break;
     }
     free(tmp);
@@ -606,8 +218,7 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
         if (!iov[i].len)
             continue;
         int64_t p = pos < 0 ? -1 : pos + done;
-        int64_t n = wr ? do_write(m, c, f->host, iov[i].base, iov[i].len, p)
-                       : do_read(m, c, f->host, iov[i].base, iov[i].len, p);
+        int64_t n = do_rw(m, c, f->host, iov[i].base, iov[i].len, p, wr);
         if (n < 0)
             return done ? done : n;
         done += n;
@@ -623,7 +234,6 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
 #define G_O_CREAT 0100
 #define G_O_TRUNC 01000
 #define G_O_APPEND 02000
-#define G_O_CLOEXEC 02000000
 #define G_O_TMPFILE 020200000
 
 static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, int flags,
@@ -631,7 +241,7 @@ static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t
 {
     struct es_host *h = m->host;
     char gp[ES_HOST_PATH_MAX];
-    int r = get_gp(m, c, dirfd, upath, gp, sizeof gp, false);
+    int r = es_hs_get_gp(m, c, dirfd, upath, gp, sizeof gp, false);
     if (r)
         return r;
     bool writes = (flags & G_O_ACCMODE) != 0 || (flags & (G_O_CREAT | G_O_TRUNC | G_O_APPEND)) ||
@@ -640,7 +250,7 @@ static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t
         return -EROFS;
     /* x86 guests and the x86-64 host share the O_* values */
     bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
-    int hfd = open_gp(h, gp, flags & ~O_CLOEXEC, (mode & 07777) & ~h->umask, follow);
+    int hfd = es_hs_open_gp(h, gp, flags & ~O_CLOEXEC, (mode & 07777) & ~h->umask, follow);
     if (hfd < 0)
         return hfd;
     return fd_install(h, hfd, (flags & G_O_CLOEXEC) != 0, 0);
@@ -702,351 +312,6 @@ static int64_t do_fcntl(struct es_host *h, int64_t fd, unsigned cmd, uint64_t ar
     }
     default: return -EINVAL;
     }
-}
-
-/* ---- stat ---- */
-
-static int stat_kind(const es_scall *c, int sc)
-{
-    if (sc == ES_SC_oldstat || sc == ES_SC_oldlstat || sc == ES_SC_oldfstat)
-        return 3;
-    if (sc == ES_SC_stat64 || sc == ES_SC_lstat64 || sc == ES_SC_fstat64 || sc == ES_SC_fstatat64)
-        return 1;
-    return c->abi == ES_ABI_I386 ? 2 : 0;
-}
-
-static int64_t put_stat(es_machine *m, const es_scall *c, int hfd, int kind, uint64_t ubuf)
-{
-    struct stat st;
-    if (fstat(hfd, &st))
-        return -errno;
-    uint8_t out[144];
-    int n = es_hs_conv_stat(&st, kind, out);
-    if (n < 0)
-        return n;
-    return es_hs_put(m, c, ubuf, out, (size_t)n);
-}
-
-static int64_t do_statat(es_machine *m, const es_scall *c, int sc, int64_t dirfd, uint64_t upath,
-                         uint64_t ubuf, int flag)
-{
-    if (flag & ~(G_AT_SYMLINK_NOFOLLOW | G_AT_NO_AUTOMOUNT | G_AT_EMPTY_PATH))
-        return -EINVAL;
-    int fd = es_hs_open_at(m, c, dirfd, upath, !(flag & G_AT_SYMLINK_NOFOLLOW),
-                          (flag & G_AT_EMPTY_PATH) != 0);
-    if (fd < 0)
-        return fd;
-    int64_t r = put_stat(m, c, fd, stat_kind(c, sc), ubuf);
-    close(fd);
-    return r;
-}
-
-static int64_t do_statx(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,
-                        unsigned flags, unsigned mask, uint64_t ubuf)
-{
-    if (flags & ~(G_AT_SYMLINK_NOFOLLOW | G_AT_NO_AUTOMOUNT | G_AT_EMPTY_PATH |
-                  G_AT_STATX_SYNC_TYPE))
-        return -EINVAL;
-    if ((flags & G_AT_STATX_SYNC_TYPE) == G_AT_STATX_SYNC_TYPE || (mask & 0x80000000u))
-        return -EINVAL;
-    int fd = es_hs_open_at(m, c, dirfd, upath, !(flags & G_AT_SYMLINK_NOFOLLOW),
-                          (flags & G_AT_EMPTY_PATH) != 0);
-    if (fd < 0)
-        return fd;
-    uint8_t buf[256];
-    memset(buf, 0, sizeof buf);
-    long r = syscall(SYS_statx, fd, "", AT_EMPTY_PATH | (flags & G_AT_STATX_SYNC_TYPE), mask, buf);
-    int e = errno;
-    close(fd);
-    if (r)
-        return -e;
-    /* Linux 4.17's struct statx ends at stx_dev_minor (0x90); its mask has
-     * STATX_BASIC_STATS | STATX_BTIME */
-    memset(buf + 0x90, 0, sizeof buf - 0x90);
-    es_st32(buf, es_ld32(buf) & 0xfff);
-    return es_hs_put(m, c, ubuf, buf, sizeof buf);
-}
-
-/* ---- directories ---- */
-
-static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_t ubuf,
-                           uint64_t count, bool d64)
-{
-    es_hfd *f = es_hs_fd(m->host, fd);
-    if (!f)
-        return -EBADF;
-    if (count > CHUNK)
-        count = CHUNK;
-    uint8_t *in = malloc(count + 1), *out = malloc(count + 1);
-    if (!in || !out) {
-        free(in);
-        free(out);
-        return -ENOMEM;
-    }
-    int64_t ret;
-    long n = syscall(SYS_getdents64, f->host, in, (unsigned)count);
-    if (n < 0) {
-        ret = -errno;
-        goto done;
-    }
-    size_t o = 0;
-    int64_t resume = -1; /* d_off of the last entry that fit */
-    bool cut = false;
-    bool cookies = c->ptr32; /* 32-bit callers get small d_off cookies */
-    uint32_t pos = f->dpos, lastpos = f->dpos;
-    for (long i = 0; i < n;) {
-        uint64_t ino = es_ld64(in + i), hoff = es_ld64(in + i + 8), off = hoff;
-        if (cookies) {
-            int64_t k = dir_cookie(f, pos, hoff);
-            if (k < 0) {
-                ret = o ? (int64_t)o : -ENOMEM;
-                if (o)
-                    lseek(f->host, resume, SEEK_SET);
-                goto copy;
-            }
-            off = (uint64_t)k;
-        }
-        uint16_t reclen = (uint16_t)(in[i + 16] | in[i + 17] << 8);
-        uint8_t type = in[i + 18];
-        const char *name = (const char *)in + i + 19;
-        size_t nl = strlen(name);
-        size_t rl;
-        if (d64) {
-            rl = reclen;
-            if (o + rl > count) { cut = true; break; }
-            memcpy(out + o, in + i, rl);
-            es_st64(out + o + 8, off);
-        } else if (c->compat) {
-            /* struct compat_linux_dirent: u32 ino, u32 off, u16 reclen, name, pad, type */
-            rl = (10 + nl + 2 + 3) & ~(size_t)3;
-            if (o + rl > count) { cut = true; break; }
-            if ((uint32_t)ino != ino) {
-                if (o) /* the entries so far; this one comes next time (and fails) */
-                    lseek(f->host, resume, SEEK_SET);
-                ret = o ? (int64_t)o : -EOVERFLOW;
-                goto copy;
-            }
-            memset(out + o, 0, rl);
-            es_st32(out + o, (uint32_t)ino);
-            es_st32(out + o + 4, (uint32_t)off);
-            es_st16(out + o + 8, (uint16_t)rl);
-            memcpy(out + o + 10, name, nl);
-            out[o + rl - 1] = type;
-        } else {
-            /* struct linux_dirent: u64 ino, u64 off, u16 reclen, name, pad, type */
-            rl = (18 + nl + 2 + 7) & ~(size_t)7;
-            if (o + rl > count) { cut = true; break; }
-            memset(out + o, 0, rl);
-            es_st64(out + o, ino);
-            es_st64(out + o + 8, off);
-            es_st16(out + o + 16, (uint16_t)rl);
-            memcpy(out + o + 18, name, nl);
-            out[o + rl - 1] = type;
-        }
-        o += rl;
-        resume = (int64_t)hoff;
-        lastpos = pos = (uint32_t)off;
-        i += reclen;
-    }
-    if (cookies)
-        f->dpos = lastpos;
-    if (cut) {
-        if (!o) {
-            ret = -EINVAL; /* buffer too small for one entry */
-            goto done;
-        }
-        lseek(f->host, resume, SEEK_SET); /* the rest comes next call */
-    }
-    ret = (int64_t)o;
-copy:
-    if (ret > 0 && es_hs_put(m, c, ubuf, out, (size_t)ret))
-        ret = -EFAULT;
-done:
-    free(in);
-    free(out);
-    return ret;
-}
-
-static int64_t do_readlink(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,
-                           uint64_t ubuf, int64_t bufsiz)
-{
-    struct es_host *h = m->host;
-    if ((int)bufsiz <= 0)
-        return -EINVAL;
-    char gp[ES_HOST_PATH_MAX], tgt[ES_HOST_PATH_MAX];
-    int r = get_gp(m, c, dirfd, upath, gp, sizeof gp, false);
-    if (r)
-        return r;
-    ssize_t n;
-    int pfd = -1;
-    if (is_proc_self_exe(gp)) {
-        if (!h->exe[0])
-            return -ENOENT;
-        n = (ssize_t)strlen(h->exe);
-        memcpy(tgt, h->exe, (size_t)n);
-    } else if (!strcmp(gp, "/proc/self/cwd")) {
-        n = (ssize_t)strlen(h->cwd);
-        memcpy(tgt, h->cwd, (size_t)n);
-    } else if (sscanf(gp, "/proc/self/fd/%d", &pfd) == 1 && pfd >= 0) {
-        /* the guest's fd, named by its guest path (the host's fd numbers
-         * are not the guest's) */
-        char num[32];
-        snprintf(num, sizeof num, "/proc/self/fd/%d", pfd);
-        if (strcmp(gp, num))
-            return -ENOENT;
-        es_hfd *f = es_hs_fd(h, pfd);
-        if (!f)
-            return -ENOENT;
-        if (gpath_of(h, f->host, tgt, sizeof tgt)) {
-            /* pipes, ttys and files outside the root: the host's text
-             * ("pipe:[123]") when it is not a path, else nothing */
-            char link[64];
-            snprintf(link, sizeof link, "/proc/self/fd/%d", f->host);
-            n = readlink(link, tgt, sizeof tgt - 1);
-            if (n < 0 || tgt[0] == '/')
-                return -ENOENT;
-            tgt[n] = 0;
-        }
-        n = (ssize_t)strlen(tgt);
-    } else {
-        int dfd;
-        char name[256];
-        size_t off;
-        r = split(h, gp, false, &dfd, name, &off);
-        if (r)
-            return r;
-        n = readlinkat(dfd, name, tgt, sizeof tgt);
-        int e = errno;
-        close(dfd);
-        if (n < 0)
-            return -e;
-    }
-    if (n > (int)bufsiz)
-        n = (int)bufsiz;
-    if (es_hs_put(m, c, ubuf, tgt, (size_t)n))
-        return -EFAULT;
-    return n;
-}
-
-/* mkdir/unlink/rename...: (dirfd, name) of a guest path, writes allowed only
- * with --rw. */
-int es_hs_name_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool create,
-                  int *dfd, char *name)
-{
-    if (!m->host->cfg.rw)
-        return -EROFS;
-    char gp[ES_HOST_PATH_MAX];
-    int r = get_gp(m, c, dirfd, upath, gp, sizeof gp, false);
-    if (r)
-        return r;
-    size_t off;
-    return split(m->host, gp, create, dfd, name, &off);
-}
-
-static int64_t do_mkdir(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,
-                        uint32_t mode)
-{
-    int dfd;
-    char name[256];
-    int r = es_hs_name_at(m, c, dirfd, upath, true, &dfd, name);
-    if (r)
-        return r;
-    r = strcmp(name, ".") ? mkdirat(dfd, name, (mode & 07777) & ~m->host->umask) : (errno = EEXIST, -1);
-    int e = errno;
-    close(dfd);
-    return r ? -e : 0;
-}
-
-static int64_t do_unlink(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, int flag)
-{
-    if (flag & ~G_AT_REMOVEDIR)
-        return -EINVAL;
-    int dfd;
-    char name[256];
-    int r = es_hs_name_at(m, c, dirfd, upath, false, &dfd, name);
-    if (r)
-        return r;
-    r = strcmp(name, ".") ? unlinkat(dfd, name, flag ? AT_REMOVEDIR : 0) : (errno = EINVAL, -1);
-    int e = errno;
-    close(dfd);
-    return r ? -e : 0;
-}
-
-static int64_t do_rename(es_machine *m, const es_scall *c, int64_t od, uint64_t op, int64_t nd,
-                         uint64_t np, unsigned flags)
-{
-    int ofd, nfd;
-    char on[256], nn[256];
-    int r = es_hs_name_at(m, c, od, op, false, &ofd, on);
-    if (r)
-        return r;
-    r = es_hs_name_at(m, c, nd, np, true, &nfd, nn);
-    if (r) {
-        close(ofd);
-        return r;
-    }
-    long x = (!strcmp(on, ".") || !strcmp(nn, ".")) ? (errno = EBUSY, -1)
-                                                    : syscall(SYS_renameat2, ofd, on, nfd, nn, flags);
-    int e = errno;
-    close(ofd);
-    close(nfd);
-    return x ? -e : 0;
-}
-
-static int64_t do_symlink(es_machine *m, const es_scall *c, uint64_t utgt, int64_t nd, uint64_t np)
-{
-    char tgt[ES_HOST_PATH_MAX];
-    int64_t n = es_hs_get_str(m, c, utgt, tgt, sizeof tgt);
-    if (n < 0)
-        return n;
-    if (n == 0)
-        return -ENOENT;
-    int dfd;
-    char name[256];
-    int r = es_hs_name_at(m, c, nd, np, true, &dfd, name);
-    if (r)
-        return r;
-    r = symlinkat(tgt, dfd, name);
-    int e = errno;
-    close(dfd);
-    return r ? -e : 0;
-}
-
-static int64_t do_access(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, int mode)
-{
-    if (mode & ~7)
-        return -EINVAL;
-    int fd = es_hs_open_at(m, c, dirfd, upath, true, false);
-    if (fd < 0)
-        return fd;
-    long r = syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH);
-    if (r && errno == ENOSYS) {
-        char p[64];
-        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-        r = access(p, mode);
-    }
-    int e = errno;
-    close(fd);
-    if (r)
-        return -e;
-    if ((mode & W_OK) && !m->host->cfg.rw)
-        return -EROFS;
-    return 0;
-}
-
-static int64_t do_chdir(es_machine *m, const char *gp)
-{
-    struct es_host *h = m->host;
-    int fd = open_gp(h, gp, O_PATH | O_DIRECTORY, 0, true);
-    if (fd < 0)
-        return fd;
-    char np[ES_HOST_PATH_MAX];
-    int r = gpath_of(h, fd, np, sizeof np);
-    close(fd);
-    if (r)
-        return r;
-    strcpy(h->cwd, np);
-    return 0;
 }
 
 /* ---- ioctl, poll ---- */
@@ -1165,27 +430,8 @@ static int64_t do_poll(es_machine *m, const es_scall *c, uint64_t ufds, uint64_t
 int es_hs_fs_init(es_machine *m)
 {
     struct es_host *h = m->host;
-    const char *root = h->cfg.root && *h->cfg.root ? h->cfg.root : ".";
-    char real[ES_HOST_PATH_MAX];
-    if (!realpath(root, real)) {
-        snprintf(m->message, sizeof m->message, "guest root %s: %s", root, strerror(errno));
+    if (es_hs_root_open(m))
         return -1;
-    }
-    h->rootlen = strcmp(real, "/") ? strlen(real) : 0;
-    memcpy(h->root, real, h->rootlen);
-    h->root[h->rootlen] = 0;
-    h->rootfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (h->rootfd < 0) {
-        snprintf(m->message, sizeof m->message, "guest root %s: %s", root, strerror(errno));
-        return -1;
-    }
-    struct es_open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                              .resolve = ES_RESOLVE_IN_ROOT | ES_RESOLVE_NO_MAGICLINKS};
-    long t = syscall(SYS_openat2, h->rootfd, ".", &how, sizeof how);
-    h->use_openat2 = t >= 0;
-    if (t >= 0)
-        close((int)t);
-    strcpy(h->cwd, "/");
     int std[3] = {h->cfg.stdin_fd, h->cfg.stdout_fd, h->cfg.stderr_fd};
     for (int i = 0; i < 3; i++)
         if (std[i] >= 0)
@@ -1204,219 +450,193 @@ void es_hs_fs_free(es_machine *m)
     h->rootfd = -1;
 }
 
-/* ---- dispatch ---- */
+/* ---- services ---- */
 
-int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
+/* The fd-table slot of a[0], or return -EBADF. */
+#define FD_OR_EBADF(f)                                   \
+    es_hfd *f = es_hs_fd(m->host, (int)a[0]);            \
+    if (!f)                                              \
+        return -EBADF
+
+ES_SYS(read)
+{
+    FD_OR_EBADF(f);
+    return do_rw(m, c, f->host, a[1], a[2], -1, false);
+}
+
+ES_SYS(write)
+{
+    FD_OR_EBADF(f);
+    return do_rw(m, c, f->host, a[1], a[2], -1, true);
+}
+
+/* The position argument a[3] of pread64 and preadv and their kin: i386
+ * passes the 64-bit value in two registers (a[3] low, a[4] high). */
+static int64_t pos_arg(const es_scall *c, const uint64_t *a)
+{
+    return c->abi == ES_ABI_I386 ? (int64_t)(a[3] | a[4] << 32) : (int64_t)a[3];
+}
+
+static int64_t prw(es_machine *m, const es_scall *c, const uint64_t *a, bool wr)
+{
+    FD_OR_EBADF(f);
+    int64_t pos = pos_arg(c, a);
+    if (pos < 0)
+        return -EINVAL;
+    return do_rw(m, c, f->host, a[1], a[2], pos, wr);
+}
+
+ES_SYS(pread64) { return prw(m, c, a, false); }
+ES_SYS(pwrite64) { return prw(m, c, a, true); }
+ES_SYS(readv) { return do_rwv(m, c, (int)a[0], a[1], a[2], false, -1); }
+ES_SYS(writev) { return do_rwv(m, c, (int)a[0], a[1], a[2], true, -1); }
+
+/* preadv/pwritev and their *2 forms (`two`: with RWF_* flags). */
+static int64_t prwv(es_machine *m, const es_scall *c, const uint64_t *a, bool wr, bool two)
+{
+    /* the position: one register on x86-64 (pos_h is shifted out), the
+     * x32 rows take a loff_t, i386 two halves */
+    int64_t pos = pos_arg(c, a);
+    uint64_t flags = c->compat && c->abi != ES_ABI_I386 ? a[4] : a[5];
+    if (two && (flags & ~0x1full)) /* RWF_HIPRI DSYNC SYNC NOWAIT APPEND */
+        return -EOPNOTSUPP;
+    if (pos < 0 && !(two && pos == -1))
+        return -EINVAL;
+    return do_rwv(m, c, (int)a[0], a[1], a[2], wr, pos);
+}
+
+ES_SYS(preadv) { return prwv(m, c, a, false, false); }
+ES_SYS(pwritev) { return prwv(m, c, a, true, false); }
+ES_SYS(preadv2) { return prwv(m, c, a, false, true); }
+ES_SYS(pwritev2) { return prwv(m, c, a, true, true); }
+ES_SYS(open) { return do_open(m, c, G_AT_FDCWD, a[0], (int)a[1], (uint32_t)a[2]); }
+ES_SYS(openat) { return do_open(m, c, (int)a[0], a[1], (int)a[2], (uint32_t)a[3]); }
+ES_SYS(creat) { return do_open(m, c, G_AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a[1]); }
+
+ES_SYS(close)
+{
+    if (!es_hs_fd(m->host, (int)a[0]))
+        return -EBADF;
+    fd_close(m->host, (int)a[0]);
+    return 0;
+}
+
+ES_SYS(lseek)
+{
+    FD_OR_EBADF(f);
+    int64_t off = c->abi == ES_ABI_I386 ? (int64_t)(int32_t)a[1] : (int64_t)a[1];
+    if ((unsigned)a[2] > 4)
+        return -EINVAL;
+    if (f->ndoff)
+        return es_hs_dir_seek(f, off, (int)a[2]);
+    off_t r = lseek(f->host, off, (int)a[2]);
+    return r < 0 ? -errno : r;
+}
+
+ES_SYS(_llseek)
+{
+    FD_OR_EBADF(f);
+    if ((unsigned)a[4] > 4)
+        return -EINVAL;
+    int64_t r = f->ndoff ? es_hs_dir_seek(f, (int64_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4])
+                         : lseek(f->host, (off_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4]);
+    if (r < 0)
+        return f->ndoff ? r : -errno;
+    uint8_t v[8];
+    es_st64(v, (uint64_t)r);
+    return es_hs_put(m, c, a[3], v, 8);
+}
+
+ES_SYS(dup)
+{
+    FD_OR_EBADF(f);
+    int hfd = fcntl(f->host, F_DUPFD_CLOEXEC, 3);
+    return hfd < 0 ? -errno : fd_install(m->host, hfd, false, 0);
+}
+
+ES_SYS(dup2) { return do_dup3(m->host, (int)a[0], (int)a[1], 0, true); }
+
+ES_SYS(dup3)
+{
+    if ((int)a[2] & ~G_O_CLOEXEC)
+        return -EINVAL;
+    return do_dup3(m->host, (int)a[0], (int)a[1], (int)a[2], false);
+}
+
+ES_SYS(fcntl) { return do_fcntl(m->host, (int)a[0], (unsigned)a[1], a[2]); }
+
+static int64_t do_pipe(es_machine *m, const es_scall *c, uint64_t ufds, int flags)
 {
     struct es_host *h = m->host;
-    es_hfd *f;
-    switch (sc) {
-    case ES_SC_read:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        return do_read(m, c, f->host, a[1], a[2], -1);
-    case ES_SC_write:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        return do_write(m, c, f->host, a[1], a[2], -1);
-    case ES_SC_pread64:
-    case ES_SC_pwrite64: {
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        /* i386 passes the 64-bit position in two registers */
-        int64_t pos = c->abi == ES_ABI_I386 ? (int64_t)(a[3] | a[4] << 32) : (int64_t)a[3];
-        if (pos < 0)
-            return -EINVAL;
-        return sc == ES_SC_pread64 ? do_read(m, c, f->host, a[1], a[2], pos)
-                                   : do_write(m, c, f->host, a[1], a[2], pos);
-    }
-    case ES_SC_readv: return do_rwv(m, c, (int)a[0], a[1], a[2], false, -1);
-    case ES_SC_writev: return do_rwv(m, c, (int)a[0], a[1], a[2], true, -1);
-    case ES_SC_preadv:
-    case ES_SC_pwritev:
-    case ES_SC_preadv2:
-    case ES_SC_pwritev2: {
-        bool two = sc == ES_SC_preadv2 || sc == ES_SC_pwritev2;
-        /* the position: one register on x86-64 (pos_h is shifted out), the
-         * x32 rows take a loff_t, i386 two halves */
-        int64_t pos = c->abi == ES_ABI_I386 ? (int64_t)(a[3] | a[4] << 32) : (int64_t)a[3];
-        uint64_t flags = c->compat && c->abi != ES_ABI_I386 ? a[4] : a[5];
-        if (two && (flags & ~0x1full)) /* RWF_HIPRI DSYNC SYNC NOWAIT APPEND */
-            return -EOPNOTSUPP;
-        if (pos < 0 && !(two && pos == -1))
-            return -EINVAL;
-        bool wr = sc == ES_SC_pwritev || sc == ES_SC_pwritev2;
-        return do_rwv(m, c, (int)a[0], a[1], a[2], wr, pos);
-    }
-    case ES_SC_open: return do_open(m, c, G_AT_FDCWD, a[0], (int)a[1], (uint32_t)a[2]);
-    case ES_SC_openat: return do_open(m, c, (int)a[0], a[1], (int)a[2], (uint32_t)a[3]);
-    case ES_SC_creat:
-        return do_open(m, c, G_AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a[1]);
-    case ES_SC_close:
-        if (!es_hs_fd(h, (int)a[0]))
-            return -EBADF;
-        fd_close(h, (int)a[0]);
-        return 0;
-    case ES_SC_lseek: {
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        int64_t off = c->abi == ES_ABI_I386 ? (int64_t)(int32_t)a[1] : (int64_t)a[1];
-        if ((unsigned)a[2] > 4)
-            return -EINVAL;
-        if (f->ndoff)
-            return dir_seek(f, off, (int)a[2]);
-        off_t r = lseek(f->host, off, (int)a[2]);
-        return r < 0 ? -errno : r;
-    }
-    case ES_SC__llseek: {
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        if ((unsigned)a[4] > 4)
-            return -EINVAL;
-        int64_t r = f->ndoff ? dir_seek(f, (int64_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4])
-                             : lseek(f->host, (off_t)((a[1] << 32) | (uint32_t)a[2]), (int)a[4]);
-        if (r < 0)
-            return f->ndoff ? r : -errno;
-        uint8_t v[8];
-        es_st64(v, (uint64_t)r);
-        return es_hs_put(m, c, a[3], v, 8);
-    }
-    case ES_SC_dup: {
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        int hfd = fcntl(f->host, F_DUPFD_CLOEXEC, 3);
-        return hfd < 0 ? -errno : fd_install(h, hfd, false, 0);
-    }
-    case ES_SC_dup2: return do_dup3(h, (int)a[0], (int)a[1], 0, true);
-    case ES_SC_dup3:
-        if ((int)a[2] & ~G_O_CLOEXEC)
-            return -EINVAL;
-        return do_dup3(h, (int)a[0], (int)a[1], (int)a[2], false);
-    case ES_SC_fcntl:
-    case ES_SC_fcntl64: return do_fcntl(h, (int)a[0], (unsigned)a[1], a[2]);
-    case ES_SC_pipe:
-    case ES_SC_pipe2: {
-        int flags = sc == ES_SC_pipe2 ? (int)a[1] : 0;
-        if (flags & ~(G_O_CLOEXEC | O_NONBLOCK | O_DIRECT))
-            return -EINVAL;
-        int p[2];
-        if (pipe2(p, O_CLOEXEC | (flags & (O_NONBLOCK | O_DIRECT))))
-            return -errno;
-        int r = fd_install(h, p[0], flags & G_O_CLOEXEC, 0);
-        if (r < 0) {
-            close(p[1]);
-            return r;
-        }
-        int w = fd_install(h, p[1], flags & G_O_CLOEXEC, 0);
-        if (w < 0) {
-            fd_close(h, r);
-            return w;
-        }
-        uint8_t v[8];
-        es_st32(v, (uint32_t)r);
-        es_st32(v + 4, (uint32_t)w);
-        if (es_hs_put(m, c, a[0], v, 8)) {
-            fd_close(h, r);
-            fd_close(h, w);
-            return -EFAULT;
-        }
-        return 0;
-    }
-    case ES_SC_fstat:
-    case ES_SC_fstat64:
-    case ES_SC_oldfstat:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        return put_stat(m, c, f->host, stat_kind(c, sc), a[1]);
-    case ES_SC_stat:
-    case ES_SC_stat64:
-    case ES_SC_oldstat: return do_statat(m, c, sc, G_AT_FDCWD, a[0], a[1], 0);
-    case ES_SC_lstat:
-    case ES_SC_lstat64:
-    case ES_SC_oldlstat: return do_statat(m, c, sc, G_AT_FDCWD, a[0], a[1], G_AT_SYMLINK_NOFOLLOW);
-    case ES_SC_newfstatat:
-    case ES_SC_fstatat64: return do_statat(m, c, sc, (int)a[0], a[1], a[2], (int)a[3]);
-    case ES_SC_statx: return do_statx(m, c, (int)a[0], a[1], (unsigned)a[2], (unsigned)a[3], a[4]);
-    case ES_SC_getdents64: return do_getdents(m, c, (int)a[0], a[1], (uint32_t)a[2], true);
-    case ES_SC_getdents: return do_getdents(m, c, (int)a[0], a[1], (uint32_t)a[2], false);
-    case ES_SC_readlink: return do_readlink(m, c, G_AT_FDCWD, a[0], a[1], (int)a[2]);
-    case ES_SC_readlinkat: return do_readlink(m, c, (int)a[0], a[1], a[2], (int)a[3]);
-    case ES_SC_access: return do_access(m, c, G_AT_FDCWD, a[0], (int)a[1]);
-    case ES_SC_faccessat: return do_access(m, c, (int)a[0], a[1], (int)a[2]);
-    case ES_SC_getcwd: {
-        size_t len = strlen(h->cwd) + 1;
-        if (a[1] < len)
-            return -ERANGE;
-        int r = es_hs_put(m, c, a[0], h->cwd, len);
-        return r ? r : (int64_t)len;
-    }
-    case ES_SC_chdir: {
-        char gp[ES_HOST_PATH_MAX];
-        int r = get_gp(m, c, G_AT_FDCWD, a[0], gp, sizeof gp, false);
-        return r ? r : do_chdir(m, gp);
-    }
-    case ES_SC_fchdir: {
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        struct stat st;
-        if (fstat(f->host, &st))
-            return -errno;
-        if (!S_ISDIR(st.st_mode))
-            return -ENOTDIR;
-        char np[ES_HOST_PATH_MAX];
-        int r = gpath_of(h, f->host, np, sizeof np);
-        if (!r)
-            strcpy(h->cwd, np);
+    if (flags & ~(G_O_CLOEXEC | O_NONBLOCK | O_DIRECT))
+        return -EINVAL;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | (flags & (O_NONBLOCK | O_DIRECT))))
+        return -errno;
+    int r = fd_install(h, p[0], flags & G_O_CLOEXEC, 0);
+    if (r < 0) {
+        close(p[1]);
         return r;
     }
-    case ES_SC_mkdir: return do_mkdir(m, c, G_AT_FDCWD, a[0], (uint32_t)a[1]);
-    case ES_SC_mkdirat: return do_mkdir(m, c, (int)a[0], a[1], (uint32_t)a[2]);
-    case ES_SC_unlink: return do_unlink(m, c, G_AT_FDCWD, a[0], 0);
-    case ES_SC_rmdir: return do_unlink(m, c, G_AT_FDCWD, a[0], G_AT_REMOVEDIR);
-    case ES_SC_unlinkat: return do_unlink(m, c, (int)a[0], a[1], (int)a[2]);
-    case ES_SC_rename: return do_rename(m, c, G_AT_FDCWD, a[0], G_AT_FDCWD, a[1], 0);
-    case ES_SC_renameat: return do_rename(m, c, (int)a[0], a[1], (int)a[2], a[3], 0);
-    case ES_SC_renameat2: return do_rename(m, c, (int)a[0], a[1], (int)a[2], a[3], (unsigned)a[4]);
-    case ES_SC_symlink: return do_symlink(m, c, a[0], G_AT_FDCWD, a[1]);
-    case ES_SC_symlinkat: return do_symlink(m, c, a[0], (int)a[1], a[2]);
-    case ES_SC_ftruncate: {
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        int64_t len = c->abi == ES_ABI_I386 ? (int64_t)(uint32_t)a[1] : (int64_t)a[1];
-        return ftruncate(f->host, len) ? -errno : 0;
+    int w = fd_install(h, p[1], flags & G_O_CLOEXEC, 0);
+    if (w < 0) {
+        fd_close(h, r);
+        return w;
     }
-    case ES_SC_fchmod:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        if (!h->cfg.rw)
-            return -EROFS;
-        return fchmod(f->host, (mode_t)a[1] & 07777) ? -errno : 0;
-    case ES_SC_fsync:
-    case ES_SC_fdatasync:
-        if (!es_hs_fd(h, (int)a[0]))
-            return -EBADF;
-        return 0;
-    case ES_SC_umask: {
-        uint32_t old = h->umask;
-        h->umask = (uint32_t)a[0] & 0777;
-        return old;
+    uint8_t v[8];
+    es_st32(v, (uint32_t)r);
+    es_st32(v + 4, (uint32_t)w);
+    if (es_hs_put(m, c, ufds, v, 8)) {
+        fd_close(h, r);
+        fd_close(h, w);
+        return -EFAULT;
     }
-    case ES_SC_ioctl: return do_ioctl(m, c, (int)a[0], (uint32_t)a[1], a[2]);
-    case ES_SC_poll: return do_poll(m, c, a[0], (uint32_t)a[1], (int)a[2]);
-    case ES_SC_ppoll: {
-        int ms = -1;
-        if (a[2]) {
-            int64_t s, ns;
-            int r = es_hs_get_timespec(m, c, a[2], &s, &ns);
-            if (r)
-                return r;
-            if (s < 0 || ns < 0 || ns >= 1000000000)
-                return -EINVAL;
-            ms = s > 1000000 ? 1000000000 : (int)(s * 1000 + (ns + 999999) / 1000000);
-        }
-        return do_poll(m, c, a[0], (uint32_t)a[1], ms);
+    return 0;
+}
+
+ES_SYS(pipe) { return do_pipe(m, c, a[0], 0); }
+ES_SYS(pipe2) { return do_pipe(m, c, a[0], (int)a[1]); }
+
+ES_SYS(ftruncate)
+{
+    FD_OR_EBADF(f);
+    int64_t len = c->abi == ES_ABI_I386 ? (int64_t)(uint32_t)a[1] : (int64_t)a[1];
+    return ftruncate(f->host, len) ? -errno : 0;
+}
+
+ES_SYS(fchmod)
+{
+    FD_OR_EBADF(f);
+    if (!m->host->cfg.rw)
+        return -EROFS;
+    return fchmod(f->host, (mode_t)a[1] & 07777) ? -errno : 0;
+}
+
+/* fsync and the advice and lock calls: one process, no one to tell */
+ES_SYS(fd_advice)
+{
+    return es_hs_fd(m->host, (int)a[0]) ? 0 : -EBADF;
+}
+
+ES_SYS(umask)
+{
+    uint32_t old = m->host->umask;
+    m->host->umask = (uint32_t)a[0] & 0777;
+    return old;
+}
+
+ES_SYS(ioctl) { return do_ioctl(m, c, (int)a[0], (uint32_t)a[1], a[2]); }
+ES_SYS(poll) { return do_poll(m, c, a[0], (uint32_t)a[1], (int)a[2]); }
+
+ES_SYS(ppoll)
+{
+    int ms = -1;
+    if (a[2]) {
+        int64_t s, ns;
+        int r = es_hs_get_timeout(m, c, a[2], NSEC, &s, &ns);
+        if (r)
+            return r;
+        ms = s > 1000000 ? 1000000000 : (int)(s * 1000 + (ns + 999999) / 1000000);
     }
-    default:
-        return ES_HS_NEXT;
-    }
+    return do_poll(m, c, a[0], (uint32_t)a[1], ms);
 }

@@ -2,7 +2,7 @@
  * (utimensat...), modes and owners, links, truncate, select, and the
  * advice calls that need no more than a valid fd.
  *
- * Every path goes through fs.c's confined resolution (es_hs_open_at,
+ * Every path goes through path.c's confined resolution (es_hs_open_at,
  * es_hs_name_at); where a host call has no "empty path" form we name the
  * already-resolved file through its /proc/self/fd link, which refers to
  * that very file and never to a path outside the root.
@@ -22,12 +22,6 @@
 
 #include "host_int.h"
 
-#define G_AT_FDCWD (-100)
-#define G_AT_SYMLINK_NOFOLLOW 0x100
-#define G_AT_SYMLINK_FOLLOW 0x400
-#define G_AT_EMPTY_PATH 0x1000
-#define NSEC 1000000000ll
-
 static void proc_fd(char *buf, size_t n, int fd)
 {
     snprintf(buf, n, "/proc/self/fd/%d", fd);
@@ -35,6 +29,27 @@ static void proc_fd(char *buf, size_t n, int fd)
 
 /* ---- statfs ---- */
 
+/* The fields of the three statfs layouts, in the order put_statfs fills
+ * them: f_type, f_bsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree,
+ * f_fsid[0], f_fsid[1], f_namelen, f_frsize, f_flags. */
+enum { NSTATFS = 12 };
+static const struct statfs_layout {
+    uint8_t size;
+    es_field f[NSTATFS];
+} g_statfs[3] = {
+    /* struct statfs (64-bit): 120 bytes */
+    {120, {{0, 8}, {8, 8}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 8}, {56, 4}, {60, 4}, {64, 8},
+           {72, 8}, {80, 8}}},
+    /* struct compat_statfs: 64 bytes, EOVERFLOW past 32 bits */
+    {64, {{0, 4}, {4, 4}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {24, 4}, {28, 4}, {32, 4}, {36, 4},
+          {40, 4}, {44, 4}}},
+    /* struct compat_statfs64: 84 bytes, packed(4) */
+    {84, {{0, 4}, {4, 4}, {8, 8}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 4}, {52, 4}, {56, 4},
+          {60, 4}, {64, 4}}},
+};
+
+/* kind: 0 = struct statfs, 1 = compat_statfs, 2 = compat_statfs64 (whose
+ * callers pass its size sz). */
 static int64_t put_statfs(es_machine *m, const es_scall *c, int fd, uint64_t u, int kind,
                           uint64_t sz)
 {
@@ -44,62 +59,19 @@ static int64_t put_statfs(es_machine *m, const es_scall *c, int fd, uint64_t u, 
     uint64_t flags = (uint64_t)s.f_flags | (m->host->cfg.rw ? 0 : 1 /* ST_RDONLY */);
     uint32_t fsid[2];
     memcpy(fsid, &s.f_fsid, sizeof fsid);
-    uint8_t b[120];
-    memset(b, 0, sizeof b);
-    if (kind == 0) { /* struct statfs (64-bit): 120 bytes */
-        es_st64(b, (uint64_t)s.f_type);
-        es_st64(b + 8, (uint64_t)s.f_bsize);
-        es_st64(b + 16, s.f_blocks);
-        es_st64(b + 24, s.f_bfree);
-        es_st64(b + 32, s.f_bavail);
-        es_st64(b + 40, s.f_files);
-        es_st64(b + 48, s.f_ffree);
-        es_st32(b + 56, fsid[0]);
-        es_st32(b + 60, fsid[1]);
-        es_st64(b + 64, (uint64_t)s.f_namelen);
-        es_st64(b + 72, (uint64_t)s.f_frsize);
-        es_st64(b + 80, flags);
-        return es_hs_put(m, c, u, b, 120);
-    }
-    if (kind == 1) { /* struct compat_statfs: 64 bytes, EOVERFLOW past 32 bits */
-        uint64_t v[5] = {s.f_blocks, s.f_bfree, s.f_bavail, s.f_files, s.f_ffree};
-        for (int i = 0; i < 5; i++)
+    uint64_t v[NSTATFS] = {(uint64_t)s.f_type, (uint64_t)s.f_bsize, s.f_blocks, s.f_bfree,
+                           s.f_bavail, s.f_files, s.f_ffree, fsid[0], fsid[1],
+                           (uint64_t)s.f_namelen, (uint64_t)s.f_frsize, flags};
+    if (kind == 1)
+        for (int i = 2; i < 7; i++) /* the block and file counts */
             if (v[i] >> 32 && v[i] != ~0ull)
                 return -EOVERFLOW;
-        es_st32(b, (uint32_t)s.f_type);
-        es_st32(b + 4, (uint32_t)s.f_bsize);
-        for (int i = 0; i < 5; i++)
-            es_st32(b + 8 + 4 * i, (uint32_t)v[i]);
-        es_st32(b + 28, fsid[0]);
-        es_st32(b + 32, fsid[1]);
-        es_st32(b + 36, (uint32_t)s.f_namelen);
-        es_st32(b + 40, (uint32_t)s.f_frsize);
-        es_st32(b + 44, (uint32_t)flags);
-        return es_hs_put(m, c, u, b, 64);
-    }
-    /* struct compat_statfs64: 84 bytes, packed(4) */
-    if (sz != 84)
+    if (kind == 2 && sz != 84)
         return -EINVAL;
-    es_st32(b, (uint32_t)s.f_type);
-    es_st32(b + 4, (uint32_t)s.f_bsize);
-    es_st64(b + 8, s.f_blocks);
-    es_st64(b + 16, s.f_bfree);
-    es_st64(b + 24, s.f_bavail);
-    es_st64(b + 32, s.f_files);
-    es_st64(b + 40, s.f_ffree);
-    es_st32(b + 48, fsid[0]);
-    es_st32(b + 52, fsid[1]);
-    es_st32(b + 56, (uint32_t)s.f_namelen);
-    es_st32(b + 60, (uint32_t)s.f_frsize);
-    es_st32(b + 64, (uint32_t)flags);
-    return es_hs_put(m, c, u, b, 84);
-}
-
-static int statfs_kind(const es_scall *c, int sc)
-{
-    if (sc == ES_SC_statfs64 || sc == ES_SC_fstatfs64)
-        return 2;
-    return c->abi == ES_ABI_I386 ? 1 : 0;
+    uint8_t b[120];
+    memset(b, 0, sizeof b);
+    es_hs_put_fields(b, g_statfs[kind].f, v, NSTATFS);
+    return es_hs_put(m, c, u, b, g_statfs[kind].size);
 }
 
 /* ---- times ---- */
@@ -253,293 +225,336 @@ static int64_t do_epoll_wait(es_machine *m, const es_scall *c, int64_t epfd, uin
     return n;
 }
 
-/* ---- dispatch ---- */
 
-int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
+/* ---- services: statfs, sendfile ---- */
+
+static int64_t statfs_path(es_machine *m, const es_scall *c, uint64_t upath, uint64_t u, int kind,
+                           uint64_t sz)
+{
+    int fd = es_hs_open_at(m, c, G_AT_FDCWD, upath, true, false);
+    if (fd < 0)
+        return fd;
+    int64_t r = put_statfs(m, c, fd, u, kind, sz);
+    close(fd);
+    return r;
+}
+
+static int64_t statfs_fd(es_machine *m, const es_scall *c, int64_t fd, uint64_t u, int kind,
+                         uint64_t sz)
+{
+    es_hfd *f = es_hs_fd(m->host, fd);
+    return f ? put_statfs(m, c, f->host, u, kind, sz) : -EBADF;
+}
+
+/* statfs and fstatfs take the caller's struct statfs, the *64 forms
+ * compat_statfs64 and its size. */
+ES_SYS(statfs) { return statfs_path(m, c, a[0], a[1], c->abi == ES_ABI_I386, 0); }
+ES_SYS(statfs64) { return statfs_path(m, c, a[0], a[2], 2, a[1]); }
+ES_SYS(fstatfs) { return statfs_fd(m, c, (int)a[0], a[1], c->abi == ES_ABI_I386, 0); }
+ES_SYS(fstatfs64) { return statfs_fd(m, c, (int)a[0], a[2], 2, a[1]); }
+
+/* osz: the size of the guest's offset (compat_off_t for i386's sendfile). */
+static int64_t do_sendfile(es_machine *m, const es_scall *c, const uint64_t *a, size_t osz)
 {
     struct es_host *h = m->host;
-    bool i386 = c->abi == ES_ABI_I386;
-    es_hfd *f;
-    switch (sc) {
-    case ES_SC_statfs:
-    case ES_SC_statfs64: {
-        int fd = es_hs_open_at(m, c, G_AT_FDCWD, a[0], true, false);
-        if (fd < 0)
-            return fd;
-        int64_t r = sc == ES_SC_statfs64 ? put_statfs(m, c, fd, a[2], 2, a[1])
-                                         : put_statfs(m, c, fd, a[1], statfs_kind(c, sc), 0);
-        close(fd);
-        return r;
-    }
-    case ES_SC_fstatfs:
-    case ES_SC_fstatfs64:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        return sc == ES_SC_fstatfs64 ? put_statfs(m, c, f->host, a[2], 2, a[1])
-                                     : put_statfs(m, c, f->host, a[1], statfs_kind(c, sc), 0);
-    case ES_SC_sendfile:
-    case ES_SC_sendfile64: {
-        es_hfd *o = es_hs_fd(h, (int)a[0]), *in = es_hs_fd(h, (int)a[1]);
-        if (!o || !in)
-            return -EBADF;
-        size_t osz = sc == ES_SC_sendfile && i386 ? 4 : 8; /* compat_off_t */
-        uint64_t count = a[3] > 0x7ffff000ull ? 0x7ffff000ull : a[3];
-        off_t off = 0;
-        if (a[2]) {
-            uint8_t b[8] = {0};
-            if (es_hs_get(m, c, b, a[2], osz))
-                return -EFAULT;
-            off = osz == 4 ? (int32_t)es_ld32(b) : (off_t)es_ld64(b);
-            if (off < 0)
-                return -EINVAL;
-        }
-        sigset_t old;
-        es_hs_pipe_hold(&old);
-        ssize_t r = sendfile(o->host, in->host, a[2] ? &off : NULL, (size_t)count);
-        es_hs_pipe_release(m, &old, r < 0 && errno == EPIPE);
-        if (r < 0)
-            return -errno;
-        if (a[2]) {
-            uint8_t b[8];
-            es_st64(b, (uint64_t)off);
-            if (es_hs_put(m, c, a[2], b, osz))
-                return -EFAULT;
-        }
-        return r;
-    }
-    case ES_SC_utimensat: {
-        struct timespec ts[2];
-        if (a[2]) {
-            int r = get_times(m, c, a[2], false, ts);
-            if (r)
-                return r;
-        }
-        return do_utimens(m, c, (int)a[0], a[1], a[2] ? ts : NULL, (int)a[3]);
-    }
-    case ES_SC_utimes:
-    case ES_SC_futimesat: {
-        int64_t dfd = sc == ES_SC_utimes ? G_AT_FDCWD : (int)a[0];
-        uint64_t up = sc == ES_SC_utimes ? a[0] : a[1], ut = sc == ES_SC_utimes ? a[1] : a[2];
-        struct timespec ts[2];
-        if (ut) {
-            int r = get_times(m, c, ut, true, ts);
-            if (r)
-                return r;
-        }
-        if (!up)
+    es_hfd *o = es_hs_fd(h, (int)a[0]), *in = es_hs_fd(h, (int)a[1]);
+    if (!o || !in)
+        return -EBADF;
+    uint64_t count = a[3] > 0x7ffff000ull ? 0x7ffff000ull : a[3];
+    off_t off = 0;
+    if (a[2]) {
+        uint8_t b[8] = {0};
+        if (es_hs_get(m, c, b, a[2], osz))
             return -EFAULT;
-        return do_utimens(m, c, dfd, up, ut ? ts : NULL, 0);
-    }
-    case ES_SC_utime: {
-        /* struct utimbuf {time_t actime, modtime} (compat: 32-bit) */
-        struct timespec ts[2];
-        if (a[1]) {
-            uint8_t b[16];
-            if (es_hs_get(m, c, b, a[1], i386 ? 8 : 16))
-                return -EFAULT;
-            ts[0].tv_sec = i386 ? (int32_t)es_ld32(b) : (int64_t)es_ld64(b);
-            ts[1].tv_sec = i386 ? (int32_t)es_ld32(b + 4) : (int64_t)es_ld64(b + 8);
-            ts[0].tv_nsec = ts[1].tv_nsec = 0;
-        }
-        return do_utimens(m, c, G_AT_FDCWD, a[0], a[1] ? ts : NULL, 0);
-    }
-    case ES_SC_chmod:
-    case ES_SC_fchmodat: {
-        int64_t dfd = sc == ES_SC_chmod ? G_AT_FDCWD : (int)a[0];
-        uint64_t up = sc == ES_SC_chmod ? a[0] : a[1], mode = sc == ES_SC_chmod ? a[1] : a[2];
-        int fd = es_hs_open_at(m, c, dfd, up, true, false);
-        if (fd < 0)
-            return fd;
-        if (!h->cfg.rw) {
-            close(fd);
-            return -EROFS;
-        }
-        char p[64];
-        proc_fd(p, sizeof p, fd);
-        int r = chmod(p, (mode_t)mode & 07777);
-        int e = errno;
-        close(fd);
-        return r ? -e : 0;
-    }
-    case ES_SC_chown:
-    case ES_SC_lchown:
-    case ES_SC_chown32:
-    case ES_SC_lchown32:
-    case ES_SC_fchownat: {
-        bool at = sc == ES_SC_fchownat;
-        int flags = at ? (int)a[4] : (sc == ES_SC_lchown || sc == ES_SC_lchown32) ? G_AT_SYMLINK_NOFOLLOW : 0;
-        if (flags & ~(G_AT_SYMLINK_NOFOLLOW | G_AT_EMPTY_PATH))
+        off = osz == 4 ? (int32_t)es_ld32(b) : (off_t)es_ld64(b);
+        if (off < 0)
             return -EINVAL;
-        const uint64_t *v = at ? a + 1 : a;
-        /* i386's chown/lchown are the 16-bit-id calls: 0xffff means "no change" */
-        bool id16 = i386 && (sc == ES_SC_chown || sc == ES_SC_lchown);
-        uint32_t uid = (uint32_t)v[1], gid = (uint32_t)v[2];
-        if (id16) {
-            uid = (uint16_t)uid == 0xffff ? ~0u : (uint16_t)uid;
-            gid = (uint16_t)gid == 0xffff ? ~0u : (uint16_t)gid;
-        }
-        int fd = es_hs_open_at(m, c, at ? (int)a[0] : G_AT_FDCWD, v[0],
-                               !(flags & G_AT_SYMLINK_NOFOLLOW), (flags & G_AT_EMPTY_PATH) != 0);
-        if (fd < 0)
-            return fd;
-        int r = h->cfg.rw ? fchownat(fd, "", uid, gid, AT_EMPTY_PATH) : (errno = EROFS, -1);
-        int e = errno;
-        close(fd);
-        return r ? -e : 0;
     }
-    case ES_SC_fchown:
-    case ES_SC_fchown32:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        if (!h->cfg.rw)
-            return -EROFS;
-        return fchown(f->host, (uid_t)a[1], (gid_t)a[2]) ? -errno : 0;
-    case ES_SC_link:
-    case ES_SC_linkat: {
-        bool at = sc == ES_SC_linkat;
-        int flags = at ? (int)a[4] : 0;
-        if (flags & ~(G_AT_SYMLINK_FOLLOW | G_AT_EMPTY_PATH))
-            return -EINVAL;
-        int ofd = -1, nfd;
-        char on[256], nn[256];
-        int r;
-        if (flags & G_AT_SYMLINK_FOLLOW) {
-            ofd = es_hs_open_at(m, c, at ? (int)a[0] : G_AT_FDCWD, at ? a[1] : a[0], true, false);
-            if (ofd < 0)
-                return ofd;
-            proc_fd(on, sizeof on, ofd);
-        } else {
-            r = es_hs_name_at(m, c, at ? (int)a[0] : G_AT_FDCWD, at ? a[1] : a[0], false, &ofd, on);
-            if (r)
-                return r;
-        }
-        r = es_hs_name_at(m, c, at ? (int)a[2] : G_AT_FDCWD, at ? a[3] : a[1], true, &nfd, nn);
-        if (r) {
-            close(ofd);
+    sigset_t old;
+    es_hs_pipe_hold(&old);
+    ssize_t r = sendfile(o->host, in->host, a[2] ? &off : NULL, (size_t)count);
+    es_hs_pipe_release(m, &old, r < 0 && errno == EPIPE);
+    if (r < 0)
+        return -errno;
+    if (a[2]) {
+        uint8_t b[8];
+        es_st64(b, (uint64_t)off);
+        if (es_hs_put(m, c, a[2], b, osz))
+            return -EFAULT;
+    }
+    return r;
+}
+
+ES_SYS(sendfile) { return do_sendfile(m, c, a, c->abi == ES_ABI_I386 ? 4 : 8); }
+ES_SYS(sendfile64) { return do_sendfile(m, c, a, 8); }
+
+/* ---- services: times ---- */
+
+ES_SYS(utimensat)
+{
+    struct timespec ts[2];
+    if (a[2]) {
+        int r = get_times(m, c, a[2], false, ts);
+        if (r)
             return r;
-        }
-        if (flags & G_AT_SYMLINK_FOLLOW)
-            r = linkat(AT_FDCWD, on, nfd, nn, AT_SYMLINK_FOLLOW);
-        else
-            r = !strcmp(on, ".") ? (errno = EPERM, -1) : linkat(ofd, on, nfd, nn, 0);
-        int e = errno;
-        close(ofd);
-        close(nfd);
-        return r ? -e : 0;
     }
-    case ES_SC_truncate:
-    case ES_SC_truncate64: {
-        int64_t len = sc == ES_SC_truncate64 ? (int64_t)(a[1] | a[2] << 32)
-                      : i386                 ? (int64_t)(int32_t)a[1]
-                                             : (int64_t)a[1];
-        if (len < 0)
-            return -EINVAL;
-        int fd = es_hs_open_at(m, c, G_AT_FDCWD, a[0], true, false);
-        if (fd < 0)
-            return fd;
-        char p[64];
-        proc_fd(p, sizeof p, fd);
-        int r = h->cfg.rw ? truncate(p, len) : (errno = EROFS, -1);
-        int e = errno;
-        close(fd);
-        return r ? -e : 0;
+    return do_utimens(m, c, (int)a[0], a[1], a[2] ? ts : NULL, (int)a[3]);
+}
+
+/* utimes and futimesat: struct timeval[2] */
+static int64_t do_utimes(es_machine *m, const es_scall *c, int64_t dfd, uint64_t up, uint64_t ut)
+{
+    struct timespec ts[2];
+    if (ut) {
+        int r = get_times(m, c, ut, true, ts);
+        if (r)
+            return r;
     }
-    case ES_SC_ftruncate64:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        return ftruncate(f->host, (off_t)(a[1] | a[2] << 32)) ? -errno : 0;
-    case ES_SC_fallocate:
-        if (!(f = es_hs_fd(h, (int)a[0])))
-            return -EBADF;
-        if (i386)
-            return fallocate(f->host, (int)a[1], (off_t)(a[2] | a[3] << 32),
-                             (off_t)(a[4] | a[5] << 32)) ? -errno : 0;
-        return fallocate(f->host, (int)a[1], (off_t)a[2], (off_t)a[3]) ? -errno : 0;
-    case ES_SC_fadvise64:
-    case ES_SC_fadvise64_64:
-    case ES_SC_readahead:
-    case ES_SC_flock:
-    case ES_SC_syncfs:
-        return es_hs_fd(h, (int)a[0]) ? 0 : -EBADF; /* advice and locks: one process */
-    case ES_SC_sync:
-        return 0;
-    case ES_SC_epoll_create:
-    case ES_SC_epoll_create1: {
-        int flags = sc == ES_SC_epoll_create ? 0 : (int)a[0];
-        if (sc == ES_SC_epoll_create ? (int)a[0] <= 0 : (flags & ~02000000))
-            return -EINVAL;
-        int hfd = epoll_create1(EPOLL_CLOEXEC);
-        return hfd < 0 ? -errno : es_hs_fd_install(h, hfd, flags != 0);
-    }
-    case ES_SC_eventfd:
-    case ES_SC_eventfd2: {
-        int flags = sc == ES_SC_eventfd ? 0 : (int)a[1];
-        if (flags & ~(02000000 | 04000 | 1)) /* EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE */
-            return -EINVAL;
-        int hfd = eventfd((unsigned)a[0], EFD_CLOEXEC | (flags & (04000 | 1)));
-        return hfd < 0 ? -errno : es_hs_fd_install(h, hfd, (flags & 02000000) != 0);
-    }
-    case ES_SC_epoll_ctl: {
-        es_hfd *ep = es_hs_fd(h, (int)a[0]), *t = es_hs_fd(h, (int)a[2]);
-        if (!ep || !t)
-            return -EBADF;
-        struct epoll_event ev;
-        memset(&ev, 0, sizeof ev);
-        if ((int)a[1] != EPOLL_CTL_DEL && es_hs_get(m, c, &ev, a[3], 12))
+    if (!up)
+        return -EFAULT;
+    return do_utimens(m, c, dfd, up, ut ? ts : NULL, 0);
+}
+
+ES_SYS(utimes) { return do_utimes(m, c, G_AT_FDCWD, a[0], a[1]); }
+ES_SYS(futimesat) { return do_utimes(m, c, (int)a[0], a[1], a[2]); }
+
+ES_SYS(utime)
+{
+    /* struct utimbuf {time_t actime, modtime} (compat: 32-bit) */
+    bool i386 = c->abi == ES_ABI_I386;
+    struct timespec ts[2];
+    if (a[1]) {
+        uint8_t b[16];
+        if (es_hs_get(m, c, b, a[1], i386 ? 8 : 16))
             return -EFAULT;
-        return epoll_ctl(ep->host, (int)a[1], t->host, &ev) ? -errno : 0;
+        ts[0].tv_sec = i386 ? (int32_t)es_ld32(b) : (int64_t)es_ld64(b);
+        ts[1].tv_sec = i386 ? (int32_t)es_ld32(b + 4) : (int64_t)es_ld64(b + 8);
+        ts[0].tv_nsec = ts[1].tv_nsec = 0;
     }
-    case ES_SC_epoll_wait: return do_epoll_wait(m, c, (int)a[0], a[1], (int)a[2], (int)a[3]);
-    case ES_SC_epoll_pwait: return do_epoll_wait(m, c, (int)a[0], a[1], (int)a[2], (int)a[3]);
-    case ES_SC_mknod:
-    case ES_SC_mknodat:
-        return h->cfg.rw ? -EPERM : -EROFS;
-    case ES_SC_select:
-        if (i386) { /* old select: struct sel_arg_struct {n, inp, outp, exp, tvp} */
-            uint8_t b[20];
-            if (es_hs_get(m, c, b, a[0], 20))
-                return -EFAULT;
-            uint64_t v[5];
-            for (int i = 0; i < 5; i++)
-                v[i] = es_ld32(b + 4 * i);
-            es_scall cc = *c;
-            uint64_t args[6] = {v[0], v[1], v[2], v[3], v[4], 0};
-            return es_hs_fsmeta(m, &cc, ES_SC__newselect, args);
-        }
-        /* fall through */
-    case ES_SC__newselect: {
-        int64_t ns = -1;
-        if (a[4]) {
-            int64_t s, us;
-            int r = es_hs_get_timespec(m, c, a[4], &s, &us); /* timeval: same shape */
-            if (r)
-                return r;
-            if (s < 0 || us < 0 || us >= 1000000)
-                return -EINVAL;
-            ns = s > 1000000000 ? INT64_MAX / 2 : s * NSEC + us * 1000;
-        }
-        int64_t r = do_select(m, c, (int)a[0], a[1], a[2], a[3], ns);
-        if (r == 0 && a[4])
-            es_hs_put_timeval(m, c, a[4], 0, 0); /* the time left */
+    return do_utimens(m, c, G_AT_FDCWD, a[0], a[1] ? ts : NULL, 0);
+}
+
+/* ---- services: modes, owners, links ---- */
+
+static int64_t do_chmod(es_machine *m, const es_scall *c, int64_t dfd, uint64_t up, uint64_t mode)
+{
+    int fd = es_hs_open_at(m, c, dfd, up, true, false);
+    if (fd < 0)
+        return fd;
+    if (!m->host->cfg.rw) {
+        close(fd);
+        return -EROFS;
+    }
+    char p[64];
+    proc_fd(p, sizeof p, fd);
+    int r = chmod(p, (mode_t)mode & 07777);
+    int e = errno;
+    close(fd);
+    return r ? -e : 0;
+}
+
+ES_SYS(chmod) { return do_chmod(m, c, G_AT_FDCWD, a[0], a[1]); }
+ES_SYS(fchmodat) { return do_chmod(m, c, (int)a[0], a[1], a[2]); }
+
+/* id16: i386's chown/lchown are the 16-bit-id calls, where 0xffff means
+ * "no change". */
+static int64_t do_chown(es_machine *m, const es_scall *c, int64_t dfd, const uint64_t *v, int flags,
+                        bool id16)
+{
+    if (flags & ~(G_AT_SYMLINK_NOFOLLOW | G_AT_EMPTY_PATH))
+        return -EINVAL;
+    uint32_t uid = (uint32_t)v[1], gid = (uint32_t)v[2];
+    if (id16) {
+        uid = (uint16_t)uid == 0xffff ? ~0u : (uint16_t)uid;
+        gid = (uint16_t)gid == 0xffff ? ~0u : (uint16_t)gid;
+    }
+    int fd = es_hs_open_at(m, c, dfd, v[0], !(flags & G_AT_SYMLINK_NOFOLLOW),
+                           (flags & G_AT_EMPTY_PATH) != 0);
+    if (fd < 0)
+        return fd;
+    int r = m->host->cfg.rw ? fchownat(fd, "", uid, gid, AT_EMPTY_PATH) : (errno = EROFS, -1);
+    int e = errno;
+    close(fd);
+    return r ? -e : 0;
+}
+
+ES_SYS(chown) { return do_chown(m, c, G_AT_FDCWD, a, 0, false); }
+ES_SYS(lchown) { return do_chown(m, c, G_AT_FDCWD, a, G_AT_SYMLINK_NOFOLLOW, false); }
+ES_SYS(chown16) { return do_chown(m, c, G_AT_FDCWD, a, 0, true); }
+ES_SYS(lchown16) { return do_chown(m, c, G_AT_FDCWD, a, G_AT_SYMLINK_NOFOLLOW, true); }
+ES_SYS(fchownat) { return do_chown(m, c, (int)a[0], a + 1, (int)a[4], false); }
+
+ES_SYS(fchown)
+{
+    es_hfd *f = es_hs_fd(m->host, (int)a[0]);
+    if (!f)
+        return -EBADF;
+    if (!m->host->cfg.rw)
+        return -EROFS;
+    return fchown(f->host, (uid_t)a[1], (gid_t)a[2]) ? -errno : 0;
+}
+
+static int64_t do_link(es_machine *m, const es_scall *c, int64_t od, uint64_t op, int64_t nd,
+                       uint64_t np, int flags)
+{
+    if (flags & ~(G_AT_SYMLINK_FOLLOW | G_AT_EMPTY_PATH))
+        return -EINVAL;
+    int ofd = -1, nfd;
+    char on[256], nn[256];
+    int r;
+    if (flags & G_AT_SYMLINK_FOLLOW) {
+        ofd = es_hs_open_at(m, c, od, op, true, false);
+        if (ofd < 0)
+            return ofd;
+        proc_fd(on, sizeof on, ofd);
+    } else {
+        r = es_hs_name_at(m, c, od, op, false, &ofd, on);
+        if (r)
+            return r;
+    }
+    r = es_hs_name_at(m, c, nd, np, true, &nfd, nn);
+    if (r) {
+        close(ofd);
         return r;
     }
-    case ES_SC_pselect6: {
-        int64_t ns = -1;
-        if (a[4]) {
-            int64_t s, fr;
-            int r = es_hs_get_timespec(m, c, a[4], &s, &fr);
-            if (r)
-                return r;
-            if (s < 0 || fr < 0 || fr >= NSEC)
-                return -EINVAL;
-            ns = s > 1000000000 ? INT64_MAX / 2 : s * NSEC + fr;
-        }
-        int64_t r = do_select(m, c, (int)a[0], a[1], a[2], a[3], ns);
-        if (r == 0 && a[4])
-            es_hs_put_timespec(m, c, a[4], 0, 0);
-        return r;
+    if (flags & G_AT_SYMLINK_FOLLOW)
+        r = linkat(AT_FDCWD, on, nfd, nn, AT_SYMLINK_FOLLOW);
+    else
+        r = !strcmp(on, ".") ? (errno = EPERM, -1) : linkat(ofd, on, nfd, nn, 0);
+    int e = errno;
+    close(ofd);
+    close(nfd);
+    return r ? -e : 0;
+}
+
+ES_SYS(link) { return do_link(m, c, G_AT_FDCWD, a[0], G_AT_FDCWD, a[1], 0); }
+ES_SYS(linkat) { return do_link(m, c, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]); }
+
+ES_SYS(mknod) { return m->host->cfg.rw ? -EPERM : -EROFS; }
+
+/* ---- services: sizes and space ---- */
+
+static int64_t do_truncate(es_machine *m, const es_scall *c, uint64_t upath, int64_t len)
+{
+    if (len < 0)
+        return -EINVAL;
+    int fd = es_hs_open_at(m, c, G_AT_FDCWD, upath, true, false);
+    if (fd < 0)
+        return fd;
+    char p[64];
+    proc_fd(p, sizeof p, fd);
+    int r = m->host->cfg.rw ? truncate(p, len) : (errno = EROFS, -1);
+    int e = errno;
+    close(fd);
+    return r ? -e : 0;
+}
+
+ES_SYS(truncate)
+{
+    int64_t len = c->abi == ES_ABI_I386 ? (int64_t)(int32_t)a[1] : (int64_t)a[1];
+    return do_truncate(m, c, a[0], len);
+}
+
+ES_SYS(truncate64) { return do_truncate(m, c, a[0], (int64_t)(a[1] | a[2] << 32)); }
+
+ES_SYS(ftruncate64)
+{
+    es_hfd *f = es_hs_fd(m->host, (int)a[0]);
+    if (!f)
+        return -EBADF;
+    return ftruncate(f->host, (off_t)(a[1] | a[2] << 32)) ? -errno : 0;
+}
+
+ES_SYS(fallocate)
+{
+    es_hfd *f = es_hs_fd(m->host, (int)a[0]);
+    if (!f)
+        return -EBADF;
+    if (c->abi == ES_ABI_I386)
+        return fallocate(f->host, (int)a[1], (off_t)(a[2] | a[3] << 32),
+                         (off_t)(a[4] | a[5] << 32)) ? -errno : 0;
+    return fallocate(f->host, (int)a[1], (off_t)a[2], (off_t)a[3]) ? -errno : 0;
+}
+
+ES_SYS(sync) { return 0; }
+
+/* ---- services: epoll, eventfd ---- */
+
+ES_SYS(epoll_create)
+{
+    if ((int)a[0] <= 0)
+        return -EINVAL;
+    int hfd = epoll_create1(EPOLL_CLOEXEC);
+    return hfd < 0 ? -errno : es_hs_fd_install(m->host, hfd, false);
+}
+
+ES_SYS(epoll_create1)
+{
+    int flags = (int)a[0];
+    if (flags & ~02000000)
+        return -EINVAL;
+    int hfd = epoll_create1(EPOLL_CLOEXEC);
+    return hfd < 0 ? -errno : es_hs_fd_install(m->host, hfd, flags != 0);
+}
+
+static int64_t do_eventfd(es_machine *m, unsigned initval, int flags)
+{
+    if (flags & ~(02000000 | 04000 | 1)) /* EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE */
+        return -EINVAL;
+    int hfd = eventfd(initval, EFD_CLOEXEC | (flags & (04000 | 1)));
+    return hfd < 0 ? -errno : es_hs_fd_install(m->host, hfd, (flags & 02000000) != 0);
+}
+
+ES_SYS(eventfd) { return do_eventfd(m, (unsigned)a[0], 0); }
+ES_SYS(eventfd2) { return do_eventfd(m, (unsigned)a[0], (int)a[1]); }
+
+ES_SYS(epoll_ctl)
+{
+    struct es_host *h = m->host;
+    es_hfd *ep = es_hs_fd(h, (int)a[0]), *t = es_hs_fd(h, (int)a[2]);
+    if (!ep || !t)
+        return -EBADF;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    if ((int)a[1] != EPOLL_CTL_DEL && es_hs_get(m, c, &ev, a[3], 12))
+        return -EFAULT;
+    return epoll_ctl(ep->host, (int)a[1], t->host, &ev) ? -errno : 0;
+}
+
+/* epoll_pwait too: no signal is ever delivered, so its mask changes nothing */
+ES_SYS(epoll_wait) { return do_epoll_wait(m, c, (int)a[0], a[1], (int)a[2], (int)a[3]); }
+
+/* ---- services: select ---- */
+
+/* select(n, in, out, ex, timeout): a struct timeval, or a timespec for
+ * pselect6 (`nsec`); the time left is written back as zero on timeout. */
+static int64_t select_with(es_machine *m, const es_scall *c, const uint64_t *a, bool nsec)
+{
+    int64_t ns = -1;
+    if (a[4]) {
+        int64_t s, fr;
+        int r = es_hs_get_timeout(m, c, a[4], nsec ? NSEC : 1000000, &s, &fr);
+        if (r)
+            return r;
+        ns = s > 1000000000 ? INT64_MAX / 2 : s * NSEC + (nsec ? fr : fr * 1000);
     }
-    default:
-        return ES_HS_NEXT;
-    }
+    int64_t r = do_select(m, c, (int)a[0], a[1], a[2], a[3], ns);
+    if (r == 0 && a[4])
+        es_hs_put_timespec(m, c, a[4], 0, 0); /* the time left (a timeval: same shape) */
+    return r;
+}
+
+ES_SYS(_newselect) { return select_with(m, c, a, false); }
+ES_SYS(pselect6) { return select_with(m, c, a, true); }
+
+/* i386's old select (#82): struct sel_arg_struct {n, inp, outp, exp, tvp} */
+ES_SYS(old_select)
+{
+    uint8_t b[20];
+    if (es_hs_get(m, c, b, a[0], 20))
+        return -EFAULT;
+    uint64_t args[6] = {0};
+    for (int i = 0; i < 5; i++)
+        args[i] = es_ld32(b + 4 * i);
+    return es_sys__newselect(m, c, args);
 }

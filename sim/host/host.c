@@ -3,16 +3,21 @@
  * the guest-memory helpers the syscall bodies share.
  *
  * Numbers are never typed by hand: tables/syscall_64.tbl and syscall_32.tbl
- * (Linux 4.17) map each number to a name, and the bodies in fs.c, mm.c and
- * proc.c are keyed by name (enum es_sc).  As in 4.17, x86-64 and x32 share
- * one table: the x32 bit is masked off for every 64-bit caller, and the bit
- * itself is what makes a call "x32" (in_x32_syscall()).
+ * (Linux 4.17) map each number to a name, and tables/host_services.tbl each
+ * name to its service function es_sys_<service>; systab.c holds the
+ * generated rows.  As in 4.17, x86-64 and x32 share one table: the x32 bit
+ * is masked off for every 64-bit caller, and the bit itself is what makes a
+ * call "x32" (in_x32_syscall()).
  *
- * Files of sim/host/: host.c (this: tables, registers, guest memory),
- * fs.c (fd table, confined paths, open/read/write/stat/getdents...),
- * fsmeta.c (statfs, sendfile, times, modes, links, select), mm.c (brk,
- * mmap...), proc.c (exit, ids, time, signals, TLS, futex, limits),
- * compat.c (struct layouts per ABI).
+ * Files of sim/host/: host.c (this: lifetime, dispatch, registers, guest
+ * memory), systab.c (the generated tables and their lookups), path.c
+ * (paths confined to the guest root), fs.c (fd table, read/write, open,
+ * dup, fcntl, pipes, ioctl, poll), fsdir.c (stat, getdents, readlink,
+ * mkdir, unlink, rename, access, cwd), fsmeta.c (statfs, sendfile, times,
+ * modes, owners, links, epoll, select), mm.c (brk, mmap...), proc.c (exit,
+ * ids, signals, scheduling), tls.c (arch_prctl, TLS descriptors, futex),
+ * sysinfo.c (time, random, limits, uname, sysinfo), compat.c (struct
+ * layouts per ABI).
  *
  * What a single simulated process cannot have, and what it gets instead:
  * fork/vfork/clone/execve and sockets are absent (-ENOSYS; socket() gives
@@ -31,23 +36,7 @@
 
 #include "host_int.h"
 #include "mem.h"
-
-/* ---- number -> name tables ---- */
-
-#include "es_syscall_32.h" /* ES_NR_SYSCALLS_32 */
-#include "es_syscall_64.h" /* ES_NR_SYSCALLS_64 */
-
-static const uint16_t g_sc64[ES_NR_SYSCALLS_64] = {
-#define ES_SYSCALL_64(nr, abi, name, entry) [nr] = ES_SC_##name,
-#include "es_syscall_64.h"
-#undef ES_SYSCALL_64
-};
-
-static const uint16_t g_sc32[ES_NR_SYSCALLS_32] = {
-#define ES_SYSCALL_32(nr, name, entry, compat) [nr] = ES_SC_##name,
-#include "es_syscall_32.h"
-#undef ES_SYSCALL_32
-};
+#include "systab.h"
 
 /* ---- lifetime ---- */
 
@@ -202,36 +191,21 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     h->nsyscalls++;
     es_scall c = {.abi = abi};
     uint64_t a[6];
-    int sc = ES_SC_none;
     if (abi == ES_ABI_I386) {
         /* 32-bit registers: the upper halves do not exist */
         for (int i = 0; i < 6; i++)
             a[i] = (uint32_t)args[i];
         c.nr = (uint32_t)nr;
         c.compat = c.ptr32 = true;
-        if (c.nr < ES_NR_SYSCALLS_32)
-            sc = g_sc32[c.nr];
     } else {
         memcpy(a, args, sizeof a);
         c.x32 = (nr & ES_X32_SYSCALL_BIT) != 0;
         c.nr = nr & ~ES_X32_SYSCALL_BIT;
         c.ptr32 = c.x32 || abi == ES_ABI_X32;
         c.compat = c.nr >= 512; /* the x32 rows take compat structs */
-        if (c.nr < ES_NR_SYSCALLS_64)
-            sc = g_sc64[c.nr];
     }
-    int64_t r = ES_HS_NEXT;
-    if (sc != ES_SC_none) {
-        r = es_hs_fs(m, &c, sc, a);
-        if (r == ES_HS_NEXT)
-            r = es_hs_fsmeta(m, &c, sc, a);
-        if (r == ES_HS_NEXT)
-            r = es_hs_mm(m, &c, sc, a);
-        if (r == ES_HS_NEXT)
-            r = es_hs_proc(m, &c, sc, a);
-    }
-    if (r == ES_HS_NEXT)
-        r = -ENOSYS;
+    const es_sysrow *row = es_sysrow_at(abi, c.nr);
+    int64_t r = row && row->service ? row->service(m, &c, a) : -ENOSYS;
     for (int i = 0; i < m->nobs; i++)
         if (m->obs[i].syscall)
             m->obs[i].syscall(m->obs[i].ctx, m, abi, nr, (uint64_t)r);

@@ -1,8 +1,9 @@
 /* host_int.h - what the files of sim/host/ share: the host-services state,
- * the per-call context, guest-memory helpers and each file's dispatcher.
+ * the per-call context, guest-memory helpers, the confined path resolution
+ * and the service functions of the generated table.
  *
  * Private to sim/host/ (and tests/test_host.cc, which pokes at a few
- * fields).  Every syscall body returns the value the kernel would return:
+ * fields).  Every service returns the value the kernel would return:
  * >= 0 on success, -errno on failure.
  */
 #ifndef ENTRYSIM_HOST_INT_H
@@ -19,15 +20,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* One value per syscall name of the two tables (generated from them). */
-enum es_sc {
-    ES_SC_none = 0,
-#define ES_SYSCALL_NAME(n) ES_SC_##n,
-#include "es_syscall_names.h"
-#undef ES_SYSCALL_NAME
-    ES_SC_COUNT
-};
 
 #define ES_HOST_MAX_FDS 1024 /* RLIMIT_NOFILE hard limit we allow */
 #define ES_HOST_PATH_MAX 4096
@@ -89,8 +81,28 @@ typedef struct es_scall {
     uint64_t nr;  /* number in its table (x32 bit removed) */
 } es_scall;
 
-/* A dispatcher's answer when the call is not one of its own. */
-#define ES_HS_NEXT INT64_MIN
+/* ---- the services: one per call (or per calls that share all their
+ * logic), named in tables/host_services.tbl, reached through systab.c ---- */
+
+/* Defines (or declares) service es_sys_<fn>: the call's context c and its
+ * six arguments a[0..5] (zero-extended 32-bit registers for i386). */
+#define ES_SYS(fn) int64_t es_sys_##fn(es_machine *m, const es_scall *c, const uint64_t *a)
+#define ES_HOST_SERVICE(fn) ES_SYS(fn);
+#include "es_host_services.h"
+#undef ES_HOST_SERVICE
+
+/* The guest's AT_* and O_* values (x86 guests and the x86-64 host share
+ * the O_* values; these name the guest's side where it matters). */
+#define G_AT_FDCWD (-100)
+#define G_AT_SYMLINK_NOFOLLOW 0x100
+#define G_AT_REMOVEDIR 0x200
+#define G_AT_SYMLINK_FOLLOW 0x400
+#define G_AT_NO_AUTOMOUNT 0x800
+#define G_AT_EMPTY_PATH 0x1000
+#define G_AT_STATX_SYNC_TYPE 0x6000
+#define G_O_CLOEXEC 02000000
+#define NSEC 1000000000ll
+#define ES_HS_CHUNK (1u << 20) /* host bounce buffer for read/write/getdents */
 
 static inline struct es_host *es_h(es_machine *m)
 {
@@ -137,12 +149,7 @@ ssize_t es_hs_host_write(es_machine *m, int hfd, const void *buf, size_t n, int6
 void es_hs_pipe_hold(void *old);
 void es_hs_pipe_release(es_machine *m, const void *old, bool broken);
 
-/* ---- per-file dispatchers: return ES_HS_NEXT when sc is not theirs ---- */
-int64_t es_hs_fs(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
-int64_t es_hs_mm(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
-int64_t es_hs_proc(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
-
-/* fs.c lifetime */
+/* ---- fs.c: the fd table ---- */
 int es_hs_fs_init(es_machine *m);
 void es_hs_fs_free(es_machine *m);
 /* Host fd behind guest fd, or -1. */
@@ -152,6 +159,29 @@ int es_hs_hostfd(es_machine *m, int64_t gfd);
 int es_hs_fd_install(struct es_host *h, int hfd, bool cloexec);
 /* The fd-table slot of guest fd, or NULL when it is not open. */
 es_hfd *es_hs_fd(struct es_host *h, int64_t fd);
+
+/* ---- path.c: paths confined to the guest root ---- */
+/* Opens the guest root (cfg.root) and sets the cwd to it; 0, or -1 with
+ * m->message set. */
+int es_hs_root_open(es_machine *m);
+/* Guest path of a host fd opened through the root (-ENOENT otherwise). */
+int es_hs_gpath_of(struct es_host *h, int hfd, char *out, size_t cap);
+/* Guest path of guest directory fd: -EBADF, -ENOTDIR or as es_hs_gpath_of. */
+int es_hs_dirfd_gpath(struct es_host *h, int64_t fd, char *out, size_t cap);
+/* Guest path argument (dirfd, upath) -> absolute guest path gp[cap];
+ * an empty path is -ENOENT unless empty_ok. */
+int es_hs_get_gp(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, char *gp,
+                 size_t cap, bool empty_ok);
+/* Opens absolute guest path gp with host open flags (O_NOFOLLOW is added;
+ * a symlink in last position is followed inside the root when `follow`).
+ * A host fd or -errno. */
+int es_hs_open_gp(struct es_host *h, const char *gp, int flags, mode_t mode, bool follow);
+/* Splits absolute guest path gp into (O_PATH fd of its directory, last
+ * component name[256]); see path.c. */
+int es_hs_split(struct es_host *h, const char *gp, bool create, int *dirfd, char *name,
+                size_t *last_off);
+/* Whether absolute guest path gp is /proc/self/exe (the program: h->exe). */
+bool es_hs_is_proc_self_exe(const char *gp);
 /* Opens guest (dirfd, path) as a host O_PATH fd confined to the root
  * (`empty_path`: "" names dirfd itself, as AT_EMPTY_PATH).  fd or -errno. */
 int es_hs_open_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool follow,
@@ -161,9 +191,20 @@ int es_hs_open_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upat
  * component (name[256]; "." when the path names a directory as a whole). */
 int es_hs_name_at(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, bool create,
                   int *dfd, char *name);
-int64_t es_hs_fsmeta(es_machine *m, const es_scall *c, int sc, const uint64_t *a);
+
+/* ---- fsdir.c ---- */
+/* lseek on a directory a 32-bit caller reads: cookies, not host offsets. */
+int64_t es_hs_dir_seek(es_hfd *f, int64_t off, int whence);
 
 /* ---- compat.c: struct layouts per ABI ---- */
+
+/* A field of a guest struct: byte offset and width (0: no such field). */
+typedef struct es_field {
+    uint8_t off, width;
+} es_field;
+/* Stores v[i], little endian and cut to its width, at field f[i] of out
+ * for i < n. */
+void es_hs_put_fields(uint8_t *out, const es_field *f, const uint64_t *v, int n);
 
 /* Host struct stat -> the guest's layout; returns bytes written to out or
  * -EOVERFLOW.  kind: 0 = x86-64 struct stat (144), 1 = i386 stat64 (96),
@@ -174,6 +215,10 @@ int es_hs_conv_stat(const struct stat *st, int kind, uint8_t *out);
 int es_hs_get_timespec(es_machine *m, const es_scall *c, uint64_t va, int64_t *sec, int64_t *nsec);
 int es_hs_put_timespec(es_machine *m, const es_scall *c, uint64_t va, int64_t sec, int64_t nsec);
 int es_hs_put_timeval(es_machine *m, const es_scall *c, uint64_t va, int64_t sec, int64_t usec);
+/* A timeout: a timespec (or timeval, same shape) whose fraction must be in
+ * [0, frac_lim) and seconds >= 0, else -EINVAL. */
+int es_hs_get_timeout(es_machine *m, const es_scall *c, uint64_t va, int64_t frac_lim,
+                      int64_t *sec, int64_t *frac);
 /* Reads an iovec array (16-byte or compat 8-byte entries); at most 1024. */
 typedef struct es_iov {
     uint64_t base, len;

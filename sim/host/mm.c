@@ -320,45 +320,39 @@ static int64_t do_madvise(es_machine *m, const es_scall *c, uint64_t start, uint
     return 0;
 }
 
-int64_t es_hs_mm(es_machine *m, const es_scall *c, int sc, const uint64_t *a)
+/* ---- services ---- */
+
+ES_SYS(brk) { return do_brk(m, a[0]); }
+ES_SYS(mmap) { return do_mmap(m, c, a[0], a[1], a[2], a[3], (int)a[4], a[5]); }
+ES_SYS(old_mmap) { return do_old_mmap(m, c, a[0]); }
+
+/* offset in 4 KiB units; 32-bit registers give files up to 16 TiB */
+ES_SYS(mmap2) { return do_mmap(m, c, a[0], a[1], a[2], a[3], (int32_t)a[4], a[5] << 12); }
+
+ES_SYS(munmap)
 {
-    switch (sc) {
-    case ES_SC_brk: return do_brk(m, a[0]);
-    case ES_SC_mmap:
-        if (c->abi == ES_ABI_I386)
-            return do_old_mmap(m, c, a[0]);
-        return do_mmap(m, c, a[0], a[1], a[2], a[3], (int)a[4], a[5]);
-    case ES_SC_mmap2: {
-        /* offset in 4 KiB units; 32-bit registers give files up to 16 TiB */
-        return do_mmap(m, c, a[0], a[1], a[2], a[3], (int32_t)a[4], a[5] << 12);
-    }
-    case ES_SC_munmap: {
-        if ((a[0] & (PAGE - 1)) || !a[1])
-            return -EINVAL;
-        uint64_t len = PAGE_UP(a[1]);
-        if (!len || a[0] > es_hs_task_size(c) || len > es_hs_task_size(c) - a[0])
-            return -EINVAL;
-        return es_vm_unmap(m, a[0], len);
-    }
-    case ES_SC_mprotect: {
-        if (a[2] & ~(uint64_t)(G_PROT_READ | G_PROT_WRITE | G_PROT_EXEC | G_PROT_GROWSDOWN | G_PROT_GROWSUP))
-            return -EINVAL;
-        if (a[0] & (PAGE - 1))
-            return -EINVAL;
-        uint64_t len = PAGE_UP(a[1]);
-        if (a[1] && !len)
-            return -ENOMEM;
-        return es_vm_protect(m, a[0], len, es_prot(a[2]));
-    }
-    case ES_SC_mremap: return do_mremap(m, c, a[0], a[1], a[2], a[3], a[4]);
-    case ES_SC_madvise: return do_madvise(m, c, a[0], a[1], (int)a[2]);
-    case ES_SC_msync:
-    case ES_SC_mlock:
-    case ES_SC_munlock:
-    case ES_SC_mlockall:
-    case ES_SC_munlockall:
-        return 0;
-    default:
-        return ES_HS_NEXT;
-    }
+    if ((a[0] & (PAGE - 1)) || !a[1])
+        return -EINVAL;
+    uint64_t len = PAGE_UP(a[1]);
+    if (!len || a[0] > es_hs_task_size(c) || len > es_hs_task_size(c) - a[0])
+        return -EINVAL;
+    return es_vm_unmap(m, a[0], len);
 }
+
+ES_SYS(mprotect)
+{
+    if (a[2] & ~(uint64_t)(G_PROT_READ | G_PROT_WRITE | G_PROT_EXEC | G_PROT_GROWSDOWN | G_PROT_GROWSUP))
+        return -EINVAL;
+    if (a[0] & (PAGE - 1))
+        return -EINVAL;
+    uint64_t len = PAGE_UP(a[1]);
+    if (a[1] && !len)
+        return -ENOMEM;
+    return es_vm_protect(m, a[0], len, es_prot(a[2]));
+}
+
+ES_SYS(mremap) { return do_mremap(m, c, a[0], a[1], a[2], a[3], a[4]); }
+ES_SYS(madvise) { return do_madvise(m, c, a[0], a[1], (int)a[2]); }
+
+/* msync and the mlock family: private memory, never swapped */
+ES_SYS(mm_advice) { return 0; }
