@@ -1,6 +1,5 @@
 /* cpu.c - machine lifetime, the fetch/decode/dispatch loop, fault
- * recording and the dispatch table. */
-#include <pthread.h>
+ * recording and the dispatch table (generated from isa/isa.tbl). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -22,32 +21,11 @@
 
 /* ---- dispatch table ---- */
 
-static es_handler g_table[ES_OP_COUNT]; /* immutable after init_table */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static void init_table(void)
-{
-    for (int i = 0; i < ES_OP_COUNT; i++)
-        g_table[i] = es_unimplemented;
-    es_family_alu(g_table);
-    es_family_shift(g_table);
-    es_family_muldiv(g_table);
-    es_family_bits(g_table);
-    es_family_bcd(g_table);
-    es_family_mov(g_table);
-    es_family_stack(g_table);
-    es_family_branch(g_table);
-    es_family_string(g_table);
-    es_family_atomic(g_table);
-    es_family_system(g_table);
-    es_family_sse(g_table);
-    es_family_x87(g_table);
-}
-
+/* es_dispatch is const data generated from isa/isa.tbl (gen_isa.py):
+ * nothing to build at run time. */
 const es_handler *es_dispatch_table(void)
 {
-    pthread_once(&g_once, init_table);
-    return g_table;
+    return es_dispatch;
 }
 
 int es_unimplemented(es_machine *m, const es_insn *d)
