@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "es_isa_taint.h"
 #include "mem.h"
 
 #define PAGE 4096ull
@@ -242,7 +243,7 @@ size_t es_taint_label_str(es_label l, int abi, char *buf, size_t bufsz)
     return k < bufsz ? k : (bufsz ? bufsz - 1 : 0);
 }
 
-/* ---- per-instruction rules ---- */
+/* ---- per-instruction helpers ---- */
 
 static void qw(es_taint *t, int reg, es_label l, bool add_rd, bool merge)
 {
@@ -354,30 +355,367 @@ static void fallback(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
     t->wl_rd = true;
 }
 
+/* ---- the rules: isa.tbl's taint column names one per op ----
+ * Each sees the instruction before it runs (old register labels) and
+ * queues what it will write. */
+
+typedef void rule_fn(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip);
+
+/* A write to operand 0, register or memory (read-modify-write: the memory
+ * destination's own old value arrives as rd). */
+static void write_dst(es_taint *t, const es_insn *d, es_label l, bool mem)
+{
+    if (d->o[0].kind == ES_OPK_MEM) {
+        t->wl = l;
+        t->wl_rd = true;
+    } else {
+        qw_op(t, &d->o[0], l, mem);
+    }
+}
+
+static void r_fallback(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    fallback(t, m, d, rip);
+}
+
+static void r_none(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip) {}
+
+static void r_move(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    bool mem = false;
+    es_label l = src(t, &d->o[1], &mem);
+    if (d->o[0].kind == ES_OPK_MEM)
+        t->wl = l;
+    else if (d->o[0].kind == ES_OPK_GPR || d->o[0].kind == ES_OPK_HI8)
+        qw_op(t, &d->o[0], l, mem); /* moves copy; a 32-bit move zero-extends and so replaces */
+}
+
+static void r_lea(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    bool mem = false;
+    qw_op(t, &d->o[0], src(t, &d->o[1], &mem), false);
+}
+
+/* The result of an operation reading l (plus the flags when `carry`):
+ * operand 0 and the flags (`fmode`) get it. */
+static void result(es_taint *t, const es_insn *d, es_label l, bool mem, bool carry, int fmode)
+{
+    if (carry)
+        l |= t->flags;
+    write_dst(t, d, l, mem);
+    qflags(t, fmode, l, mem);
+}
+
+/* Two-operand arithmetic; `carry`: the flags are a source too. */
+static void alu(es_taint *t, const es_insn *d, bool carry)
+{
+    bool mem = false;
+    es_label l = src(t, &d->o[0], &mem) | src(t, &d->o[1], &mem);
+    result(t, d, l, mem, carry, F_REPLACE);
+}
+
+static void r_alu(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    alu(t, d, false);
+}
+
+static void r_alu_cf(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    alu(t, d, true);
+}
+
+static void r_alu_idiom(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    if (!same_reg(d)) {
+        alu(t, d, false);
+        return;
+    }
+    qw_op(t, &d->o[0], 0, false); /* the zero idiom */
+    qflags(t, F_REPLACE, 0, false);
+}
+
+static void r_sbb(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    if (!same_reg(d)) {
+        alu(t, d, true);
+        return;
+    }
+    /* sbb r,r = -CF: the carry's label alone (array_index_nospec's mask
+     * after cmp nr, NR derives from nr) */
+    qw_op(t, &d->o[0], t->flags, false);
+    qflags(t, F_REPLACE, t->flags, false);
+}
+
+static void r_cmp(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    bool mem = false;
+    es_label l = src(t, &d->o[0], &mem) | src(t, &d->o[1], &mem);
+    qflags(t, F_REPLACE, l, mem);
+}
+
+/* One-operand arithmetic; `fmode`: how the flags change (INC/DEC leave CF
+ * alone, NOT changes none). */
+static void unary(es_taint *t, const es_insn *d, int fmode)
+{
+    bool mem = false;
+    es_label l = src(t, &d->o[0], &mem);
+    write_dst(t, d, l, mem);
+    if (fmode != F_NONE)
+        qflags(t, fmode, l, mem);
+}
+
+static void r_incdec(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    unary(t, d, F_MERGE);
+}
+
+static void r_neg(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    unary(t, d, F_REPLACE);
+}
+
+static void r_not(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    unary(t, d, F_NONE);
+}
+
+/* Shifts and rotates: every operand (count included) flows to the result;
+ * `carry` for RCL/RCR, which rotate through CF. */
+static void shift(es_taint *t, const es_insn *d, bool carry)
+{
+    bool mem = false;
+    es_label l = 0;
+    for (int i = 0; i < d->nops; i++)
+        l |= src(t, &d->o[i], &mem);
+    result(t, d, l, mem, carry, F_MERGE); /* a zero count leaves the flags */
+}
+
+static void r_shift(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    shift(t, d, false);
+}
+
+static void r_shift_cf(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    shift(t, d, true);
+}
+
+static void r_cmov(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    /* the value moved (or kept), plus the flags that chose it */
+    bool mem = false;
+    es_label l = cond(m->rflags, d->opcode & 15) ? src(t, &d->o[1], &mem)
+                                                  : t->reg[d->o[0].reg & 15];
+    qw(t, d->o[0].reg, l | t->flags, mem, d->o[0].size < 4);
+}
+
+static void r_setcc(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    if (d->o[0].kind == ES_OPK_MEM)
+        t->wl = t->flags;
+    else
+        qw_op(t, &d->o[0], t->flags, false);
+}
+
+static void r_xchg(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    const es_operand *o = d->o;
+    if (o[0].kind == ES_OPK_MEM || o[1].kind == ES_OPK_MEM) {
+        const es_operand *r = o[0].kind == ES_OPK_MEM ? &o[1] : &o[0];
+        t->wl = t->reg[r->reg & 15];
+        qw_op(t, r, 0, true);
+    } else {
+        es_label a = t->reg[o[0].reg & 15], b = t->reg[o[1].reg & 15];
+        qw_op(t, &o[0], b, false);
+        qw_op(t, &o[1], a, false);
+    }
+}
+
+static void r_push(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    /* the pushed value; RSP's own label is not data */
+    bool mem = false;
+    t->wl = src(t, &d->o[0], &mem);
+    t->wl_rd = mem;
+}
+
+static void r_pop(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    if (d->o[0].kind == ES_OPK_MEM)
+        t->wl_rd = true;
+    else
+        qw_op(t, &d->o[0], 0, true);
+}
+
+static void r_pushf(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    t->wl = t->flags;
+}
+
+static void r_popf(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qflags(t, F_REPLACE, 0, true);
+}
+
+static void r_call(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    t->wl = 0; /* the return address: the kernel's own RIP */
+}
+
+static void r_leave(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qw(t, ES_RSP, t->reg[ES_RBP], false, false);
+    qw(t, ES_RBP, 0, true, false);
+}
+
+/* MOVSD and CMPSD with operands are the SSE2 instructions: the fallback. */
+static void r_movs(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    if (d->nops == 0)
+        t->movs = true;
+    else
+        fallback(t, m, d, rip);
+}
+
+static void r_cmps(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    if (d->nops == 0)
+        qflags(t, F_REPLACE, 0, true);
+    else
+        fallback(t, m, d, rip);
+}
+
+static void r_stos(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    t->wl = t->reg[ES_RAX];
+}
+
+static void r_lods(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qw(t, ES_RAX, 0, true, d->op == ES_OP_LODSB || d->op == ES_OP_LODSW);
+}
+
+static void r_scas(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qflags(t, F_REPLACE, t->reg[ES_RAX], true);
+}
+
+static void r_syscall(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    /* SDM Vol. 2B SYSCALL: RCX <- RIP of the next insn, R11 <- RFLAGS */
+    if (m->cpl == 3) {
+        qw(t, ES_RCX, t->rip_label, false, false);
+        qw(t, ES_R11, t->flags | t->rflags_label, false, false);
+    }
+    if (!m->has_kernel)
+        qw(t, ES_RAX, 0, false, false); /* the host's return value */
+}
+
+static void r_sysenter(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qw(t, ES_RSP, 0, false, false); /* from IA32_SYSENTER_ESP */
+    if (!m->has_kernel)
+        qw(t, ES_RAX, 0, false, false);
+}
+
+static void r_sysret(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qflags(t, F_REPLACE, t->reg[ES_R11], false);
+}
+
+static void r_sysexit(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qw(t, ES_RSP, t->reg[ES_RCX], false, false);
+}
+
+static void r_int(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    bool user = m->cpl == 3;
+    if (!m->has_kernel) {
+        qw(t, ES_RAX, 0, false, false);
+        return;
+    }
+    t->int_frame = true;
+    t->f_rip = user ? t->rip_label : 0;
+    t->f_flags = t->flags | (user ? t->rflags_label : 0);
+    t->f_rsp = t->reg[ES_RSP];
+}
+
+static void r_iret(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    unsigned s = d->op == ES_OP_IRETQ ? 8 : d->op == ES_OP_IRETD ? 4 : 2;
+    uint64_t sp = m->gpr[ES_RSP];
+    qflags(t, F_REPLACE, es_taint_mem(t, sp + 2 * s, s), false);
+    qw(t, ES_RSP, es_taint_mem(t, sp + 3 * s, s), false, false);
+}
+
+static void r_vmcall(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    qw(t, ES_RAX, 0, false, false); /* the hypercall's result */
+}
+
+static void r_machine(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    /* machine state, not user data */
+    uint8_t buf[16];
+    es_access_info a;
+    uint64_t lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask;
+    size_t got = es_fetch_bytes(m, lin, buf, 15);
+    if (got && es_decode_access(buf, got, d->mode, rip, &a) == ES_DECODE_OK)
+        for (int i = 0; i < 16; i++)
+            if (a.gpr_write & (1u << i))
+                qw(t, i, 0, false, false);
+}
+
+/* Indexed by the rule isa.tbl gives each op (es_isa_taint.h). */
+static rule_fn *const rules[TR_COUNT] = {
+    [TR_FALLBACK] = r_fallback, [TR_NONE] = r_none,         [TR_MOVE] = r_move,
+    [TR_LEA] = r_lea,           [TR_ALU] = r_alu,           [TR_ALU_CF] = r_alu_cf,
+    [TR_ALU_IDIOM] = r_alu_idiom, [TR_SBB] = r_sbb,         [TR_CMP] = r_cmp,
+    [TR_INCDEC] = r_incdec,     [TR_NEG] = r_neg,           [TR_NOT] = r_not,
+    [TR_SHIFT] = r_shift,       [TR_SHIFT_CF] = r_shift_cf, [TR_CMOV] = r_cmov,
+    [TR_SETCC] = r_setcc,       [TR_XCHG] = r_xchg,         [TR_PUSH] = r_push,
+    [TR_POP] = r_pop,           [TR_PUSHF] = r_pushf,       [TR_POPF] = r_popf,
+    [TR_CALL] = r_call,         [TR_LEAVE] = r_leave,       [TR_MOVS] = r_movs,
+    [TR_STOS] = r_stos,         [TR_LODS] = r_lods,         [TR_SCAS] = r_scas,
+    [TR_CMPS] = r_cmps,         [TR_SYSCALL] = r_syscall,   [TR_SYSENTER] = r_sysenter,
+    [TR_SYSRET] = r_sysret,     [TR_SYSEXIT] = r_sysexit,   [TR_INT] = r_int,
+    [TR_IRET] = r_iret,         [TR_VMCALL] = r_vmcall,     [TR_MACHINE] = r_machine,
+};
+
+/* The previous instruction faulted and the fault went through the IDT:
+ * the handler's frame is at RSP (SDM Vol. 3A, 6.14.2). */
+static void label_exception_frame(es_taint *t, es_machine *m)
+{
+    t->exc_pending = false;
+    if (!m->has_kernel || m->cpl != 0)
+        return;
+    uint64_t sp = m->gpr[ES_RSP];
+    if (t->exc_err)
+        es_taint_set_mem(t, sp, 8, 0), sp += 8;
+    es_taint_set_mem(t, sp, 8, t->e_rip);
+    es_taint_set_mem(t, sp + 8, 8, 0);
+    es_taint_set_mem(t, sp + 16, 8, t->e_flags);
+    es_taint_set_mem(t, sp + 24, 8, t->e_rsp);
+    es_taint_set_mem(t, sp + 32, 8, 0);
+    if (t->exc_user)
+        t->reg[ES_RSP] = 0; /* the TSS's RSP0 */
+}
+
+/* In kernel-only mode user code is not followed, except the instructions
+ * that enter the kernel (their frames and registers carry user labels). */
+static bool enters_kernel(unsigned op)
+{
+    return op == ES_OP_SYSCALL || op == ES_OP_SYSENTER || op == ES_OP_INT ||
+           op == ES_OP_INT3 || op == ES_OP_INTO;
+}
+
 static void before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 {
     es_taint *t = ctx;
-
-    if (t->exc_pending) {
-        /* the previous instruction faulted and the fault went through the
-         * IDT: the handler's frame is at RSP (SDM Vol. 3A, 6.14.2) */
-        t->exc_pending = false;
-        if (m->has_kernel && m->cpl == 0) {
-            uint64_t sp = m->gpr[ES_RSP];
-            if (t->exc_err)
-                es_taint_set_mem(t, sp, 8, 0), sp += 8;
-            es_taint_set_mem(t, sp, 8, t->e_rip);
-            es_taint_set_mem(t, sp + 8, 8, 0);
-            es_taint_set_mem(t, sp + 16, 8, t->e_flags);
-            es_taint_set_mem(t, sp + 24, 8, t->e_rsp);
-            es_taint_set_mem(t, sp + 32, 8, 0);
-            if (t->exc_user)
-                t->reg[ES_RSP] = 0; /* the TSS's RSP0 */
-        }
-    }
-
-    if (t->kernel_only && m->cpl == 3 && d->op != ES_OP_SYSCALL && d->op != ES_OP_SYSENTER &&
-        d->op != ES_OP_INT && d->op != ES_OP_INT3 && d->op != ES_OP_INTO) {
+    if (t->exc_pending)
+        label_exception_frame(t, m);
+    if (t->kernel_only && m->cpl == 3 && !enters_kernel(d->op)) {
         t->live = false;
         return;
     }
@@ -391,283 +729,7 @@ static void before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     t->fmode = F_NONE;
     t->int_frame = false;
     t->cpl0 = m->cpl;
-
-    const es_operand *o = d->o;
-    bool mem = false;
-    es_label l;
-    unsigned op = d->op;
-    bool user = m->cpl == 3;
-
-    switch (op) {
-    case ES_OP_MOV:
-    case ES_OP_MOVZX:
-    case ES_OP_MOVSX:
-    case ES_OP_MOVSXD:
-        l = src(t, &o[1], &mem);
-        if (o[0].kind == ES_OPK_MEM) {
-            t->wl = l;
-        } else if (o[0].kind == ES_OPK_GPR || o[0].kind == ES_OPK_HI8) {
-            /* moves copy; a 32-bit move zero-extends and so replaces */
-            qw_op(t, &o[0], l, mem);
-        }
-        return;
-    case ES_OP_LEA:
-        qw_op(t, &o[0], src(t, &o[1], &mem), false);
-        return;
-    case ES_OP_XOR:
-    case ES_OP_SUB:
-    case ES_OP_SBB:
-        if (same_reg(d)) {
-            if (op == ES_OP_SBB) {
-                /* sbb r,r = -CF: the carry's label alone (array_index_nospec's
-                 * mask after cmp nr, NR derives from nr) */
-                qw_op(t, &o[0], t->flags, false);
-                qflags(t, F_REPLACE, t->flags, false);
-            } else {
-                qw_op(t, &o[0], 0, false); /* the zero idiom */
-                qflags(t, F_REPLACE, 0, false);
-            }
-            return;
-        }
-        /* fall through */
-    case ES_OP_ADD:
-    case ES_OP_ADC:
-    case ES_OP_AND:
-    case ES_OP_OR:
-        l = src(t, &o[0], &mem) | src(t, &o[1], &mem);
-        if (op == ES_OP_ADC || op == ES_OP_SBB)
-            l |= t->flags;
-        if (o[0].kind == ES_OPK_MEM) {
-            t->wl = l;
-            t->wl_rd = true;
-        } else {
-            qw_op(t, &o[0], l, mem);
-        }
-        qflags(t, F_REPLACE, l, mem);
-        return;
-    case ES_OP_CMP:
-    case ES_OP_TEST:
-        l = src(t, &o[0], &mem) | src(t, &o[1], &mem);
-        qflags(t, F_REPLACE, l, mem);
-        return;
-    case ES_OP_INC:
-    case ES_OP_DEC:
-    case ES_OP_NEG:
-    case ES_OP_NOT:
-        l = src(t, &o[0], &mem);
-        if (o[0].kind == ES_OPK_MEM) {
-            t->wl = l;
-            t->wl_rd = true;
-        } else {
-            qw_op(t, &o[0], l, mem);
-        }
-        if (op == ES_OP_NEG)
-            qflags(t, F_REPLACE, l, mem);
-        else if (op != ES_OP_NOT)
-            qflags(t, F_MERGE, l, mem); /* CF is left alone */
-        return;
-    case ES_OP_SHL:
-    case ES_OP_SHR:
-    case ES_OP_SAR:
-    case ES_OP_ROL:
-    case ES_OP_ROR:
-    case ES_OP_RCL:
-    case ES_OP_RCR:
-    case ES_OP_SHLD:
-    case ES_OP_SHRD:
-        l = 0;
-        for (int i = 0; i < d->nops; i++)
-            l |= src(t, &o[i], &mem);
-        if (op == ES_OP_RCL || op == ES_OP_RCR)
-            l |= t->flags;
-        if (o[0].kind == ES_OPK_MEM) {
-            t->wl = l;
-            t->wl_rd = true;
-        } else {
-            qw_op(t, &o[0], l, mem);
-        }
-        qflags(t, F_MERGE, l, mem); /* a zero count leaves the flags */
-        return;
-    case ES_OP_CMOVO: case ES_OP_CMOVNO: case ES_OP_CMOVB: case ES_OP_CMOVNB:
-    case ES_OP_CMOVZ: case ES_OP_CMOVNZ: case ES_OP_CMOVBE: case ES_OP_CMOVNBE:
-    case ES_OP_CMOVS: case ES_OP_CMOVNS: case ES_OP_CMOVP: case ES_OP_CMOVNP:
-    case ES_OP_CMOVL: case ES_OP_CMOVNL: case ES_OP_CMOVLE: case ES_OP_CMOVNLE: {
-        /* the value moved (or kept), plus the flags that chose it */
-        bool taken = cond(m->rflags, d->opcode & 15);
-        if (taken)
-            l = src(t, &o[1], &mem);
-        else
-            l = t->reg[o[0].reg & 15];
-        qw(t, o[0].reg, l | t->flags, mem, o[0].size < 4);
-        return;
-    }
-    case ES_OP_SETO: case ES_OP_SETNO: case ES_OP_SETB: case ES_OP_SETNB:
-    case ES_OP_SETZ: case ES_OP_SETNZ: case ES_OP_SETBE: case ES_OP_SETNBE:
-    case ES_OP_SETS: case ES_OP_SETNS: case ES_OP_SETP: case ES_OP_SETNP:
-    case ES_OP_SETL: case ES_OP_SETNL: case ES_OP_SETLE: case ES_OP_SETNLE:
-        if (o[0].kind == ES_OPK_MEM)
-            t->wl = t->flags;
-        else
-            qw_op(t, &o[0], t->flags, false);
-        return;
-    case ES_OP_XCHG:
-        if (o[0].kind == ES_OPK_MEM || o[1].kind == ES_OPK_MEM) {
-            const es_operand *r = o[0].kind == ES_OPK_MEM ? &o[1] : &o[0];
-            t->wl = t->reg[r->reg & 15];
-            qw_op(t, r, 0, true);
-        } else {
-            es_label a = t->reg[o[0].reg & 15], b = t->reg[o[1].reg & 15];
-            qw_op(t, &o[0], b, false);
-            qw_op(t, &o[1], a, false);
-        }
-        return;
-    case ES_OP_BSWAP:
-        return; /* the same bytes, reordered */
-    case ES_OP_PUSH:
-        /* the pushed value; RSP's own label is not data */
-        t->wl = src(t, &o[0], &mem);
-        t->wl_rd = mem;
-        return;
-    case ES_OP_POP:
-        if (o[0].kind == ES_OPK_MEM)
-            t->wl_rd = true;
-        else
-            qw_op(t, &o[0], 0, true);
-        return;
-    case ES_OP_PUSHF:
-    case ES_OP_PUSHFD:
-    case ES_OP_PUSHFQ:
-        t->wl = t->flags;
-        return;
-    case ES_OP_POPF:
-    case ES_OP_POPFD:
-    case ES_OP_POPFQ:
-        qflags(t, F_REPLACE, 0, true);
-        return;
-    case ES_OP_CALL:
-        t->wl = 0; /* the return address: the kernel's own RIP */
-        return;
-    case ES_OP_RET:
-    case ES_OP_JMP:
-    case ES_OP_NOP:
-    case ES_OP_LFENCE:
-    case ES_OP_MFENCE:
-    case ES_OP_SFENCE:
-    case ES_OP_PAUSE:
-    case ES_OP_CLI:
-    case ES_OP_STI:
-    case ES_OP_CLD:
-    case ES_OP_STD:
-    case ES_OP_HLT:
-    case ES_OP_WRMSR:
-    case ES_OP_SWAPGS:
-        return;
-    case ES_OP_LEAVE:
-        qw(t, ES_RSP, t->reg[ES_RBP], false, false);
-        qw(t, ES_RBP, 0, true, false);
-        return;
-    case ES_OP_MOVSB:
-    case ES_OP_MOVSW:
-    case ES_OP_MOVSD:
-    case ES_OP_MOVSQ:
-        if (d->nops == 0) {
-            t->movs = true;
-            return;
-        }
-        break;
-    case ES_OP_STOSB:
-    case ES_OP_STOSW:
-    case ES_OP_STOSD:
-    case ES_OP_STOSQ:
-        t->wl = t->reg[ES_RAX];
-        return;
-    case ES_OP_LODSB:
-    case ES_OP_LODSW:
-    case ES_OP_LODSD:
-    case ES_OP_LODSQ:
-        qw(t, ES_RAX, 0, true, op == ES_OP_LODSB || op == ES_OP_LODSW);
-        return;
-    case ES_OP_SCASB:
-    case ES_OP_SCASW:
-    case ES_OP_SCASD:
-    case ES_OP_SCASQ:
-        qflags(t, F_REPLACE, t->reg[ES_RAX], true);
-        return;
-    case ES_OP_CMPSB:
-    case ES_OP_CMPSW:
-    case ES_OP_CMPSD:
-    case ES_OP_CMPSQ:
-        if (d->nops == 0) {
-            qflags(t, F_REPLACE, 0, true);
-            return;
-        }
-        break;
-    case ES_OP_SYSCALL:
-        /* SDM Vol. 2B SYSCALL: RCX <- RIP of the next insn, R11 <- RFLAGS */
-        if (user) {
-            qw(t, ES_RCX, t->rip_label, false, false);
-            qw(t, ES_R11, t->flags | t->rflags_label, false, false);
-        }
-        if (!m->has_kernel)
-            qw(t, ES_RAX, 0, false, false); /* the host's return value */
-        return;
-    case ES_OP_SYSENTER:
-        qw(t, ES_RSP, 0, false, false); /* from IA32_SYSENTER_ESP */
-        if (!m->has_kernel)
-            qw(t, ES_RAX, 0, false, false);
-        return;
-    case ES_OP_SYSRET:
-        qflags(t, F_REPLACE, t->reg[ES_R11], false);
-        return;
-    case ES_OP_SYSEXIT:
-        qw(t, ES_RSP, t->reg[ES_RCX], false, false);
-        return;
-    case ES_OP_INT:
-    case ES_OP_INT1:
-    case ES_OP_INT3:
-    case ES_OP_INTO:
-        if (!m->has_kernel) {
-            qw(t, ES_RAX, 0, false, false);
-            return;
-        }
-        t->int_frame = true;
-        t->f_rip = user ? t->rip_label : 0;
-        t->f_flags = t->flags | (user ? t->rflags_label : 0);
-        t->f_rsp = t->reg[ES_RSP];
-        return;
-    case ES_OP_IRET:
-    case ES_OP_IRETD:
-    case ES_OP_IRETQ: {
-        unsigned s = op == ES_OP_IRETQ ? 8 : op == ES_OP_IRETD ? 4 : 2;
-        uint64_t sp = m->gpr[ES_RSP];
-        qflags(t, F_REPLACE, es_taint_mem(t, sp + 2 * s, s), false);
-        qw(t, ES_RSP, es_taint_mem(t, sp + 3 * s, s), false, false);
-        return;
-    }
-    case ES_OP_VMCALL:
-        qw(t, ES_RAX, 0, false, false); /* the hypercall's result */
-        return;
-    case ES_OP_RDMSR:
-    case ES_OP_RDTSC:
-    case ES_OP_RDTSCP:
-    case ES_OP_CPUID:
-    case ES_OP_XGETBV:
-    case ES_OP_RDPID: {
-        /* machine state, not user data */
-        uint8_t buf[16];
-        es_access_info a;
-        uint64_t lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask;
-        size_t got = es_fetch_bytes(m, lin, buf, 15);
-        if (got && es_decode_access(buf, got, d->mode, rip, &a) == ES_DECODE_OK)
-            for (int i = 0; i < 16; i++)
-                if (a.gpr_write & (1u << i))
-                    qw(t, i, 0, false, false);
-        return;
-    }
-    default:
-        break;
-    }
-    fallback(t, m, d, rip);
+    rules[es_isa_taint[d->op]](t, m, d, rip);
 }
 
 static void on_mem(void *ctx, es_machine *m, uint64_t va, unsigned size, int write)

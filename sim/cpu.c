@@ -1,9 +1,9 @@
 /* cpu.c - machine lifetime, observers, the fetch/decode/dispatch loop and
- * the dispatch table: the top of the machine.  It calls down into
- * mem/vm/seg/priv and the instruction families; the state of the layers
- * above it (host services, the guest kernel) is freed through the hooks
- * they install (m->hooks), so this file includes none of their headers. */
-#include <pthread.h>
+ * the dispatch table (generated from isa/isa.tbl): the top of the machine.
+ * It calls down into mem/vm/seg/priv and the instruction families; the
+ * state of the layers above it (host services, the guest kernel) is freed
+ * through the hooks they install (m->hooks), so this file includes none of
+ * their headers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -25,32 +25,11 @@
 
 /* ---- dispatch table ---- */
 
-static es_handler g_table[ES_OP_COUNT]; /* immutable after init_table */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static void init_table(void)
-{
-    for (int i = 0; i < ES_OP_COUNT; i++)
-        g_table[i] = es_unimplemented;
-    es_family_alu(g_table);
-    es_family_shift(g_table);
-    es_family_muldiv(g_table);
-    es_family_bits(g_table);
-    es_family_bcd(g_table);
-    es_family_mov(g_table);
-    es_family_stack(g_table);
-    es_family_branch(g_table);
-    es_family_string(g_table);
-    es_family_atomic(g_table);
-    es_family_system(g_table);
-    es_family_sse(g_table);
-    es_family_x87(g_table);
-}
-
+/* es_dispatch is const data generated from isa/isa.tbl (gen_isa.py):
+ * nothing to build at run time. */
 const es_handler *es_dispatch_table(void)
 {
-    pthread_once(&g_once, init_table);
-    return g_table;
+    return es_dispatch;
 }
 
 static void fault_stop(es_machine *m)

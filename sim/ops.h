@@ -1,6 +1,7 @@
 /* ops.h - what instruction handlers share: operand access with the
  * partial-register rules, effective addresses, eager flag computation,
- * stack pushes and pops, and the per-family registration functions.
+ * stack pushes and pops, and the handler prototypes (generated from
+ * isa/isa.tbl, which also builds the dispatch table).
  *
  * Handler rules:
  *  - signature `static int op_xxx(es_machine *m, const es_insn *d)`;
@@ -220,24 +221,13 @@ static inline int es_pop(es_machine *m, unsigned size, uint64_t *v)
     return 0;
 }
 
-/* ---- family registration: each sim/<family>.c fills its rows ---- */
-void es_family_alu(es_handler *t);    /* ADD..CMP, INC/DEC/NEG/NOT, TEST */
-void es_family_shift(es_handler *t);  /* SHL/SHR/SAR/ROL/ROR/RCL/RCR/SHLD/SHRD */
-void es_family_muldiv(es_handler *t); /* MUL/IMUL/DIV/IDIV */
-void es_family_bits(es_handler *t);   /* BT*, BSF/BSR, BMI1/2, ADX, LZCNT, POPCNT, MOVBE, BSWAP */
-void es_family_bcd(es_handler *t);    /* AAA/AAS/AAM/AAD/DAA/DAS (32-bit mode) */
-void es_family_mov(es_handler *t);    /* MOV*, XCHG, CMOVcc, SETcc, LEA, CBW..CQO, LAHF/SAHF, flags ops */
-void es_family_stack(es_handler *t);  /* PUSH/POP/PUSHF/POPF/ENTER/LEAVE/PUSHA/POPA */
-void es_family_branch(es_handler *t); /* Jcc/JMP/CALL/RET/LOOP/JrCXZ */
-void es_family_string(es_handler *t); /* MOVS/STOS/LODS/CMPS/SCAS with REP */
+/* ---- handlers: one row each in isa/isa.tbl, defined in isa/<family>.c ---- */
+#include "es_isa_handlers.h"
 /* The string forms of the MOVSD/CMPSD mnemonics (A5/A7, no visible
- * operands); sse.c owns those table entries and delegates to these. */
+ * operands); their isa.tbl rows name the SSE handlers, which delegate
+ * to these. */
 int es_string_movsd(es_machine *m, const es_insn *d);
 int es_string_cmpsd(es_machine *m, const es_insn *d);
-void es_family_atomic(es_handler *t); /* CMPXCHG/CMPXCHG8B/16B, XADD */
-void es_family_system(es_handler *t); /* CPUID, RDTSC(P), XGETBV, NOP, PAUSE, UD2, HLT, SYSCALL, INT, fences */
-void es_family_sse(es_handler *t);    /* SSE..SSE4.2, MXCSR, FXSAVE/FXRSTOR */
-void es_family_x87(es_handler *t);    /* x87 */
 
 #ifdef __cplusplus
 }

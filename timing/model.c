@@ -36,6 +36,7 @@
 
 #include "mem.h"
 #include "tm_int.h"
+#include "es_isa_timing.h"
 
 /* Cycles of port reservation kept per port: enough for the ROB's worth of
  * uops in flight; small enough to stay in the host's L2. */
@@ -290,12 +291,9 @@ static uint64_t mem_alloc(es_timing *t, uint64_t at)
 static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
 {
     const es_operand *o = &d->o[i];
-    const char *name = es_op_name(d->op);
     switch (o->kind) {
     case ES_OPK_GPR:
-        if (o->size == 1 && o->reg == ES_RCX && i > 0 &&
-            (!strncmp(name, "sh", 2) || !strncmp(name, "sa", 2) || !strncmp(name, "ro", 2) ||
-             !strncmp(name, "rc", 2)))
+        if (o->size == 1 && o->reg == ES_RCX && i > 0 && (es_isa_timing[d->op] & TC_SHIFT_CL))
             return "cl";
         snprintf(buf, n, "r%d", o->size * 8);
         return buf;
@@ -345,18 +343,11 @@ static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
     }
 }
 
-static bool starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
-
-/* Condition-code families share one cost: the tables list one member. */
-static const char *cc_family(const char *name)
+/* Condition-code families share one cost: the tables list one member
+ * (isa.tbl's cc= class names it). */
+static const char *cc_family(unsigned op)
 {
-    if (starts(name, "cmov"))
-        return "cmove";
-    if (starts(name, "set") && strlen(name) <= 6)
-        return "sete";
-    if (name[0] == 'j' && strcmp(name, "jmp"))
-        return "jne";
-    return NULL;
+    return tc_cc_rows[(es_isa_timing[op] & TC_CC_MASK) >> TC_CC_SHIFT];
 }
 
 static const tm_row *lookup_form(const tm_uarch *u, const es_insn *d, const char *name,
@@ -370,7 +361,7 @@ static const tm_row *lookup_form(const tm_uarch *u, const es_insn *d, const char
     const char *pfx = (d->pfx & ES_PFX_LOCK) ? "lock " : "";
     const tm_row *r = NULL;
     for (int pass = 0; pass < 2 && !r; pass++) {
-        const char *mn = pass ? cc_family(name) : name;
+        const char *mn = pass ? cc_family(d->op) : name;
         if (!mn)
             break;
         int n = snprintf(form, formlen, "%s%s", pfx, mn);
@@ -389,82 +380,35 @@ static const tm_row *lookup_form(const tm_uarch *u, const es_insn *d, const char
     return r;
 }
 
-static bool is_zero_idiom(const es_insn *d, const char *name)
+/* `op r, r` of a zero-idiom op (isa.tbl class zero_idiom). */
+static bool is_zero_idiom(const es_insn *d, uint32_t tc)
 {
-    static const char *const ops[] = {"xor", "sub", "pxor", "xorps", "xorpd", "vpxor", "vxorps",
-                                      "vxorpd", "psubb", "psubw", "psubd", "psubq", "vpsubb",
-                                      "vpsubw", "vpsubd", "vpsubq", "pcmpgtb", "pcmpgtw",
-                                      "pcmpgtd", "pcmpgtq", NULL};
-    if (d->nops < 2)
+    if (!(tc & TC_ZERO_IDIOM) || d->nops < 2)
         return false;
     const es_operand *a = &d->o[d->nops - 2], *b = &d->o[d->nops - 1];
     if (a->kind != b->kind || a->reg != b->reg ||
         (a->kind != ES_OPK_GPR && a->kind != ES_OPK_XMM))
         return false;
-    if (d->nops == 3 && (d->o[0].kind != a->kind))
-        return false;
-    for (int i = 0; ops[i]; i++)
-        if (!strcmp(name, ops[i]))
-            return true;
-    return false;
+    return d->nops != 3 || d->o[0].kind == a->kind;
 }
 
 /* Register-to-register moves the renamer eliminates (SDM-level behaviour
  * documented for both vendors: AMD SOG 2.10 "move elimination", Intel ORM
  * 3.5.1.12); 8/16-bit moves merge and are not eliminated. */
-static bool is_move(const es_insn *d, const char *name)
+static bool is_move(const es_insn *d, uint32_t tc)
 {
-    static const char *const ops[] = {"mov", "movaps", "movapd", "movups", "movupd", "movdqa",
-                                      "movdqu", "vmovaps", "vmovapd", "vmovups", "vmovupd",
-                                      "vmovdqa", "vmovdqu", NULL};
-    if (d->nops != 2 || d->o[0].kind != d->o[1].kind)
+    if (!(tc & TC_MOVE) || d->nops != 2 || d->o[0].kind != d->o[1].kind)
         return false;
-    if (d->o[0].kind == ES_OPK_GPR) {
-        if (d->o[0].size < 4 || d->o[0].size != d->o[1].size)
-            return false;
-    } else if (d->o[0].kind != ES_OPK_XMM)
-        return false;
-    for (int i = 0; ops[i]; i++)
-        if (!strcmp(name, ops[i]))
-            return true;
-    return false;
+    if (d->o[0].kind == ES_OPK_GPR)
+        return d->o[0].size >= 4 && d->o[0].size == d->o[1].size;
+    return d->o[0].kind == ES_OPK_XMM;
 }
 
-/* SSE instructions whose destination is written without being read. */
-static bool writes_only_dest(const char *name)
+static uint8_t priv_of(const es_insn *d, uint32_t tc)
 {
-    static const char *const pre[] = {"mov", "vmov", "cvt", "vcvt", "pshuf", "vpshuf", "sqrt",
-                                      "vsqrt", "rcp", "vrcp", "rsqrt", "vrsqrt", "round",
-                                      "vround", "pmovzx", "pmovsx", "vpmov", "vbroadcast",
-                                      "vpbroadcast", "lddqu", "vlddqu", "extract", "vextract",
-                                      "vperm", "pextr", "vpextr", NULL};
-    for (int i = 0; pre[i]; i++)
-        if (starts(name, pre[i]))
-            return true;
-    return false;
-}
-
-static uint8_t priv_of(const es_insn *d, const char *name)
-{
-    static const struct {
-        const char *name;
-        uint8_t p;
-    } map[] = {{"syscall", TP_SYSCALL}, {"sysret", TP_SYSRET}, {"sysretq", TP_SYSRET},
-               {"sysenter", TP_SYSENTER}, {"sysexit", TP_SYSEXIT}, {"int", TP_INT},
-               {"int3", TP_INT}, {"int1", TP_INT}, {"into", TP_INT}, {"iret", TP_IRETQ},
-               {"iretd", TP_IRETQ}, {"iretq", TP_IRETQ}, {"swapgs", TP_SWAPGS},
-               {"wrmsr", TP_WRMSR}, {"rdmsr", TP_RDMSR}, {"lfence", TP_LFENCE},
-               {"mfence", TP_MFENCE}, {"sfence", TP_SFENCE}, {"cpuid", TP_CPUID},
-               {"rdtsc", TP_RDTSC}, {"rdtscp", TP_RDTSCP}, {"vmcall", TP_VMCALL},
-               {"vmmcall", TP_VMCALL}, {"lgdt", TP_LGDT}, {"lidt", TP_LIDT}, {"ltr", TP_LTR},
-               {"cli", TP_CLI}, {"sti", TP_STI}, {"invlpg", TP_INVLPG}, {"hlt", TP_HLT},
-               {"verw", TP_VERW}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(name, map[i].name))
-            return map[i].p;
-    if (!strcmp(name, "mov") && d->nops == 2 && d->o[0].kind == ES_OPK_CR)
+    if ((tc & TC_MOV_CR) && d->nops == 2 && d->o[0].kind == ES_OPK_CR)
         return d->o[0].reg == 3 ? TP_MOV_CR3 : TP_MOV_CR_OTHER;
-    return TP_NONE;
+    return TC_PRIV_OF(tc);
 }
 
 /* The row of the instruction with its memory operand replaced by a
@@ -499,15 +443,16 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
 {
     const tm_uarch *u = &t->u;
     const char *name = es_op_name(d->op);
+    const uint32_t tc = es_isa_timing[d->op]; /* isa.tbl's timing classes */
     memset(s, 0, sizeof *s);
     s->len = d->len;
     s->memop = 0xff;
-    s->priv = priv_of(d, name);
-    bool zero = u->zero_idioms && is_zero_idiom(d, name);
+    s->priv = priv_of(d, tc);
+    bool zero = u->zero_idioms && is_zero_idiom(d, tc);
     /* sbb r, r is all ones or zero from CF alone: where the renamer
      * knows it (rename.sbb_same_reg_independent) the register is no
      * source, but the flags still are and the op still executes */
-    bool sbb_same = u->sbb_same_independent && !strcmp(name, "sbb") && d->nops == 2 &&
+    bool sbb_same = u->sbb_same_independent && (tc & TC_SBB_IDIOM) && d->nops == 2 &&
                     d->o[0].kind == ES_OPK_GPR && d->o[1].kind == ES_OPK_GPR &&
                     d->o[0].reg == d->o[1].reg;
     char form[160];
@@ -560,7 +505,7 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
             uint64_t bit = 1ull << (TR_XMM + o->reg);
             if (o->write) {
                 s->dst |= bit;
-                if (i == 0 && d->nops == 2 && !writes_only_dest(name) && !is_move(d, name))
+                if (i == 0 && d->nops == 2 && !(tc & TC_DEST_ONLY) && !is_move(d, tc))
                     s->src |= bit;
             } else {
                 s->src |= bit;
@@ -571,7 +516,7 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
             s->dst |= 1ull << TR_X87;
         }
     }
-    if (name[0] == 'f') { /* x87: the stack as one register */
+    if (tc & TC_X87) { /* x87: the stack as one register */
         s->src |= 1ull << TR_X87;
         s->dst |= 1ull << TR_X87;
     }
@@ -590,7 +535,7 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
         s->src = 0;
     } else if (sbb_same) {
         s->src = 1ull << TR_FLAGS;
-    } else if (u->move_elim && is_move(d, name)) {
+    } else if (u->move_elim && is_move(d, tc)) {
         s->kind = TK_MOVE;
     }
 
@@ -599,26 +544,26 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
         const es_operand *o = &d->o[s->memop];
         s->memkind = TM_EXPLICIT;
         s->store = o->write;
-        s->load = r ? (r->cost.load || !o->write) : (!o->write || !writes_only_dest(name));
+        s->load = r ? (r->cost.load || !o->write) : (!o->write || !(tc & TC_DEST_ONLY));
         if (o->write && r && !r->cost.load)
             s->load = 0;
-        if (!strcmp(name, "lea") || starts(name, "prefetch") || !strcmp(name, "nop"))
+        if (tc & TC_NOADDR)
             s->load = s->store = 0, s->memkind = TM_NOADDR;
         /* three-component (base+index+displacement) or scaled-index
          * addresses take the AGU an extra cycle */
         if (o->index != ES_REG_NONE && (o->scale > 1 || o->disp != 0))
             s->agu_extra = (uint8_t)u->complex_addr_latency;
-    } else if (!strcmp(name, "push") || !strcmp(name, "call")) {
+    } else if (tc & (TC_PUSH | TC_CALL)) {
         s->memkind = TM_PUSH;
         s->store = 1;
         s->msize = d->mode == ES_MODE_64 ? 8 : 4;
-        if (!strcmp(name, "push") && d->osize)
+        if ((tc & TC_PUSH) && d->osize)
             s->msize = d->osize;
-    } else if (!strcmp(name, "pop") || !strcmp(name, "ret")) {
+    } else if (tc & (TC_POP | TC_RET)) {
         s->memkind = TM_POP;
         s->load = 1;
         s->msize = d->mode == ES_MODE_64 ? 8 : 4;
-        if (!strcmp(name, "pop") && d->osize)
+        if ((tc & TC_POP) && d->osize)
             s->msize = d->osize;
     }
     if (s->memkind == TM_PUSH || s->memkind == TM_POP) {
@@ -637,8 +582,7 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
          * the load itself is timed by the LSU model */
         const tm_row *rr = s->memop != 0xff ? regform_of(u, d, name, s->memop) : NULL;
         uint32_t ll = s->fp ? u->llvm_fp_load_latency : u->llvm_load_latency;
-        if (starts(name, "mov") || starts(name, "vmov") || starts(name, "vbroadcast") ||
-            starts(name, "vpbroadcast"))
+        if (tc & TC_PLAIN_LOAD)
             s->oplat = 0; /* a plain load (extension included): the LSU's latency only */
         else if (rr)
             s->oplat = rr->cost.lat;
@@ -652,15 +596,15 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
     bool rel = false;
     for (int i = 0; i < d->nops; i++)
         rel |= d->o[i].kind == ES_OPK_REL;
-    if (!strcmp(name, "call"))
+    if (tc & TC_CALL)
         s->branch = rel ? TB_CALL : TB_CALL_INDIRECT;
-    else if (!strcmp(name, "ret"))
+    else if (tc & TC_RET)
         s->branch = TB_RET;
-    else if (!strcmp(name, "jmp"))
+    else if (tc & TC_JMP)
         s->branch = rel ? TB_JMP : TB_INDIRECT;
     else if (rel)
         s->branch = TB_COND;
-    s->fusible = u->macro_fusion && (!strcmp(name, "cmp") || !strcmp(name, "test")) &&
+    s->fusible = u->macro_fusion && (tc & TC_FUSIBLE) &&
                  !(s->memop != 0xff && d->nops == 2 && d->o[1].kind == ES_OPK_IMM);
 }
 

@@ -77,7 +77,7 @@ static inline uint64_t ptr_get(const uint8_t *p, unsigned sz)
         es_set_flags(m, (FLAGS), (WHICH));                                                         \
         return ES_OK;                                                                              \
     }                                                                                              \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         if (__builtin_expect(!reg_form(d), 0))                                                     \
             return name##_generic(m, d);                                                           \
@@ -98,7 +98,7 @@ BINOP(op_and, a & b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 BINOP(op_or, a | b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 BINOP(op_xor, a ^ b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 
-static int op_cmp(es_machine *m, const es_insn *d)
+int op_cmp(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
     if (__builtin_expect(reg_form(d), 1)) {
@@ -112,7 +112,7 @@ static int op_cmp(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_test(es_machine *m, const es_insn *d)
+int op_test(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
     if (__builtin_expect(reg_form(d), 1)) {
@@ -145,7 +145,7 @@ static int op_test(es_machine *m, const es_insn *d)
         es_set_flags(m, (FLAGS), (WHICH));                                                         \
         return ES_OK;                                                                              \
     }                                                                                              \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         if (__builtin_expect(d->o[0].kind != ES_OPK_GPR, 0))                                       \
             return name##_generic(m, d);                                                           \
@@ -165,19 +165,3 @@ UNOP(op_neg, 0 - a, es_flags_sub(0, a, 0, sz), ES_ARITH_FLAGS)
 /* NOT changes no flag. */
 UNOP(op_not, ~a, 0, 0)
 
-void es_family_alu(es_handler *t)
-{
-    t[ES_OP_ADD] = op_add;
-    t[ES_OP_ADC] = op_adc;
-    t[ES_OP_SUB] = op_sub;
-    t[ES_OP_SBB] = op_sbb;
-    t[ES_OP_AND] = op_and;
-    t[ES_OP_OR] = op_or;
-    t[ES_OP_XOR] = op_xor;
-    t[ES_OP_CMP] = op_cmp;
-    t[ES_OP_TEST] = op_test;
-    t[ES_OP_INC] = op_inc;
-    t[ES_OP_DEC] = op_dec;
-    t[ES_OP_NEG] = op_neg;
-    t[ES_OP_NOT] = op_not;
-}

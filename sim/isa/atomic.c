@@ -11,7 +11,7 @@
  * fails), so a read-only page faults either way.  With a 32-bit register
  * destination only the register actually written is zero-extended: the
  * destination on success, EAX on failure (measured on Zen 4). */
-static int op_cmpxchg(es_machine *m, const es_insn *d)
+int op_cmpxchg(es_machine *m, const es_insn *d)
 {
     unsigned size = d->o[0].size;
     uint64_t dst, src, acc = m->gpr[ES_RAX] & es_mask(size);
@@ -32,7 +32,7 @@ static int op_cmpxchg(es_machine *m, const es_insn *d)
 /* CMPXCHG8B m64: EDX:EAX against m64; on success m64 = ECX:EBX and ZF=1,
  * else EDX:EAX = m64 (zero-extended in 64-bit mode) and ZF=0.  Other flags
  * are unaffected. */
-static int op_cmpxchg8b(es_machine *m, const es_insn *d)
+int op_cmpxchg8b(es_machine *m, const es_insn *d)
 {
     uint64_t a = es_lin(m, d, &d->o[0]), v;
     TRY(es_load(m, a, 8, &v));
@@ -52,7 +52,7 @@ static int op_cmpxchg8b(es_machine *m, const es_insn *d)
 
 /* CMPXCHG16B m128: #GP(0) unless the operand is 16-byte aligned (SDM
  * CMPXCHG16B); then as CMPXCHG8B with RDX:RAX and RCX:RBX. */
-static int op_cmpxchg16b(es_machine *m, const es_insn *d)
+int op_cmpxchg16b(es_machine *m, const es_insn *d)
 {
     uint64_t a = es_lin(m, d, &d->o[0]);
     if (a & 15)
@@ -74,7 +74,7 @@ static int op_cmpxchg16b(es_machine *m, const es_insn *d)
 
 /* XADD r/m, r: TEMP = SRC + DEST; SRC = DEST; DEST = TEMP, in that order
  * (so "xadd eax, eax" leaves the sum). */
-static int op_xadd(es_machine *m, const es_insn *d)
+int op_xadd(es_machine *m, const es_insn *d)
 {
     unsigned size = d->o[0].size;
     uint64_t dst, src;
@@ -92,10 +92,3 @@ static int op_xadd(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_atomic(es_handler *t)
-{
-    t[ES_OP_CMPXCHG] = op_cmpxchg;
-    t[ES_OP_CMPXCHG8B] = op_cmpxchg8b;
-    t[ES_OP_CMPXCHG16B] = op_cmpxchg16b;
-    t[ES_OP_XADD] = op_xadd;
-}

@@ -26,7 +26,7 @@
 static inline unsigned al_of(const es_machine *m) { return (unsigned)(m->gpr[ES_RAX] & 0xff); }
 static inline unsigned ah_of(const es_machine *m) { return (unsigned)((m->gpr[ES_RAX] >> 8) & 0xff); }
 
-static int op_aaa(es_machine *m, const es_insn *d)
+int op_aaa(es_machine *m, const es_insn *d)
 {
     BCD_GUARD(m, d);
     uint64_t ax = m->gpr[ES_RAX] & 0xffff, f = 0;
@@ -40,7 +40,7 @@ static int op_aaa(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_aas(es_machine *m, const es_insn *d)
+int op_aas(es_machine *m, const es_insn *d)
 {
     BCD_GUARD(m, d);
     uint64_t ax = m->gpr[ES_RAX] & 0xffff, f = 0;
@@ -55,7 +55,7 @@ static int op_aas(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_daa(es_machine *m, const es_insn *d)
+int op_daa(es_machine *m, const es_insn *d)
 {
     BCD_GUARD(m, d);
     unsigned al = al_of(m), old_al = al;
@@ -77,7 +77,7 @@ static int op_daa(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_das(es_machine *m, const es_insn *d)
+int op_das(es_machine *m, const es_insn *d)
 {
     BCD_GUARD(m, d);
     unsigned al = al_of(m), old_al = al;
@@ -100,7 +100,7 @@ static int op_das(es_machine *m, const es_insn *d)
 }
 
 /* AAM imm8: AH = AL / imm8, AL = AL % imm8; #DE when imm8 is 0. */
-static int op_aam(es_machine *m, const es_insn *d)
+int op_aam(es_machine *m, const es_insn *d)
 {
     BCD_GUARD(m, d);
     unsigned base = (unsigned)d->o[0].imm & 0xff, al = al_of(m);
@@ -113,7 +113,7 @@ static int op_aam(es_machine *m, const es_insn *d)
 }
 
 /* AAD imm8: AL = AL + AH * imm8 (8 bits), AH = 0. */
-static int op_aad(es_machine *m, const es_insn *d)
+int op_aad(es_machine *m, const es_insn *d)
 {
     BCD_GUARD(m, d);
     unsigned base = (unsigned)d->o[0].imm & 0xff, al = al_of(m), ah = ah_of(m);
@@ -124,12 +124,3 @@ static int op_aad(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_bcd(es_handler *t)
-{
-    t[ES_OP_AAA] = op_aaa;
-    t[ES_OP_AAS] = op_aas;
-    t[ES_OP_DAA] = op_daa;
-    t[ES_OP_DAS] = op_das;
-    t[ES_OP_AAM] = op_aam;
-    t[ES_OP_AAD] = op_aad;
-}

@@ -61,10 +61,10 @@ static inline int bt_common(es_machine *m, const es_insn *d, int kind)
     return ES_OK;
 }
 
-static int op_bt(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_TEST); }
-static int op_bts(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_SET); }
-static int op_btr(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_RESET); }
-static int op_btc(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_COMPLEMENT); }
+int op_bt(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_TEST); }
+int op_bts(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_SET); }
+int op_btr(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_RESET); }
+int op_btc(es_machine *m, const es_insn *d) { return bt_common(m, d, BT_COMPLEMENT); }
 
 /* ---- scans and counts ---- */
 
@@ -78,7 +78,7 @@ static inline void bsf_flags(es_machine *m, uint64_t index, int zero)
     es_set_flags(m, f, ES_ARITH_FLAGS);
 }
 
-static int op_bsf(es_machine *m, const es_insn *d)
+int op_bsf(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     TRY(es_rd(m, d, 1, &s));
@@ -92,7 +92,7 @@ static int op_bsf(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_bsr(es_machine *m, const es_insn *d)
+int op_bsr(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     TRY(es_rd(m, d, 1, &s));
@@ -109,7 +109,7 @@ static int op_bsr(es_machine *m, const es_insn *d)
 /* LZCNT/TZCNT: CF = (source == 0), ZF = (result == 0); of the undefined
  * ones Zen clears SF, AF and PF and leaves OF unchanged. */
 #define CNT_FLAGS (ES_CF | ES_ZF | ES_SF | ES_AF | ES_PF)
-static int op_lzcnt(es_machine *m, const es_insn *d)
+int op_lzcnt(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned w = d->o[0].size * 8;
@@ -120,7 +120,7 @@ static int op_lzcnt(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_tzcnt(es_machine *m, const es_insn *d)
+int op_tzcnt(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned w = d->o[0].size * 8;
@@ -132,7 +132,7 @@ static int op_tzcnt(es_machine *m, const es_insn *d)
 }
 
 /* POPCNT: ZF = (source == 0), the other five cleared (SDM). */
-static int op_popcnt(es_machine *m, const es_insn *d)
+int op_popcnt(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     TRY(es_rd(m, d, 1, &s));
@@ -155,7 +155,7 @@ static inline uint64_t bswap_sz(uint64_t v, unsigned sz)
 /* BSWAP r16 is undefined (SDM); Zen writes 0 to the low 16 bits (as if it
  * swapped the zero-extended 32-bit value and kept its low half), leaving
  * bits 16..63 alone. */
-static int op_bswap(es_machine *m, const es_insn *d)
+int op_bswap(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     unsigned sz = d->o[0].size;
@@ -164,7 +164,7 @@ static int op_bswap(es_machine *m, const es_insn *d)
 }
 
 /* MOVBE: a load or store with the bytes reversed; no flags. */
-static int op_movbe(es_machine *m, const es_insn *d)
+int op_movbe(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_rd(m, d, 1, &v));
@@ -181,7 +181,7 @@ static inline void bmi_flags(es_machine *m, uint64_t r, unsigned sz, int cf)
     es_set_flags(m, es_flags_logic(r, sz) | (cf ? ES_CF : 0), ES_ARITH_FLAGS);
 }
 
-static int op_andn(es_machine *m, const es_insn *d)
+int op_andn(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
     unsigned sz = d->o[0].size;
@@ -196,7 +196,7 @@ static int op_andn(es_machine *m, const es_insn *d)
 /* BEXTR dest, src, ctl: ctl[7:0] = start, ctl[15:8] = length.  ZF from
  * the result, CF = OF = 0; of the undefined ones Zen sets AF, clears SF and
  * computes PF from the result. */
-static int op_bextr(es_machine *m, const es_insn *d)
+int op_bextr(es_machine *m, const es_insn *d)
 {
     uint64_t s, c;
     unsigned sz = d->o[0].size, w = sz * 8;
@@ -211,7 +211,7 @@ static int op_bextr(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blsi(es_machine *m, const es_insn *d)
+int op_blsi(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -222,7 +222,7 @@ static int op_blsi(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blsmsk(es_machine *m, const es_insn *d)
+int op_blsmsk(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -233,7 +233,7 @@ static int op_blsmsk(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blsr(es_machine *m, const es_insn *d)
+int op_blsr(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -246,7 +246,7 @@ static int op_blsr(es_machine *m, const es_insn *d)
 
 /* BZHI dest, src, index: clear the bits from index[7:0] up; CF = index is
  * past the top bit. */
-static int op_bzhi(es_machine *m, const es_insn *d)
+int op_bzhi(es_machine *m, const es_insn *d)
 {
     uint64_t s, c;
     unsigned sz = d->o[0].size, w = sz * 8;
@@ -259,7 +259,7 @@ static int op_bzhi(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_pdep(es_machine *m, const es_insn *d)
+int op_pdep(es_machine *m, const es_insn *d)
 {
     uint64_t s, mask, r = 0;
     TRY(es_rd(m, d, 1, &s));
@@ -273,7 +273,7 @@ static int op_pdep(es_machine *m, const es_insn *d)
     return es_wr(m, d, 0, r) ? ES_FAULT : ES_OK;
 }
 
-static int op_pext(es_machine *m, const es_insn *d)
+int op_pext(es_machine *m, const es_insn *d)
 {
     uint64_t s, mask, r = 0;
     TRY(es_rd(m, d, 1, &s));
@@ -303,30 +303,6 @@ static inline int adx(es_machine *m, const es_insn *d, uint64_t flag)
     return ES_OK;
 }
 
-static int op_adcx(es_machine *m, const es_insn *d) { return adx(m, d, ES_CF); }
-static int op_adox(es_machine *m, const es_insn *d) { return adx(m, d, ES_OF); }
+int op_adcx(es_machine *m, const es_insn *d) { return adx(m, d, ES_CF); }
+int op_adox(es_machine *m, const es_insn *d) { return adx(m, d, ES_OF); }
 
-void es_family_bits(es_handler *t)
-{
-    t[ES_OP_BT] = op_bt;
-    t[ES_OP_BTS] = op_bts;
-    t[ES_OP_BTR] = op_btr;
-    t[ES_OP_BTC] = op_btc;
-    t[ES_OP_BSF] = op_bsf;
-    t[ES_OP_BSR] = op_bsr;
-    t[ES_OP_LZCNT] = op_lzcnt;
-    t[ES_OP_TZCNT] = op_tzcnt;
-    t[ES_OP_POPCNT] = op_popcnt;
-    t[ES_OP_BSWAP] = op_bswap;
-    t[ES_OP_MOVBE] = op_movbe;
-    t[ES_OP_ANDN] = op_andn;
-    t[ES_OP_BEXTR] = op_bextr;
-    t[ES_OP_BLSI] = op_blsi;
-    t[ES_OP_BLSMSK] = op_blsmsk;
-    t[ES_OP_BLSR] = op_blsr;
-    t[ES_OP_BZHI] = op_bzhi;
-    t[ES_OP_PDEP] = op_pdep;
-    t[ES_OP_PEXT] = op_pext;
-    t[ES_OP_ADCX] = op_adcx;
-    t[ES_OP_ADOX] = op_adox;
-}

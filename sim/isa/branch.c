@@ -65,7 +65,7 @@ static int far_pointer(es_machine *m, const es_insn *d, uint64_t *off, uint16_t 
     return 0;
 }
 
-static int op_jmp(es_machine *m, const es_insn *d)
+int op_jmp(es_machine *m, const es_insn *d)
 {
     uint64_t t;
     if (__builtin_expect(is_far(d), 0)) {
@@ -84,7 +84,7 @@ static int op_jmp(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_jcc(es_machine *m, const es_insn *d)
+int op_jcc(es_machine *m, const es_insn *d)
 {
     if (es_cond(m, d->opcode & 0xf)) {
         uint64_t t = (uint64_t)d->o[0].imm;
@@ -115,7 +115,7 @@ static int far_call(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_call(es_machine *m, const es_insn *d)
+int op_call(es_machine *m, const es_insn *d)
 {
     if (__builtin_expect(is_far(d), 0))
         return far_call(m, d);
@@ -149,7 +149,7 @@ static int far_ret(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_ret(es_machine *m, const es_insn *d)
+int op_ret(es_machine *m, const es_insn *d)
 {
     if (__builtin_expect(d->opcode == 0xcb || d->opcode == 0xca, 0))
         return far_ret(m, d);
@@ -169,7 +169,7 @@ static int op_ret(es_machine *m, const es_insn *d)
  * returning to an outer ring.  Task returns (NT = 1) #GP(0); returns to an
  * inner ring are impossible (RPL < CPL: #GP).  All loads and checks come
  * before any state changes. */
-static int op_iret(es_machine *m, const es_insn *d)
+int op_iret(es_machine *m, const es_insn *d)
 {
     if (m->rflags & ES_NT)
         return es_raise(m, ES_VEC_GP, 0);
@@ -238,7 +238,7 @@ static int op_iret(es_machine *m, const es_insn *d)
 
 /* LOOP/LOOPE/LOOPNE: the counter (CX, ECX or RCX by address size) is
  * decremented without touching the flags. */
-static int op_loop(es_machine *m, const es_insn *d)
+int op_loop(es_machine *m, const es_insn *d)
 {
     unsigned as = d->asize;
     uint64_t c = (m->gpr[ES_RCX] - 1) & es_mask(as);
@@ -256,7 +256,7 @@ static int op_loop(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_jrcxz(es_machine *m, const es_insn *d)
+int op_jrcxz(es_machine *m, const es_insn *d)
 {
     if ((m->gpr[ES_RCX] & es_mask(d->asize)) == 0) {
         uint64_t t = (uint64_t)d->o[0].imm;
@@ -266,24 +266,3 @@ static int op_jrcxz(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_branch(es_handler *t)
-{
-    static const uint16_t jcc[] = {
-        ES_OP_JO, ES_OP_JNO, ES_OP_JB, ES_OP_JNB, ES_OP_JZ, ES_OP_JNZ, ES_OP_JBE, ES_OP_JNBE,
-        ES_OP_JS, ES_OP_JNS, ES_OP_JP, ES_OP_JNP, ES_OP_JL, ES_OP_JNL, ES_OP_JLE, ES_OP_JNLE,
-    };
-    for (int i = 0; i < 16; i++)
-        t[jcc[i]] = op_jcc;
-    t[ES_OP_JMP] = op_jmp;
-    t[ES_OP_CALL] = op_call;
-    t[ES_OP_RET] = op_ret;
-    t[ES_OP_IRET] = op_iret;
-    t[ES_OP_IRETD] = op_iret;
-    t[ES_OP_IRETQ] = op_iret;
-    t[ES_OP_LOOP] = op_loop;
-    t[ES_OP_LOOPE] = op_loop;
-    t[ES_OP_LOOPNE] = op_loop;
-    t[ES_OP_JCXZ] = op_jrcxz;
-    t[ES_OP_JECXZ] = op_jrcxz;
-    t[ES_OP_JRCXZ] = op_jrcxz;
-}

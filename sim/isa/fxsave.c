@@ -180,7 +180,7 @@ static inline const es_operand *mem_operand(const es_insn *d)
 }
 
 /* FXSAVE does not check for pending x87 exceptions (SDM Vol. 2). */
-static int op_fxsave(es_machine *m, const es_insn *d)
+int op_fxsave(es_machine *m, const es_insn *d)
 {
     uint64_t lin = es_lin(m, d, mem_operand(d));
     TRY(fx_check(m, lin));
@@ -197,7 +197,7 @@ static int op_fxsave(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fxrstor(es_machine *m, const es_insn *d)
+int op_fxrstor(es_machine *m, const es_insn *d)
 {
     uint64_t lin = es_lin(m, d, mem_operand(d));
     TRY(fx_check(m, lin));
@@ -238,7 +238,7 @@ static uint64_t rfbm(const es_machine *m)
 /* XSAVE, XSAVEOPT, XSAVEC.  The area is read, updated and written back in
  * one access so a fault leaves memory untouched (and bytes XSAVE does not
  * own keep their values). */
-static int op_xsave(es_machine *m, const es_insn *d)
+int op_xsave(es_machine *m, const es_insn *d)
 {
     uint64_t lin = es_lin(m, d, mem_operand(d));
     TRY(xs_check(m, lin));
@@ -282,7 +282,7 @@ static int op_xsave(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_xrstor(es_machine *m, const es_insn *d)
+int op_xrstor(es_machine *m, const es_insn *d)
 {
     uint64_t lin = es_lin(m, d, mem_operand(d));
     TRY(xs_check(m, lin));
@@ -357,14 +357,3 @@ int es_fxrstor_image(es_machine *m, const uint8_t in[512], int rex_w)
     return 0;
 }
 
-void es_family_fxsave(es_handler *t)
-{
-    t[ES_OP_FXSAVE] = t[ES_OP_FXSAVE64] = op_fxsave;
-    t[ES_OP_FXRSTOR] = t[ES_OP_FXRSTOR64] = op_fxrstor;
-    t[ES_OP_XSAVE] = t[ES_OP_XSAVE64] = op_xsave;
-    t[ES_OP_XSAVEOPT] = t[ES_OP_XSAVEOPT64] = op_xsave;
-    t[ES_OP_XSAVEC] = t[ES_OP_XSAVEC64] = op_xsave;
-    t[ES_OP_XRSTOR] = t[ES_OP_XRSTOR64] = op_xrstor;
-    t[ES_OP_XSAVES] = t[ES_OP_XSAVES64] = op_xsave;
-    t[ES_OP_XRSTORS] = t[ES_OP_XRSTORS64] = op_xrstor;
-}

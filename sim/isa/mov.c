@@ -140,7 +140,7 @@ static int mov_cr_dr(es_machine *m, const es_insn *d)
 
 /* MOV: one of the hottest handlers, so operands are dispatched directly
  * (the register write and the store truncate to the operand size). */
-static int op_mov(es_machine *m, const es_insn *d)
+int op_mov(es_machine *m, const es_insn *d)
 {
     const es_operand *dst = &d->o[0], *src = &d->o[1];
     uint64_t v;
@@ -166,7 +166,7 @@ static int op_mov(es_machine *m, const es_insn *d)
     }
 }
 
-static int op_movzx(es_machine *m, const es_insn *d)
+int op_movzx(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_rd(m, d, 1, &v));
@@ -176,7 +176,7 @@ static int op_movzx(es_machine *m, const es_insn *d)
 
 /* MOVSX and MOVSXD (with a 32- or 16-bit destination MOVSXD is a plain
  * move of that many bits). */
-static int op_movsx(es_machine *m, const es_insn *d)
+int op_movsx(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_rd(m, d, 1, &v));
@@ -188,7 +188,7 @@ static int op_movsx(es_machine *m, const es_insn *d)
  * is given (SDM XCHG); a single interpreter thread makes that automatic.
  * 90 in 64-bit mode decodes as NOP, so "xchg eax, eax" here is 87 C0, which
  * does zero-extend RAX. */
-static int op_xchg(es_machine *m, const es_insn *d)
+int op_xchg(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
     TRY(es_rd(m, d, 0, &a));
@@ -207,7 +207,7 @@ static int op_xchg(es_machine *m, const es_insn *d)
 /* CMOVcc: the source is read (and may fault) whatever the condition, and
  * the 32-bit form writes (zero-extends) the destination even when the
  * condition is false (SDM CMOVcc, 64-bit mode note). */
-static int op_cmovcc(es_machine *m, const es_insn *d)
+int op_cmovcc(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_rd(m, d, 1, &v));
@@ -219,7 +219,7 @@ static int op_cmovcc(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_setcc(es_machine *m, const es_insn *d)
+int op_setcc(es_machine *m, const es_insn *d)
 {
     TRY(es_wr(m, d, 0, (uint64_t)es_cond(m, d->opcode & 0xf)));
     return ES_OK;
@@ -227,32 +227,32 @@ static int op_setcc(es_machine *m, const es_insn *d)
 
 /* LEA: the address computed at the address size, then truncated or
  * zero-extended to the operand size (SDM LEA, table 3-54). */
-static int op_lea(es_machine *m, const es_insn *d)
+int op_lea(es_machine *m, const es_insn *d)
 {
     es_gpr_set(m, d->o[0].reg, d->o[0].size, es_ea(m, d, &d->o[1]));
     return ES_OK;
 }
 
-static int op_cbw(es_machine *m, const es_insn *d)
+int op_cbw(es_machine *m, const es_insn *d)
 {
     es_gpr_set(m, ES_RAX, 2, (uint64_t)(int64_t)(int8_t)m->gpr[ES_RAX]);
     return ES_OK;
 }
 
-static int op_cwde(es_machine *m, const es_insn *d)
+int op_cwde(es_machine *m, const es_insn *d)
 {
     es_gpr_set(m, ES_RAX, 4, (uint64_t)(int64_t)(int16_t)m->gpr[ES_RAX]);
     return ES_OK;
 }
 
-static int op_cdqe(es_machine *m, const es_insn *d)
+int op_cdqe(es_machine *m, const es_insn *d)
 {
     m->gpr[ES_RAX] = (uint64_t)(int64_t)(int32_t)m->gpr[ES_RAX];
     return ES_OK;
 }
 
 /* CWD/CDQ/CQO: rDX = the sign of rAX, replicated. */
-static int op_cwd(es_machine *m, const es_insn *d)
+int op_cwd(es_machine *m, const es_insn *d)
 {
     unsigned size = d->op == ES_OP_CWD ? 2 : d->op == ES_OP_CDQ ? 4 : 8;
     uint64_t s = (m->gpr[ES_RAX] & es_sign_bit(size)) ? ~0ull : 0;
@@ -262,28 +262,28 @@ static int op_cwd(es_machine *m, const es_insn *d)
 
 /* LAHF/SAHF: valid in 64-bit mode because CPUID 8000_0001h ECX[0] is
  * reported.  AH = SF:ZF:0:AF:0:PF:1:CF. */
-static int op_lahf(es_machine *m, const es_insn *d)
+int op_lahf(es_machine *m, const es_insn *d)
 {
     uint64_t f = (m->rflags & (ES_SF | ES_ZF | ES_AF | ES_PF | ES_CF)) | 2;
     m->gpr[ES_RAX] = (m->gpr[ES_RAX] & ~0xff00ull) | (f << 8);
     return ES_OK;
 }
 
-static int op_sahf(es_machine *m, const es_insn *d)
+int op_sahf(es_machine *m, const es_insn *d)
 {
     es_set_flags(m, (m->gpr[ES_RAX] >> 8) & 0xff, ES_SF | ES_ZF | ES_AF | ES_PF | ES_CF);
     return ES_OK;
 }
 
-static int op_clc(es_machine *m, const es_insn *d) { m->rflags &= ~(uint64_t)ES_CF; return ES_OK; }
-static int op_stc(es_machine *m, const es_insn *d) { m->rflags |= ES_CF; return ES_OK; }
-static int op_cmc(es_machine *m, const es_insn *d) { m->rflags ^= ES_CF; return ES_OK; }
-static int op_cld(es_machine *m, const es_insn *d) { m->rflags &= ~(uint64_t)ES_DF; return ES_OK; }
-static int op_std(es_machine *m, const es_insn *d) { m->rflags |= ES_DF; return ES_OK; }
+int op_clc(es_machine *m, const es_insn *d) { m->rflags &= ~(uint64_t)ES_CF; return ES_OK; }
+int op_stc(es_machine *m, const es_insn *d) { m->rflags |= ES_CF; return ES_OK; }
+int op_cmc(es_machine *m, const es_insn *d) { m->rflags ^= ES_CF; return ES_OK; }
+int op_cld(es_machine *m, const es_insn *d) { m->rflags &= ~(uint64_t)ES_DF; return ES_OK; }
+int op_std(es_machine *m, const es_insn *d) { m->rflags |= ES_DF; return ES_OK; }
 
 /* CLI/STI: #GP(0) when CPL > IOPL (protected mode without CR4.PVI, which
  * Linux leaves clear). */
-static int op_cli(es_machine *m, const es_insn *d)
+int op_cli(es_machine *m, const es_insn *d)
 {
     if (!iopl_ok(m))
         return es_raise(m, ES_VEC_GP, 0);
@@ -291,7 +291,7 @@ static int op_cli(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_sti(es_machine *m, const es_insn *d)
+int op_sti(es_machine *m, const es_insn *d)
 {
     if (!iopl_ok(m))
         return es_raise(m, ES_VEC_GP, 0);
@@ -300,7 +300,7 @@ static int op_sti(es_machine *m, const es_insn *d)
 }
 
 /* XLAT: AL = [seg:rBX + zero-extended AL] at the address size. */
-static int op_xlat(es_machine *m, const es_insn *d)
+int op_xlat(es_machine *m, const es_insn *d)
 {
     uint64_t off = (m->gpr[ES_RBX] + (m->gpr[ES_RAX] & 0xff)) & es_mask(d->asize);
     uint64_t v;
@@ -312,7 +312,7 @@ static int op_xlat(es_machine *m, const es_insn *d)
 /* LDS/LES/LFS/LGS/LSS r, m16:16/32/64: offset first, then the selector;
  * the segment load (with all its checks) happens before the register is
  * written, so a faulting selector leaves both unchanged. */
-static int op_lseg(es_machine *m, const es_insn *d)
+int op_lseg(es_machine *m, const es_insn *d)
 {
     unsigned size = d->o[0].size;
     uint64_t a = es_lin(m, d, &d->o[1]), off, sel;
@@ -332,47 +332,3 @@ static int op_lseg(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_mov(es_handler *t)
-{
-    t[ES_OP_MOV] = op_mov;
-    t[ES_OP_MOVZX] = op_movzx;
-    t[ES_OP_MOVSX] = op_movsx;
-    t[ES_OP_MOVSXD] = op_movsx;
-    t[ES_OP_XCHG] = op_xchg;
-    static const uint16_t cmov[] = {
-        ES_OP_CMOVO, ES_OP_CMOVNO, ES_OP_CMOVB, ES_OP_CMOVNB, ES_OP_CMOVZ, ES_OP_CMOVNZ,
-        ES_OP_CMOVBE, ES_OP_CMOVNBE, ES_OP_CMOVS, ES_OP_CMOVNS, ES_OP_CMOVP, ES_OP_CMOVNP,
-        ES_OP_CMOVL, ES_OP_CMOVNL, ES_OP_CMOVLE, ES_OP_CMOVNLE,
-    };
-    static const uint16_t setcc[] = {
-        ES_OP_SETO, ES_OP_SETNO, ES_OP_SETB, ES_OP_SETNB, ES_OP_SETZ, ES_OP_SETNZ,
-        ES_OP_SETBE, ES_OP_SETNBE, ES_OP_SETS, ES_OP_SETNS, ES_OP_SETP, ES_OP_SETNP,
-        ES_OP_SETL, ES_OP_SETNL, ES_OP_SETLE, ES_OP_SETNLE,
-    };
-    for (int i = 0; i < 16; i++) {
-        t[cmov[i]] = op_cmovcc;
-        t[setcc[i]] = op_setcc;
-    }
-    t[ES_OP_LEA] = op_lea;
-    t[ES_OP_CBW] = op_cbw;
-    t[ES_OP_CWDE] = op_cwde;
-    t[ES_OP_CDQE] = op_cdqe;
-    t[ES_OP_CWD] = op_cwd;
-    t[ES_OP_CDQ] = op_cwd;
-    t[ES_OP_CQO] = op_cwd;
-    t[ES_OP_LAHF] = op_lahf;
-    t[ES_OP_SAHF] = op_sahf;
-    t[ES_OP_CLC] = op_clc;
-    t[ES_OP_STC] = op_stc;
-    t[ES_OP_CMC] = op_cmc;
-    t[ES_OP_CLD] = op_cld;
-    t[ES_OP_STD] = op_std;
-    t[ES_OP_CLI] = op_cli;
-    t[ES_OP_STI] = op_sti;
-    t[ES_OP_XLAT] = op_xlat;
-    t[ES_OP_LDS] = op_lseg;
-    t[ES_OP_LES] = op_lseg;
-    t[ES_OP_LFS] = op_lseg;
-    t[ES_OP_LGS] = op_lseg;
-    t[ES_OP_LSS] = op_lseg;
-}

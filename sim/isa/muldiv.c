@@ -30,7 +30,7 @@ static inline void div_flags(es_machine *m)
     es_set_flags(m, ES_AF, ES_SF | ES_ZF | ES_PF | ES_AF);
 }
 
-static int op_mul(es_machine *m, const es_insn *d)
+int op_mul(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -80,7 +80,7 @@ static inline uint64_t imul_trunc(uint64_t a, uint64_t b, unsigned sz, int *ovf,
     return (uint64_t)p & es_mask(sz);
 }
 
-static int op_imul(es_machine *m, const es_insn *d)
+int op_imul(es_machine *m, const es_insn *d)
 {
     uint64_t a, b, hi;
     int ovf;
@@ -108,7 +108,7 @@ static int op_imul(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_div(es_machine *m, const es_insn *d)
+int op_div(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -140,7 +140,7 @@ static int op_div(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_idiv(es_machine *m, const es_insn *d)
+int op_idiv(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -185,7 +185,7 @@ static int op_idiv(es_machine *m, const es_insn *d)
 /* MULX hi, lo, src: unsigned EDX/RDX * src, no flags.  When hi and lo
  * name the same register it receives the high half (SDM MULX), so the low
  * half is written first. */
-static int op_mulx(es_machine *m, const es_insn *d)
+int op_mulx(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
@@ -205,11 +205,3 @@ static int op_mulx(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_muldiv(es_handler *t)
-{
-    t[ES_OP_MUL] = op_mul;
-    t[ES_OP_IMUL] = op_imul;
-    t[ES_OP_DIV] = op_div;
-    t[ES_OP_IDIV] = op_idiv;
-    t[ES_OP_MULX] = op_mulx;
-}

@@ -72,7 +72,7 @@ static inline int write_back(es_machine *m, const es_insn *d, uint64_t v)
     return dst_wr(m, d, v) ? ES_FAULT : ES_OK;
 }
 
-static int op_shl(es_machine *m, const es_insn *d)
+int op_shl(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
@@ -87,7 +87,7 @@ static int op_shl(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_shr(es_machine *m, const es_insn *d)
+int op_shr(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
@@ -101,7 +101,7 @@ static int op_shr(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_sar(es_machine *m, const es_insn *d)
+int op_sar(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, c = shift_count(m, d, 1);
     uint64_t a;
@@ -130,7 +130,7 @@ static inline uint64_t rotl(uint64_t a, unsigned n, unsigned w)
     return ((a << n) | (a >> (w - n))) & es_mask(w / 8);
 }
 
-static int op_rol(es_machine *m, const es_insn *d)
+int op_rol(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
@@ -144,7 +144,7 @@ static int op_rol(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_ror(es_machine *m, const es_insn *d)
+int op_ror(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
@@ -166,7 +166,7 @@ static inline unsigned rc_count(unsigned c, unsigned w)
     return w == 8 ? c % 9 : w == 16 ? c % 17 : c;
 }
 
-static int op_rcl(es_machine *m, const es_insn *d)
+int op_rcl(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
@@ -184,7 +184,7 @@ static int op_rcl(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_rcr(es_machine *m, const es_insn *d)
+int op_rcr(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
     uint64_t a;
@@ -212,7 +212,7 @@ static inline uint64_t intel_wide16(uint64_t a, uint64_t b)
 }
 
 /* SHLD/SHRD dest, src, count: dest shifted with bits of src filling in. */
-static int op_shld(es_machine *m, const es_insn *d)
+int op_shld(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
     uint64_t a, b;
@@ -243,7 +243,7 @@ static int op_shld(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_shrd(es_machine *m, const es_insn *d)
+int op_shrd(es_machine *m, const es_insn *d)
 {
     unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
     uint64_t a, b;
@@ -273,7 +273,7 @@ static int op_shrd(es_machine *m, const es_insn *d)
 /* ---- BMI2: no flags; the count is the third operand (a register, or the
  * immediate of RORX) masked to the operand width. ---- */
 
-static int op_shlx(es_machine *m, const es_insn *d)
+int op_shlx(es_machine *m, const es_insn *d)
 {
     uint64_t a, c;
     TRY(es_rd(m, d, 1, &a));
@@ -282,7 +282,7 @@ static int op_shlx(es_machine *m, const es_insn *d)
     return write_back(m, d, a << (c & (sz * 8 - 1)));
 }
 
-static int op_shrx(es_machine *m, const es_insn *d)
+int op_shrx(es_machine *m, const es_insn *d)
 {
     uint64_t a, c;
     TRY(es_rd(m, d, 1, &a));
@@ -291,7 +291,7 @@ static int op_shrx(es_machine *m, const es_insn *d)
     return write_back(m, d, a >> (c & (sz * 8 - 1)));
 }
 
-static int op_sarx(es_machine *m, const es_insn *d)
+int op_sarx(es_machine *m, const es_insn *d)
 {
     uint64_t a, c;
     TRY(es_rd(m, d, 1, &a));
@@ -300,7 +300,7 @@ static int op_sarx(es_machine *m, const es_insn *d)
     return write_back(m, d, (uint64_t)(es_sext(a, sz) >> (c & (sz * 8 - 1))));
 }
 
-static int op_rorx(es_machine *m, const es_insn *d)
+int op_rorx(es_machine *m, const es_insn *d)
 {
     uint64_t a, c;
     TRY(es_rd(m, d, 1, &a));
@@ -309,19 +309,3 @@ static int op_rorx(es_machine *m, const es_insn *d)
     return write_back(m, d, rotl(a, w - (unsigned)(c & (w - 1)), w));
 }
 
-void es_family_shift(es_handler *t)
-{
-    t[ES_OP_SHL] = op_shl;
-    t[ES_OP_SHR] = op_shr;
-    t[ES_OP_SAR] = op_sar;
-    t[ES_OP_ROL] = op_rol;
-    t[ES_OP_ROR] = op_ror;
-    t[ES_OP_RCL] = op_rcl;
-    t[ES_OP_RCR] = op_rcr;
-    t[ES_OP_SHLD] = op_shld;
-    t[ES_OP_SHRD] = op_shrd;
-    t[ES_OP_SHLX] = op_shlx;
-    t[ES_OP_SHRX] = op_shrx;
-    t[ES_OP_SARX] = op_sarx;
-    t[ES_OP_RORX] = op_rorx;
-}

@@ -4,8 +4,16 @@
  * control and DAZ/FTZ and turns the host's exception flags into the guest's
  * (sticky flags, or #XM when unmasked).
  *
+ * The SSE family (SSE..SSE4.2) lives in one file per concern:
+ *   sse_mov.c  moves, loads and stores, MOVMSK*, LDMXCSR/STMXCSR
+ *   sse_int.c  packed integer arithmetic, shuffles, packs, blends, insert/extract
+ *   sse_fp.c   floating-point arithmetic, MIN/MAX, compares, ROUND, DPPS/DPPD, RCP/RSQRT
+ *   sse_cvt.c  conversions
+ *   sse_str.c  PCMPxSTRx, CRC32, PTEST, MPSADBW, PHMINPOSUW
+ * with one isa.tbl row per instruction.
+ *
  * Only legacy (non-VEX) encodings are handled: Zydis gives VEX forms their
- * own V* mnemonics, which stay unregistered and raise #UD.  MMX forms share
+ * own V* mnemonics, which have no handler in isa.tbl and raise #UD.  MMX forms share
  * mnemonics with the SSE ones; they are not implemented and raise #UD too.
  */
 #ifndef ENTRYSIM_SSE_H
@@ -37,13 +45,6 @@
 #define ES_MXCSR_WRITABLE 0xffffu
 
 #define ES_CR4_OSXMMEXCPT 0x400u
-
-/* Registration of the per-concern files; es_family_sse (sse.c) calls them. */
-void es_sse_mov(es_handler *t);  /* moves, loads/stores, MXCSR */
-void es_sse_int(es_handler *t);  /* packed integer */
-void es_sse_fp(es_handler *t);   /* floating-point arithmetic, compares, rounding */
-void es_sse_cvt(es_handler *t);  /* conversions */
-void es_sse_str(es_handler *t);  /* PCMPxSTRx, CRC32, PTEST, MPSADBW, PHMINPOSUW */
 
 /* ---- operands ---- */
 

@@ -86,19 +86,19 @@ static inline int cvt_s2si(es_machine *m, const es_insn *d, int dbl, int trunc)
     return ES_OK;
 }
 
-static int op_cvtss2si(es_machine *m, const es_insn *d)
+int op_cvtss2si(es_machine *m, const es_insn *d)
 {
     return cvt_s2si(m, d, 0, 0);
 }
-static int op_cvttss2si(es_machine *m, const es_insn *d)
+int op_cvttss2si(es_machine *m, const es_insn *d)
 {
     return cvt_s2si(m, d, 0, 1);
 }
-static int op_cvtsd2si(es_machine *m, const es_insn *d)
+int op_cvtsd2si(es_machine *m, const es_insn *d)
 {
     return cvt_s2si(m, d, 1, 0);
 }
-static int op_cvttsd2si(es_machine *m, const es_insn *d)
+int op_cvttsd2si(es_machine *m, const es_insn *d)
 {
     return cvt_s2si(m, d, 1, 1);
 }
@@ -128,11 +128,11 @@ static inline int cvt_si2s(es_machine *m, const es_insn *d, int dbl)
     return ES_OK;
 }
 
-static int op_cvtsi2ss(es_machine *m, const es_insn *d)
+int op_cvtsi2ss(es_machine *m, const es_insn *d)
 {
     return cvt_si2s(m, d, 0);
 }
-static int op_cvtsi2sd(es_machine *m, const es_insn *d)
+int op_cvtsi2sd(es_machine *m, const es_insn *d)
 {
     return cvt_si2s(m, d, 1);
 }
@@ -181,7 +181,7 @@ static uint32_t d2f_lane(const es_machine *m, uint64_t b, uint32_t *f)
     return r;
 }
 
-static int op_cvtss2sd(es_machine *m, const es_insn *d)
+int op_cvtss2sd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 0);
     uint32_t h = sse_fp_enter(m);
@@ -191,7 +191,7 @@ static int op_cvtss2sd(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_cvtsd2ss(es_machine *m, const es_insn *d)
+int op_cvtsd2ss(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 0);
     uint32_t f = 0, r;
@@ -208,7 +208,7 @@ static int op_cvtsd2ss(es_machine *m, const es_insn *d)
 }
 
 /* CVTPS2PD xmm, xmm/m64 */
-static int op_cvtps2pd(es_machine *m, const es_insn *d)
+int op_cvtps2pd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 0);
     es_xmm r;
@@ -221,7 +221,7 @@ static int op_cvtps2pd(es_machine *m, const es_insn *d)
 }
 
 /* CVTPD2PS xmm, xmm/m128: the upper half of the result is zeroed. */
-static int op_cvtpd2ps(es_machine *m, const es_insn *d)
+int op_cvtpd2ps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = {{0}};
@@ -241,7 +241,7 @@ static int op_cvtpd2ps(es_machine *m, const es_insn *d)
 }
 
 /* CVTDQ2PS xmm, xmm/m128: rounded per MXCSR. */
-static int op_cvtdq2ps(es_machine *m, const es_insn *d)
+int op_cvtdq2ps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
@@ -259,7 +259,7 @@ static int op_cvtdq2ps(es_machine *m, const es_insn *d)
 }
 
 /* CVTDQ2PD xmm, xmm/m64: exact. */
-static int op_cvtdq2pd(es_machine *m, const es_insn *d)
+int op_cvtdq2pd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 0);
     es_xmm r;
@@ -295,39 +295,20 @@ static inline int cvt_pd2dq(es_machine *m, const es_insn *d, int trunc)
     return ES_OK;
 }
 
-static int op_cvtps2dq(es_machine *m, const es_insn *d)
+int op_cvtps2dq(es_machine *m, const es_insn *d)
 {
     return cvt_ps2dq(m, d, 0);
 }
-static int op_cvttps2dq(es_machine *m, const es_insn *d)
+int op_cvttps2dq(es_machine *m, const es_insn *d)
 {
     return cvt_ps2dq(m, d, 1);
 }
-static int op_cvtpd2dq(es_machine *m, const es_insn *d)
+int op_cvtpd2dq(es_machine *m, const es_insn *d)
 {
     return cvt_pd2dq(m, d, 0);
 }
-static int op_cvttpd2dq(es_machine *m, const es_insn *d)
+int op_cvttpd2dq(es_machine *m, const es_insn *d)
 {
     return cvt_pd2dq(m, d, 1);
 }
 
-void es_sse_cvt(es_handler *t)
-{
-    t[ES_OP_CVTSS2SI] = op_cvtss2si;
-    t[ES_OP_CVTTSS2SI] = op_cvttss2si;
-    t[ES_OP_CVTSD2SI] = op_cvtsd2si;
-    t[ES_OP_CVTTSD2SI] = op_cvttsd2si;
-    t[ES_OP_CVTSI2SS] = op_cvtsi2ss;
-    t[ES_OP_CVTSI2SD] = op_cvtsi2sd;
-    t[ES_OP_CVTSS2SD] = op_cvtss2sd;
-    t[ES_OP_CVTSD2SS] = op_cvtsd2ss;
-    t[ES_OP_CVTPS2PD] = op_cvtps2pd;
-    t[ES_OP_CVTPD2PS] = op_cvtpd2ps;
-    t[ES_OP_CVTDQ2PS] = op_cvtdq2ps;
-    t[ES_OP_CVTDQ2PD] = op_cvtdq2pd;
-    t[ES_OP_CVTPS2DQ] = op_cvtps2dq;
-    t[ES_OP_CVTTPS2DQ] = op_cvttps2dq;
-    t[ES_OP_CVTPD2DQ] = op_cvtpd2dq;
-    t[ES_OP_CVTTPD2DQ] = op_cvttpd2dq;
-}

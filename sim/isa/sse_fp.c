@@ -224,19 +224,19 @@ static inline int arith_pd(es_machine *m, const es_insn *d, int op, int n)
 }
 
 #define ARITH(op, OP)                                                                              \
-    static int op_##op##ps(es_machine *m, const es_insn *d)                                        \
+    int op_##op##ps(es_machine *m, const es_insn *d)                                        \
     {                                                                                              \
         return arith_ps(m, d, OP, 4);                                                              \
     }                                                                                              \
-    static int op_##op##ss(es_machine *m, const es_insn *d)                                        \
+    int op_##op##ss(es_machine *m, const es_insn *d)                                        \
     {                                                                                              \
         return arith_ps(m, d, OP, 1);                                                              \
     }                                                                                              \
-    static int op_##op##pd(es_machine *m, const es_insn *d)                                        \
+    int op_##op##pd(es_machine *m, const es_insn *d)                                        \
     {                                                                                              \
         return arith_pd(m, d, OP, 2);                                                              \
     }                                                                                              \
-    static int op_##op##sd(es_machine *m, const es_insn *d)                                        \
+    int op_##op##sd(es_machine *m, const es_insn *d)                                        \
     {                                                                                              \
         return arith_pd(m, d, OP, 1);                                                              \
     }
@@ -247,7 +247,7 @@ ARITH(div, F_DIV)
 ARITH(sqrt, F_SQRT)
 
 /* ADDSUBPS/PD: subtract in even lanes, add in odd ones. */
-static int op_addsubps(es_machine *m, const es_insn *d)
+int op_addsubps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
@@ -260,7 +260,7 @@ static int op_addsubps(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_addsubpd(es_machine *m, const es_insn *d)
+int op_addsubpd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r;
@@ -303,19 +303,19 @@ static inline int hop_pd(es_machine *m, const es_insn *d, int op)
     return ES_OK;
 }
 
-static int op_haddps(es_machine *m, const es_insn *d)
+int op_haddps(es_machine *m, const es_insn *d)
 {
     return hop_ps(m, d, F_ADD);
 }
-static int op_hsubps(es_machine *m, const es_insn *d)
+int op_hsubps(es_machine *m, const es_insn *d)
 {
     return hop_ps(m, d, F_SUB);
 }
-static int op_haddpd(es_machine *m, const es_insn *d)
+int op_haddpd(es_machine *m, const es_insn *d)
 {
     return hop_pd(m, d, F_ADD);
 }
-static int op_hsubpd(es_machine *m, const es_insn *d)
+int op_hsubpd(es_machine *m, const es_insn *d)
 {
     return hop_pd(m, d, F_SUB);
 }
@@ -342,7 +342,7 @@ static int stage_commit(es_machine *m, uint32_t *acc, uint32_t f)
 /* DPPS: products of the lanes selected by imm[7:4] (others +0.0), summed
  * as (p0 + p1) + (p2 + p3), broadcast to the lanes selected by imm[3:0]
  * (SDM Vol. 2, DPPS "Operation"). */
-static int op_dpps(es_machine *m, const es_insn *d)
+int op_dpps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -367,7 +367,7 @@ static int op_dpps(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_dppd(es_machine *m, const es_insn *d)
+int op_dppd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -462,35 +462,35 @@ static inline int minmax_pd(es_machine *m, const es_insn *d, int max, int n)
     return ES_OK;
 }
 
-static int op_minps(es_machine *m, const es_insn *d)
+int op_minps(es_machine *m, const es_insn *d)
 {
     return minmax_ps(m, d, 0, 4);
 }
-static int op_minss(es_machine *m, const es_insn *d)
+int op_minss(es_machine *m, const es_insn *d)
 {
     return minmax_ps(m, d, 0, 1);
 }
-static int op_maxps(es_machine *m, const es_insn *d)
+int op_maxps(es_machine *m, const es_insn *d)
 {
     return minmax_ps(m, d, 1, 4);
 }
-static int op_maxss(es_machine *m, const es_insn *d)
+int op_maxss(es_machine *m, const es_insn *d)
 {
     return minmax_ps(m, d, 1, 1);
 }
-static int op_minpd(es_machine *m, const es_insn *d)
+int op_minpd(es_machine *m, const es_insn *d)
 {
     return minmax_pd(m, d, 0, 2);
 }
-static int op_minsd(es_machine *m, const es_insn *d)
+int op_minsd(es_machine *m, const es_insn *d)
 {
     return minmax_pd(m, d, 0, 1);
 }
-static int op_maxpd(es_machine *m, const es_insn *d)
+int op_maxpd(es_machine *m, const es_insn *d)
 {
     return minmax_pd(m, d, 1, 2);
 }
-static int op_maxsd(es_machine *m, const es_insn *d)
+int op_maxsd(es_machine *m, const es_insn *d)
 {
     return minmax_pd(m, d, 1, 1);
 }
@@ -551,21 +551,21 @@ static inline int cmp_pd(es_machine *m, const es_insn *d, int n)
     return ES_OK;
 }
 
-static int op_cmpps(es_machine *m, const es_insn *d)
+int op_cmpps(es_machine *m, const es_insn *d)
 {
     return cmp_ps(m, d, 4);
 }
-static int op_cmpss(es_machine *m, const es_insn *d)
+int op_cmpss(es_machine *m, const es_insn *d)
 {
     return cmp_ps(m, d, 1);
 }
-static int op_cmppd(es_machine *m, const es_insn *d)
+int op_cmppd(es_machine *m, const es_insn *d)
 {
     return cmp_pd(m, d, 2);
 }
 
 /* CMPSD is also the string compare (A7 with a 32-bit operand size). */
-static int op_cmpsd(es_machine *m, const es_insn *d)
+int op_cmpsd(es_machine *m, const es_insn *d)
 {
     if (d->nops == 0 || d->o[0].kind != ES_OPK_XMM)
         return es_string_cmpsd(m, d);
@@ -600,19 +600,19 @@ static inline int comis(es_machine *m, const es_insn *d, int dbl, int signaling)
     return ES_OK;
 }
 
-static int op_comiss(es_machine *m, const es_insn *d)
+int op_comiss(es_machine *m, const es_insn *d)
 {
     return comis(m, d, 0, 1);
 }
-static int op_ucomiss(es_machine *m, const es_insn *d)
+int op_ucomiss(es_machine *m, const es_insn *d)
 {
     return comis(m, d, 0, 0);
 }
-static int op_comisd(es_machine *m, const es_insn *d)
+int op_comisd(es_machine *m, const es_insn *d)
 {
     return comis(m, d, 1, 1);
 }
-static int op_ucomisd(es_machine *m, const es_insn *d)
+int op_ucomisd(es_machine *m, const es_insn *d)
 {
     return comis(m, d, 1, 0);
 }
@@ -690,19 +690,19 @@ static inline int round_common(es_machine *m, const es_insn *d, int dbl, int n)
     return ES_OK;
 }
 
-static int op_roundps(es_machine *m, const es_insn *d)
+int op_roundps(es_machine *m, const es_insn *d)
 {
     return round_common(m, d, 0, 4);
 }
-static int op_roundss(es_machine *m, const es_insn *d)
+int op_roundss(es_machine *m, const es_insn *d)
 {
     return round_common(m, d, 0, 1);
 }
-static int op_roundpd(es_machine *m, const es_insn *d)
+int op_roundpd(es_machine *m, const es_insn *d)
 {
     return round_common(m, d, 1, 2);
 }
-static int op_roundsd(es_machine *m, const es_insn *d)
+int op_roundsd(es_machine *m, const es_insn *d)
 {
     return round_common(m, d, 1, 1);
 }
@@ -743,75 +743,20 @@ static inline int rcp_common(es_machine *m, const es_insn *d, int rsqrt, int n)
     return ES_OK;
 }
 
-static int op_rcpps(es_machine *m, const es_insn *d)
+int op_rcpps(es_machine *m, const es_insn *d)
 {
     return rcp_common(m, d, 0, 4);
 }
-static int op_rcpss(es_machine *m, const es_insn *d)
+int op_rcpss(es_machine *m, const es_insn *d)
 {
     return rcp_common(m, d, 0, 1);
 }
-static int op_rsqrtps(es_machine *m, const es_insn *d)
+int op_rsqrtps(es_machine *m, const es_insn *d)
 {
     return rcp_common(m, d, 1, 4);
 }
-static int op_rsqrtss(es_machine *m, const es_insn *d)
+int op_rsqrtss(es_machine *m, const es_insn *d)
 {
     return rcp_common(m, d, 1, 1);
 }
 
-void es_sse_fp(es_handler *t)
-{
-    t[ES_OP_ADDPS] = op_addps;
-    t[ES_OP_ADDSS] = op_addss;
-    t[ES_OP_ADDPD] = op_addpd;
-    t[ES_OP_ADDSD] = op_addsd;
-    t[ES_OP_SUBPS] = op_subps;
-    t[ES_OP_SUBSS] = op_subss;
-    t[ES_OP_SUBPD] = op_subpd;
-    t[ES_OP_SUBSD] = op_subsd;
-    t[ES_OP_MULPS] = op_mulps;
-    t[ES_OP_MULSS] = op_mulss;
-    t[ES_OP_MULPD] = op_mulpd;
-    t[ES_OP_MULSD] = op_mulsd;
-    t[ES_OP_DIVPS] = op_divps;
-    t[ES_OP_DIVSS] = op_divss;
-    t[ES_OP_DIVPD] = op_divpd;
-    t[ES_OP_DIVSD] = op_divsd;
-    t[ES_OP_SQRTPS] = op_sqrtps;
-    t[ES_OP_SQRTSS] = op_sqrtss;
-    t[ES_OP_SQRTPD] = op_sqrtpd;
-    t[ES_OP_SQRTSD] = op_sqrtsd;
-    t[ES_OP_ADDSUBPS] = op_addsubps;
-    t[ES_OP_ADDSUBPD] = op_addsubpd;
-    t[ES_OP_HADDPS] = op_haddps;
-    t[ES_OP_HSUBPS] = op_hsubps;
-    t[ES_OP_HADDPD] = op_haddpd;
-    t[ES_OP_HSUBPD] = op_hsubpd;
-    t[ES_OP_DPPS] = op_dpps;
-    t[ES_OP_DPPD] = op_dppd;
-    t[ES_OP_MINPS] = op_minps;
-    t[ES_OP_MINSS] = op_minss;
-    t[ES_OP_MAXPS] = op_maxps;
-    t[ES_OP_MAXSS] = op_maxss;
-    t[ES_OP_MINPD] = op_minpd;
-    t[ES_OP_MINSD] = op_minsd;
-    t[ES_OP_MAXPD] = op_maxpd;
-    t[ES_OP_MAXSD] = op_maxsd;
-    t[ES_OP_CMPPS] = op_cmpps;
-    t[ES_OP_CMPSS] = op_cmpss;
-    t[ES_OP_CMPPD] = op_cmppd;
-    t[ES_OP_CMPSD] = op_cmpsd;
-    t[ES_OP_COMISS] = op_comiss;
-    t[ES_OP_UCOMISS] = op_ucomiss;
-    t[ES_OP_COMISD] = op_comisd;
-    t[ES_OP_UCOMISD] = op_ucomisd;
-    t[ES_OP_ROUNDPS] = op_roundps;
-    t[ES_OP_ROUNDSS] = op_roundss;
-    t[ES_OP_ROUNDPD] = op_roundpd;
-    t[ES_OP_ROUNDSD] = op_roundsd;
-    t[ES_OP_RCPPS] = op_rcpps;
-    t[ES_OP_RCPSS] = op_rcpss;
-    t[ES_OP_RSQRTPS] = op_rsqrtps;
-    t[ES_OP_RSQRTSS] = op_rsqrtss;
-}

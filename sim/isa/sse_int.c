@@ -6,7 +6,7 @@
 
 /* `op xmm1, xmm2/m128`: r = f(a = xmm1, s = source), then xmm1 = r. */
 #define BINOP(name, body)                                                                          \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         SSE_OPERANDS(x, s, tmp_, 1);                                                               \
         const es_xmm *a = x;                                                                       \
@@ -79,7 +79,7 @@ BINOP(op_pmulhrsw, LANES(8, w, (uint16_t)((((int32_t)a->sw[i] * s->sw[i] >> 14) 
 BINOP(op_pavgb, LANES(16, b, (uint8_t)((a->b[i] + s->b[i] + 1) >> 1)))
 BINOP(op_pavgw, LANES(8, w, (uint16_t)((a->w[i] + s->w[i] + 1) >> 1)))
 
-static int op_psadbw(es_machine *m, const es_insn *d)
+int op_psadbw(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = {{0}};
@@ -158,7 +158,7 @@ BINOP(op_phsubsw, LANES(8, sw, sat16s(HPAIR(sw, i, 8, 0) - HPAIR(sw, i, 8, 1))))
 /* ---- shuffles ---- */
 BINOP(op_pshufb, LANES(16, b, (s->b[i] & 0x80) ? 0 : a->b[s->b[i] & 15]))
 
-static int op_pshufd(es_machine *m, const es_insn *d)
+int op_pshufd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -168,7 +168,7 @@ static int op_pshufd(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_pshufhw(es_machine *m, const es_insn *d)
+int op_pshufhw(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -180,7 +180,7 @@ static int op_pshufhw(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_pshuflw(es_machine *m, const es_insn *d)
+int op_pshuflw(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -191,7 +191,7 @@ static int op_pshuflw(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_shufps(es_machine *m, const es_insn *d)
+int op_shufps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -201,7 +201,7 @@ static int op_shufps(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_shufpd(es_machine *m, const es_insn *d)
+int op_shufpd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -211,7 +211,7 @@ static int op_shufpd(es_machine *m, const es_insn *d)
 }
 
 /* PALIGNR: (dst:src) >> (imm * 8), low 16 bytes; imm >= 32 gives zero. */
-static int op_palignr(es_machine *m, const es_insn *d)
+int op_palignr(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -242,7 +242,7 @@ static inline int shift_count(es_machine *m, const es_insn *d, uint64_t *n)
 }
 
 #define SHIFT(name, n, f, bits, expr)                                                              \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         es_xmm *x = sse_dst(m, d);                                                                 \
         uint64_t c;                                                                                \
@@ -261,7 +261,7 @@ SHIFT(op_psrlq, 2, q, 64, c > 63 ? 0 : x->q[i] >> c)
 SHIFT(op_psraw, 8, sw, 16, (int16_t)(x->sw[i] >> (c > 15 ? 15 : c)))
 SHIFT(op_psrad, 4, sd, 32, x->sd[i] >> (c > 31 ? 31 : c))
 
-static int op_pslldq(es_machine *m, const es_insn *d)
+int op_pslldq(es_machine *m, const es_insn *d)
 {
     es_xmm *x = sse_dst(m, d);
     if (!x)
@@ -273,7 +273,7 @@ static int op_pslldq(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_psrldq(es_machine *m, const es_insn *d)
+int op_psrldq(es_machine *m, const es_insn *d)
 {
     es_xmm *x = sse_dst(m, d);
     if (!x)
@@ -287,7 +287,7 @@ static int op_psrldq(es_machine *m, const es_insn *d)
 
 /* ---- blends ---- */
 
-static int op_pblendw(es_machine *m, const es_insn *d)
+int op_pblendw(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -297,7 +297,7 @@ static int op_pblendw(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blendps(es_machine *m, const es_insn *d)
+int op_blendps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -307,7 +307,7 @@ static int op_blendps(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blendpd(es_machine *m, const es_insn *d)
+int op_blendpd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -320,7 +320,7 @@ static int op_blendpd(es_machine *m, const es_insn *d)
 /* The variable blends take their mask from the top bit of each element of
  * the implicit XMM0 (read before the destination is written, which matters
  * when the destination is XMM0 itself). */
-static int op_pblendvb(es_machine *m, const es_insn *d)
+int op_pblendvb(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm k = m->xmm[0];
@@ -330,7 +330,7 @@ static int op_pblendvb(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blendvps(es_machine *m, const es_insn *d)
+int op_blendvps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm k = m->xmm[0];
@@ -340,7 +340,7 @@ static int op_blendvps(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_blendvpd(es_machine *m, const es_insn *d)
+int op_blendvpd(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm k = m->xmm[0];
@@ -378,19 +378,19 @@ static inline int extract(es_machine *m, const es_insn *d, unsigned esize)
     return ES_OK;
 }
 
-static int op_pextrb(es_machine *m, const es_insn *d)
+int op_pextrb(es_machine *m, const es_insn *d)
 {
     return extract(m, d, 1);
 }
-static int op_pextrw(es_machine *m, const es_insn *d)
+int op_pextrw(es_machine *m, const es_insn *d)
 {
     return extract(m, d, 2);
 }
-static int op_pextrd(es_machine *m, const es_insn *d)
+int op_pextrd(es_machine *m, const es_insn *d)
 {
     return extract(m, d, 4);
 }
-static int op_pextrq(es_machine *m, const es_insn *d)
+int op_pextrq(es_machine *m, const es_insn *d)
 {
     return extract(m, d, 8);
 }
@@ -417,31 +417,31 @@ static inline int insert(es_machine *m, const es_insn *d, unsigned esize)
     return ES_OK;
 }
 
-static int op_pinsrb(es_machine *m, const es_insn *d)
+int op_pinsrb(es_machine *m, const es_insn *d)
 {
     return insert(m, d, 1);
 }
-static int op_pinsrw(es_machine *m, const es_insn *d)
+int op_pinsrw(es_machine *m, const es_insn *d)
 {
     return insert(m, d, 2);
 }
-static int op_pinsrd(es_machine *m, const es_insn *d)
+int op_pinsrd(es_machine *m, const es_insn *d)
 {
     return insert(m, d, 4);
 }
-static int op_pinsrq(es_machine *m, const es_insn *d)
+int op_pinsrq(es_machine *m, const es_insn *d)
 {
     return insert(m, d, 8);
 }
 
-static int op_extractps(es_machine *m, const es_insn *d)
+int op_extractps(es_machine *m, const es_insn *d)
 {
     return extract(m, d, 4);
 }
 
 /* INSERTPS xmm1, xmm2/m32, imm: element imm[7:6] of xmm2 (or the m32) into
  * element imm[5:4] of xmm1, then zero the elements selected by imm[3:0]. */
-static int op_insertps(es_machine *m, const es_insn *d)
+int op_insertps(es_machine *m, const es_insn *d)
 {
     es_xmm *x = sse_dst(m, d);
     if (!x)
@@ -474,152 +474,3 @@ BINOP(op_pmovzxwd, LANES(4, d, s->w[i]))
 BINOP(op_pmovzxwq, LANES(2, q, s->w[i]))
 BINOP(op_pmovzxdq, LANES(2, q, s->d[i]))
 
-void es_sse_int(es_handler *t)
-{
-    t[ES_OP_PAND] = op_pand;
-    t[ES_OP_ANDPS] = op_pand;
-    t[ES_OP_ANDPD] = op_pand;
-    t[ES_OP_PANDN] = op_pandn;
-    t[ES_OP_ANDNPS] = op_pandn;
-    t[ES_OP_ANDNPD] = op_pandn;
-    t[ES_OP_POR] = op_por;
-    t[ES_OP_ORPS] = op_por;
-    t[ES_OP_ORPD] = op_por;
-    t[ES_OP_PXOR] = op_pxor;
-    t[ES_OP_XORPS] = op_pxor;
-    t[ES_OP_XORPD] = op_pxor;
-
-    t[ES_OP_PADDB] = op_paddb;
-    t[ES_OP_PADDW] = op_paddw;
-    t[ES_OP_PADDD] = op_paddd;
-    t[ES_OP_PADDQ] = op_paddq;
-    t[ES_OP_PSUBB] = op_psubb;
-    t[ES_OP_PSUBW] = op_psubw;
-    t[ES_OP_PSUBD] = op_psubd;
-    t[ES_OP_PSUBQ] = op_psubq;
-    t[ES_OP_PADDSB] = op_paddsb;
-    t[ES_OP_PADDSW] = op_paddsw;
-    t[ES_OP_PADDUSB] = op_paddusb;
-    t[ES_OP_PADDUSW] = op_paddusw;
-    t[ES_OP_PSUBSB] = op_psubsb;
-    t[ES_OP_PSUBSW] = op_psubsw;
-    t[ES_OP_PSUBUSB] = op_psubusb;
-    t[ES_OP_PSUBUSW] = op_psubusw;
-
-    t[ES_OP_PMULLW] = op_pmullw;
-    t[ES_OP_PMULHW] = op_pmulhw;
-    t[ES_OP_PMULHUW] = op_pmulhuw;
-    t[ES_OP_PMULUDQ] = op_pmuludq;
-    t[ES_OP_PMULLD] = op_pmulld;
-    t[ES_OP_PMULDQ] = op_pmuldq;
-    t[ES_OP_PMADDWD] = op_pmaddwd;
-    t[ES_OP_PMADDUBSW] = op_pmaddubsw;
-    t[ES_OP_PMULHRSW] = op_pmulhrsw;
-    t[ES_OP_PAVGB] = op_pavgb;
-    t[ES_OP_PAVGW] = op_pavgw;
-    t[ES_OP_PSADBW] = op_psadbw;
-
-    t[ES_OP_PMINUB] = op_pminub;
-    t[ES_OP_PMINSB] = op_pminsb;
-    t[ES_OP_PMINUW] = op_pminuw;
-    t[ES_OP_PMINSW] = op_pminsw;
-    t[ES_OP_PMINUD] = op_pminud;
-    t[ES_OP_PMINSD] = op_pminsd;
-    t[ES_OP_PMAXUB] = op_pmaxub;
-    t[ES_OP_PMAXSB] = op_pmaxsb;
-    t[ES_OP_PMAXUW] = op_pmaxuw;
-    t[ES_OP_PMAXSW] = op_pmaxsw;
-    t[ES_OP_PMAXUD] = op_pmaxud;
-    t[ES_OP_PMAXSD] = op_pmaxsd;
-
-    t[ES_OP_PABSB] = op_pabsb;
-    t[ES_OP_PABSW] = op_pabsw;
-    t[ES_OP_PABSD] = op_pabsd;
-    t[ES_OP_PSIGNB] = op_psignb;
-    t[ES_OP_PSIGNW] = op_psignw;
-    t[ES_OP_PSIGND] = op_psignd;
-
-    t[ES_OP_PCMPEQB] = op_pcmpeqb;
-    t[ES_OP_PCMPEQW] = op_pcmpeqw;
-    t[ES_OP_PCMPEQD] = op_pcmpeqd;
-    t[ES_OP_PCMPEQQ] = op_pcmpeqq;
-    t[ES_OP_PCMPGTB] = op_pcmpgtb;
-    t[ES_OP_PCMPGTW] = op_pcmpgtw;
-    t[ES_OP_PCMPGTD] = op_pcmpgtd;
-    t[ES_OP_PCMPGTQ] = op_pcmpgtq;
-
-    t[ES_OP_PUNPCKLBW] = op_punpcklbw;
-    t[ES_OP_PUNPCKHBW] = op_punpckhbw;
-    t[ES_OP_PUNPCKLWD] = op_punpcklwd;
-    t[ES_OP_PUNPCKHWD] = op_punpckhwd;
-    t[ES_OP_PUNPCKLDQ] = op_punpckldq;
-    t[ES_OP_PUNPCKHDQ] = op_punpckhdq;
-    t[ES_OP_PUNPCKLQDQ] = op_punpcklqdq;
-    t[ES_OP_PUNPCKHQDQ] = op_punpckhqdq;
-    t[ES_OP_UNPCKLPS] = op_punpckldq;
-    t[ES_OP_UNPCKHPS] = op_punpckhdq;
-    t[ES_OP_UNPCKLPD] = op_punpcklqdq;
-    t[ES_OP_UNPCKHPD] = op_punpckhqdq;
-
-    t[ES_OP_PACKSSWB] = op_packsswb;
-    t[ES_OP_PACKUSWB] = op_packuswb;
-    t[ES_OP_PACKSSDW] = op_packssdw;
-    t[ES_OP_PACKUSDW] = op_packusdw;
-
-    t[ES_OP_PHADDW] = op_phaddw;
-    t[ES_OP_PHADDD] = op_phaddd;
-    t[ES_OP_PHADDSW] = op_phaddsw;
-    t[ES_OP_PHSUBW] = op_phsubw;
-    t[ES_OP_PHSUBD] = op_phsubd;
-    t[ES_OP_PHSUBSW] = op_phsubsw;
-
-    t[ES_OP_PSHUFB] = op_pshufb;
-    t[ES_OP_PSHUFD] = op_pshufd;
-    t[ES_OP_PSHUFHW] = op_pshufhw;
-    t[ES_OP_PSHUFLW] = op_pshuflw;
-    t[ES_OP_SHUFPS] = op_shufps;
-    t[ES_OP_SHUFPD] = op_shufpd;
-    t[ES_OP_PALIGNR] = op_palignr;
-
-    t[ES_OP_PSLLW] = op_psllw;
-    t[ES_OP_PSLLD] = op_pslld;
-    t[ES_OP_PSLLQ] = op_psllq;
-    t[ES_OP_PSRLW] = op_psrlw;
-    t[ES_OP_PSRLD] = op_psrld;
-    t[ES_OP_PSRLQ] = op_psrlq;
-    t[ES_OP_PSRAW] = op_psraw;
-    t[ES_OP_PSRAD] = op_psrad;
-    t[ES_OP_PSLLDQ] = op_pslldq;
-    t[ES_OP_PSRLDQ] = op_psrldq;
-
-    t[ES_OP_PBLENDW] = op_pblendw;
-    t[ES_OP_BLENDPS] = op_blendps;
-    t[ES_OP_BLENDPD] = op_blendpd;
-    t[ES_OP_PBLENDVB] = op_pblendvb;
-    t[ES_OP_BLENDVPS] = op_blendvps;
-    t[ES_OP_BLENDVPD] = op_blendvpd;
-
-    t[ES_OP_PEXTRB] = op_pextrb;
-    t[ES_OP_PEXTRW] = op_pextrw;
-    t[ES_OP_PEXTRD] = op_pextrd;
-    t[ES_OP_PEXTRQ] = op_pextrq;
-    t[ES_OP_PINSRB] = op_pinsrb;
-    t[ES_OP_PINSRW] = op_pinsrw;
-    t[ES_OP_PINSRD] = op_pinsrd;
-    t[ES_OP_PINSRQ] = op_pinsrq;
-    t[ES_OP_EXTRACTPS] = op_extractps;
-    t[ES_OP_INSERTPS] = op_insertps;
-
-    t[ES_OP_PMOVSXBW] = op_pmovsxbw;
-    t[ES_OP_PMOVSXBD] = op_pmovsxbd;
-    t[ES_OP_PMOVSXBQ] = op_pmovsxbq;
-    t[ES_OP_PMOVSXWD] = op_pmovsxwd;
-    t[ES_OP_PMOVSXWQ] = op_pmovsxwq;
-    t[ES_OP_PMOVSXDQ] = op_pmovsxdq;
-    t[ES_OP_PMOVZXBW] = op_pmovzxbw;
-    t[ES_OP_PMOVZXBD] = op_pmovzxbd;
-    t[ES_OP_PMOVZXBQ] = op_pmovzxbq;
-    t[ES_OP_PMOVZXWD] = op_pmovzxwd;
-    t[ES_OP_PMOVZXWQ] = op_pmovzxwq;
-    t[ES_OP_PMOVZXDQ] = op_pmovzxdq;
-}

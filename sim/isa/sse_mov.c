@@ -22,19 +22,19 @@ static inline int move128(es_machine *m, const es_insn *d, int align)
     return ES_OK;
 }
 
-static int op_movaligned(es_machine *m, const es_insn *d)
+int op_movaligned(es_machine *m, const es_insn *d)
 {
     return move128(m, d, 1);
 }
 
-static int op_movunaligned(es_machine *m, const es_insn *d)
+int op_movunaligned(es_machine *m, const es_insn *d)
 {
     return move128(m, d, 0);
 }
 
 /* MOVD/MOVQ, every SSE form (66 0F 6E/7E, REX.W variants, F3 0F 7E,
  * 66 0F D6): loads into an XMM register zero its upper bits. */
-static int op_movd_movq(es_machine *m, const es_insn *d)
+int op_movd_movq(es_machine *m, const es_insn *d)
 {
     const es_operand *o0 = &d->o[0], *o1 = &d->o[1];
     if (o0->kind == ES_OPK_XMM) {
@@ -76,14 +76,14 @@ static inline int move_scalar(es_machine *m, const es_insn *d, unsigned n)
     return ES_OK;
 }
 
-static int op_movss(es_machine *m, const es_insn *d)
+int op_movss(es_machine *m, const es_insn *d)
 {
     return move_scalar(m, d, 4);
 }
 
 /* MOVSD is also the string instruction (A5 with a 32-bit operand size):
  * that form has no visible operands. */
-static int op_movsd(es_machine *m, const es_insn *d)
+int op_movsd(es_machine *m, const es_insn *d)
 {
     if (d->nops == 0 || (d->o[0].kind != ES_OPK_XMM && d->o[1].kind != ES_OPK_XMM))
         return es_string_movsd(m, d);
@@ -108,31 +108,31 @@ static inline int move_half(es_machine *m, const es_insn *d, int hi)
     return es_unimplemented(m, d);
 }
 
-static int op_movlp(es_machine *m, const es_insn *d)
+int op_movlp(es_machine *m, const es_insn *d)
 {
     return move_half(m, d, 0);
 }
 
-static int op_movhp(es_machine *m, const es_insn *d)
+int op_movhp(es_machine *m, const es_insn *d)
 {
     return move_half(m, d, 1);
 }
 
 /* MOVHLPS xmm1, xmm2: low(xmm1) = high(xmm2). */
-static int op_movhlps(es_machine *m, const es_insn *d)
+int op_movhlps(es_machine *m, const es_insn *d)
 {
     m->xmm[d->o[0].reg].q[0] = m->xmm[d->o[1].reg].q[1];
     return ES_OK;
 }
 
 /* MOVLHPS xmm1, xmm2: high(xmm1) = low(xmm2). */
-static int op_movlhps(es_machine *m, const es_insn *d)
+int op_movlhps(es_machine *m, const es_insn *d)
 {
     m->xmm[d->o[0].reg].q[1] = m->xmm[d->o[1].reg].q[0];
     return ES_OK;
 }
 
-static int op_movmskps(es_machine *m, const es_insn *d)
+int op_movmskps(es_machine *m, const es_insn *d)
 {
     const es_xmm *s = &m->xmm[d->o[1].reg];
     uint64_t r = (s->d[0] >> 31) | (s->d[1] >> 31 << 1) | (s->d[2] >> 31 << 2) |
@@ -141,14 +141,14 @@ static int op_movmskps(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_movmskpd(es_machine *m, const es_insn *d)
+int op_movmskpd(es_machine *m, const es_insn *d)
 {
     const es_xmm *s = &m->xmm[d->o[1].reg];
     es_gpr_set(m, d->o[0].reg, d->o[0].size, (s->q[0] >> 63) | (s->q[1] >> 63 << 1));
     return ES_OK;
 }
 
-static int op_pmovmskb(es_machine *m, const es_insn *d)
+int op_pmovmskb(es_machine *m, const es_insn *d)
 {
     if (d->o[1].kind != ES_OPK_XMM)
         return es_unimplemented(m, d);
@@ -164,14 +164,14 @@ static int op_pmovmskb(es_machine *m, const es_insn *d)
 }
 
 /* MOVNTI m32/m64, r: a plain store here (no cache model). */
-static int op_movnti(es_machine *m, const es_insn *d)
+int op_movnti(es_machine *m, const es_insn *d)
 {
     TRY(es_wr(m, d, 0, m->gpr[d->o[1].reg]));
     return ES_OK;
 }
 
 /* MOVDDUP xmm, xmm/m64: both halves = the low quadword (no alignment). */
-static int op_movddup(es_machine *m, const es_insn *d)
+int op_movddup(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     if (d->o[1].kind == ES_OPK_XMM)
@@ -183,7 +183,7 @@ static int op_movddup(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_movsldup(es_machine *m, const es_insn *d)
+int op_movsldup(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = {.d = {s->d[0], s->d[0], s->d[2], s->d[2]}};
@@ -191,7 +191,7 @@ static int op_movsldup(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_movshdup(es_machine *m, const es_insn *d)
+int op_movshdup(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = {.d = {s->d[1], s->d[1], s->d[3], s->d[3]}};
@@ -202,7 +202,7 @@ static int op_movshdup(es_machine *m, const es_insn *d)
 /* MASKMOVDQU xmm1, xmm2: stores the bytes of xmm1 whose mask byte in xmm2
  * has its top bit set to DS:[rDI].  The selected bytes are merged into the
  * 16 bytes read first, so a fault leaves memory untouched. */
-static int op_maskmovdqu(es_machine *m, const es_insn *d)
+int op_maskmovdqu(es_machine *m, const es_insn *d)
 {
     const es_xmm *v = &m->xmm[d->o[0].reg], *k = &m->xmm[d->o[1].reg];
     uint64_t va = es_seg_lin(m, ES_SEG_DS, m->gpr[ES_RDI] & es_mask(d->asize));
@@ -216,7 +216,7 @@ static int op_maskmovdqu(es_machine *m, const es_insn *d)
 }
 
 /* LDMXCSR m32: #GP(0) if a reserved bit is set (SDM Vol. 2, LDMXCSR). */
-static int op_ldmxcsr(es_machine *m, const es_insn *d)
+int op_ldmxcsr(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_rd(m, d, 0, &v));
@@ -226,43 +226,9 @@ static int op_ldmxcsr(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_stmxcsr(es_machine *m, const es_insn *d)
+int op_stmxcsr(es_machine *m, const es_insn *d)
 {
     TRY(es_wr(m, d, 0, m->mxcsr));
     return ES_OK;
 }
 
-void es_sse_mov(es_handler *t)
-{
-    t[ES_OP_MOVAPS] = op_movaligned;
-    t[ES_OP_MOVAPD] = op_movaligned;
-    t[ES_OP_MOVDQA] = op_movaligned;
-    t[ES_OP_MOVNTPS] = op_movaligned;
-    t[ES_OP_MOVNTPD] = op_movaligned;
-    t[ES_OP_MOVNTDQ] = op_movaligned;
-    t[ES_OP_MOVNTDQA] = op_movaligned;
-    t[ES_OP_MOVUPS] = op_movunaligned;
-    t[ES_OP_MOVUPD] = op_movunaligned;
-    t[ES_OP_MOVDQU] = op_movunaligned;
-    t[ES_OP_LDDQU] = op_movunaligned;
-    t[ES_OP_MOVD] = op_movd_movq;
-    t[ES_OP_MOVQ] = op_movd_movq;
-    t[ES_OP_MOVSS] = op_movss;
-    t[ES_OP_MOVSD] = op_movsd;
-    t[ES_OP_MOVLPS] = op_movlp;
-    t[ES_OP_MOVLPD] = op_movlp;
-    t[ES_OP_MOVHPS] = op_movhp;
-    t[ES_OP_MOVHPD] = op_movhp;
-    t[ES_OP_MOVHLPS] = op_movhlps;
-    t[ES_OP_MOVLHPS] = op_movlhps;
-    t[ES_OP_MOVMSKPS] = op_movmskps;
-    t[ES_OP_MOVMSKPD] = op_movmskpd;
-    t[ES_OP_PMOVMSKB] = op_pmovmskb;
-    t[ES_OP_MOVNTI] = op_movnti;
-    t[ES_OP_MOVDDUP] = op_movddup;
-    t[ES_OP_MOVSLDUP] = op_movsldup;
-    t[ES_OP_MOVSHDUP] = op_movshdup;
-    t[ES_OP_MASKMOVDQU] = op_maskmovdqu;
-    t[ES_OP_LDMXCSR] = op_ldmxcsr;
-    t[ES_OP_STMXCSR] = op_stmxcsr;
-}

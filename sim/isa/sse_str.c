@@ -146,19 +146,19 @@ static inline int pcmpstr_common(es_machine *m, const es_insn *d, int explicit_l
     return ES_OK;
 }
 
-static int op_pcmpestri(es_machine *m, const es_insn *d)
+int op_pcmpestri(es_machine *m, const es_insn *d)
 {
     return pcmpstr_common(m, d, 1, 0);
 }
-static int op_pcmpestrm(es_machine *m, const es_insn *d)
+int op_pcmpestrm(es_machine *m, const es_insn *d)
 {
     return pcmpstr_common(m, d, 1, 1);
 }
-static int op_pcmpistri(es_machine *m, const es_insn *d)
+int op_pcmpistri(es_machine *m, const es_insn *d)
 {
     return pcmpstr_common(m, d, 0, 0);
 }
-static int op_pcmpistrm(es_machine *m, const es_insn *d)
+int op_pcmpistrm(es_machine *m, const es_insn *d)
 {
     return pcmpstr_common(m, d, 0, 1);
 }
@@ -171,7 +171,7 @@ static const uint32_t crc32c_nibble[16] = {
     0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
 };
 
-static int op_crc32(es_machine *m, const es_insn *d)
+int op_crc32(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_rd(m, d, 1, &v));
@@ -187,7 +187,7 @@ static int op_crc32(es_machine *m, const es_insn *d)
 }
 
 /* ---- PTEST: ZF = (a AND b) == 0, CF = (NOT a AND b) == 0, others 0 ---- */
-static int op_ptest(es_machine *m, const es_insn *d)
+int op_ptest(es_machine *m, const es_insn *d)
 {
     es_xmm t;
     const es_xmm *b = sse_src(m, d, 1, &t, 1);
@@ -205,7 +205,7 @@ static int op_ptest(es_machine *m, const es_insn *d)
 
 /* ---- MPSADBW: eight sums of absolute differences of 4-byte groups; the
  * source group is at imm[1:0]*4, the destination window at imm[2]*4 ---- */
-static int op_mpsadbw(es_machine *m, const es_insn *d)
+int op_mpsadbw(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
@@ -224,7 +224,7 @@ static int op_mpsadbw(es_machine *m, const es_insn *d)
 }
 
 /* ---- PHMINPOSUW: the smallest unsigned word and its (lowest) index ---- */
-static int op_phminposuw(es_machine *m, const es_insn *d)
+int op_phminposuw(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned mi = 0;
@@ -238,14 +238,3 @@ static int op_phminposuw(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_sse_str(es_handler *t)
-{
-    t[ES_OP_PCMPESTRI] = op_pcmpestri;
-    t[ES_OP_PCMPESTRM] = op_pcmpestrm;
-    t[ES_OP_PCMPISTRI] = op_pcmpistri;
-    t[ES_OP_PCMPISTRM] = op_pcmpistrm;
-    t[ES_OP_CRC32] = op_crc32;
-    t[ES_OP_PTEST] = op_ptest;
-    t[ES_OP_MPSADBW] = op_mpsadbw;
-    t[ES_OP_PHMINPOSUW] = op_phminposuw;
-}

@@ -29,7 +29,7 @@ static int push_seg(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_push(es_machine *m, const es_insn *d)
+int op_push(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     if (d->o[0].kind == ES_OPK_SEG)
@@ -40,7 +40,7 @@ static int op_push(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_pop(es_machine *m, const es_insn *d)
+int op_pop(es_machine *m, const es_insn *d)
 {
     const es_operand *o = &d->o[0];
     unsigned size = d->osize, ss = es_stack_size(m);
@@ -74,7 +74,7 @@ static int op_pop(es_machine *m, const es_insn *d)
 }
 
 /* PUSHF/PUSHFD/PUSHFQ: VM and RF read as 0 in the image (SDM PUSHF). */
-static int op_pushf(es_machine *m, const es_insn *d)
+int op_pushf(es_machine *m, const es_insn *d)
 {
     TRY(es_push(m, d->osize, m->rflags & ~(uint64_t)(ES_VM | ES_RF)));
     return ES_OK;
@@ -84,7 +84,7 @@ static int op_pushf(es_machine *m, const es_insn *d)
  * IOPL changes only at CPL 0, IF only when CPL <= IOPL, VM/VIP/VIF never
  * from here (no virtual-8086 mode), RF is cleared; bit 1 reads as 1.  A
  * 16-bit POPF changes only the low 16 bits. */
-static int op_popf(es_machine *m, const es_insn *d)
+int op_popf(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize;
     uint64_t v;
@@ -109,7 +109,7 @@ static int op_popf(es_machine *m, const es_insn *d)
  * from the enclosing frame, push the new frame pointer, allocate.  All
  * stores happen before any register changes, so a #PF leaves the
  * registers as they were. */
-static int op_enter(es_machine *m, const es_insn *d)
+int op_enter(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, ss = es_stack_size(m);
     uint64_t smask = es_mask(ss);
@@ -138,7 +138,7 @@ static int op_enter(es_machine *m, const es_insn *d)
 }
 
 /* LEAVE: rSP = rBP, then pop rBP. */
-static int op_leave(es_machine *m, const es_insn *d)
+int op_leave(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, ss = es_stack_size(m);
     uint64_t bp = m->gpr[ES_RBP] & es_mask(ss), v;
@@ -150,7 +150,7 @@ static int op_leave(es_machine *m, const es_insn *d)
 
 /* PUSHA/PUSHAD (32-bit mode only; the decoder rejects them in 64-bit
  * mode): EAX, ECX, EDX, EBX, the original ESP, EBP, ESI, EDI. */
-static int op_pusha(es_machine *m, const es_insn *d)
+int op_pusha(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, ss = es_stack_size(m);
     uint64_t smask = es_mask(ss), sp = m->gpr[ES_RSP] & smask;
@@ -163,7 +163,7 @@ static int op_pusha(es_machine *m, const es_insn *d)
 }
 
 /* POPA/POPAD: the reverse order, the ESP slot is skipped. */
-static int op_popa(es_machine *m, const es_insn *d)
+int op_popa(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, ss = es_stack_size(m);
     uint64_t smask = es_mask(ss), sp = m->gpr[ES_RSP] & smask;
@@ -179,20 +179,3 @@ static int op_popa(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_stack(es_handler *t)
-{
-    t[ES_OP_PUSH] = op_push;
-    t[ES_OP_POP] = op_pop;
-    t[ES_OP_PUSHF] = op_pushf;
-    t[ES_OP_PUSHFD] = op_pushf;
-    t[ES_OP_PUSHFQ] = op_pushf;
-    t[ES_OP_POPF] = op_popf;
-    t[ES_OP_POPFD] = op_popf;
-    t[ES_OP_POPFQ] = op_popf;
-    t[ES_OP_ENTER] = op_enter;
-    t[ES_OP_LEAVE] = op_leave;
-    t[ES_OP_PUSHA] = op_pusha;
-    t[ES_OP_PUSHAD] = op_pusha;
-    t[ES_OP_POPA] = op_popa;
-    t[ES_OP_POPAD] = op_popa;
-}

@@ -110,7 +110,7 @@ static uint64_t movs_run(es_machine *m, const es_insn *d, unsigned size, uint64_
     return n / size;
 }
 
-static int op_movs(es_machine *m, const es_insn *d)
+int op_movs(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, as = d->asize;
     int64_t step = step_of(m, size);
@@ -164,7 +164,7 @@ static uint64_t stos_run(es_machine *m, const es_insn *d, unsigned size, uint64_
     return n / size;
 }
 
-static int op_stos(es_machine *m, const es_insn *d)
+int op_stos(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, as = d->asize;
     int64_t step = step_of(m, size);
@@ -186,7 +186,7 @@ static int op_stos(es_machine *m, const es_insn *d)
 
 /* ---- LODS ---- */
 
-static int op_lods(es_machine *m, const es_insn *d)
+int op_lods(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, as = d->asize;
     int64_t step = step_of(m, size);
@@ -235,7 +235,7 @@ static inline int rep_done(const es_machine *m, const es_insn *d)
     return (d->pfx & ES_PFX_REPNE) ? zf : !zf;
 }
 
-static int op_cmps(es_machine *m, const es_insn *d)
+int op_cmps(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, as = d->asize;
     int64_t step = step_of(m, size);
@@ -271,7 +271,7 @@ static uint64_t scasb_run(es_machine *m, const es_insn *d, uint64_t count)
     return done;
 }
 
-static int op_scas(es_machine *m, const es_insn *d)
+int op_scas(es_machine *m, const es_insn *d)
 {
     unsigned size = d->osize, as = d->asize;
     int64_t step = step_of(m, size);
@@ -304,28 +304,28 @@ static int io_allowed(es_machine *m)
     return 0;
 }
 
-static int op_in(es_machine *m, const es_insn *d)
+int op_in(es_machine *m, const es_insn *d)
 {
     TRY(io_allowed(m));
     es_gpr_set(m, ES_RAX, d->o[0].size, ~0ull); /* floating bus */
     return ES_OK;
 }
 
-static int op_out(es_machine *m, const es_insn *d)
+int op_out(es_machine *m, const es_insn *d)
 {
     TRY(io_allowed(m));
     return ES_OK;
 }
 
-static int op_ins_outs(es_machine *m, const es_insn *d)
+int op_ins_outs(es_machine *m, const es_insn *d)
 {
     TRY(io_allowed(m));
     return es_unimplemented(m, d);
 }
 
 /* String MOVSD/CMPSD share their mnemonics with the SSE2 scalar-double
- * instructions (0F 10/11, 0F C2): the table entry belongs to sse.c, which
- * hands the 1-byte-map forms (A5, A7) to these. */
+ * instructions (0F 10/11, 0F C2): their isa.tbl rows name the SSE
+ * handlers (sse_mov.c, sse_fp.c), which hand the 1-byte-map forms (A5, A7) to these. */
 int es_string_movsd(es_machine *m, const es_insn *d)
 {
     return op_movs(m, d);
@@ -336,34 +336,3 @@ int es_string_cmpsd(es_machine *m, const es_insn *d)
     return op_cmps(m, d);
 }
 
-void es_family_string(es_handler *t)
-{
-    t[ES_OP_MOVSB] = op_movs;
-    t[ES_OP_MOVSW] = op_movs;
-    t[ES_OP_MOVSD] = op_movs; /* overridden by sse.c, see above */
-    t[ES_OP_MOVSQ] = op_movs;
-    t[ES_OP_STOSB] = op_stos;
-    t[ES_OP_STOSW] = op_stos;
-    t[ES_OP_STOSD] = op_stos;
-    t[ES_OP_STOSQ] = op_stos;
-    t[ES_OP_LODSB] = op_lods;
-    t[ES_OP_LODSW] = op_lods;
-    t[ES_OP_LODSD] = op_lods;
-    t[ES_OP_LODSQ] = op_lods;
-    t[ES_OP_CMPSB] = op_cmps;
-    t[ES_OP_CMPSW] = op_cmps;
-    t[ES_OP_CMPSD] = op_cmps; /* overridden by sse.c, see above */
-    t[ES_OP_CMPSQ] = op_cmps;
-    t[ES_OP_SCASB] = op_scas;
-    t[ES_OP_SCASW] = op_scas;
-    t[ES_OP_SCASD] = op_scas;
-    t[ES_OP_SCASQ] = op_scas;
-    t[ES_OP_IN] = op_in;
-    t[ES_OP_OUT] = op_out;
-    t[ES_OP_INSB] = op_ins_outs;
-    t[ES_OP_INSW] = op_ins_outs;
-    t[ES_OP_INSD] = op_ins_outs;
-    t[ES_OP_OUTSB] = op_ins_outs;
-    t[ES_OP_OUTSW] = op_ins_outs;
-    t[ES_OP_OUTSD] = op_ins_outs;
-}

@@ -17,28 +17,28 @@
 
 /* ---- no-ops ---- */
 
-static int op_nop(es_machine *m, const es_insn *d)
+int op_nop(es_machine *m, const es_insn *d)
 {
     return ES_OK;
 }
 
 /* CLFLUSH/CLFLUSHOPT/CLWB: no cache to flush, but the access is checked
  * like a one-byte read (SDM CLFLUSH: #PF, "treated as a load"). */
-static int op_clflush(es_machine *m, const es_insn *d)
+int op_clflush(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     TRY(es_load(m, es_lin(m, d, &d->o[0]), 1, &v));
     return ES_OK;
 }
 
-static int op_ud(es_machine *m, const es_insn *d)
+int op_ud(es_machine *m, const es_insn *d)
 {
     m->unimpl_op = 0; /* a real #UD, not a gap in the model */
     return es_raise(m, ES_VEC_UD, 0);
 }
 
 /* Instructions that need CPL 0 and are not modelled further. */
-static int op_priv(es_machine *m, const es_insn *d)
+int op_priv(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -60,7 +60,7 @@ static bool spec_ctrl_advertised(const es_machine *m)
     return (r[3] & CPUID7_EDX_INTEL_SPEC_CTRL) != 0;
 }
 
-static int op_cpuid(es_machine *m, const es_insn *d)
+int op_cpuid(es_machine *m, const es_insn *d)
 {
     uint32_t r[4];
     es_cpuid(m, (uint32_t)m->gpr[ES_RAX], (uint32_t)m->gpr[ES_RCX], r);
@@ -83,7 +83,7 @@ static uint64_t tsc_now(const es_machine *m)
 }
 
 /* RDTSC/RDTSCP: #GP(0) at CPL > 0 when CR4.TSD is set. */
-static int op_rdtsc(es_machine *m, const es_insn *d)
+int op_rdtsc(es_machine *m, const es_insn *d)
 {
     if ((m->cr4 & 4) && m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -96,7 +96,7 @@ static int op_rdtsc(es_machine *m, const es_insn *d)
 }
 
 /* XGETBV: only XCR0 exists (XGETBV with ECX = 1 is not reported). */
-static int op_xgetbv(es_machine *m, const es_insn *d)
+int op_xgetbv(es_machine *m, const es_insn *d)
 {
     if ((uint32_t)m->gpr[ES_RCX] != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -105,7 +105,7 @@ static int op_xgetbv(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_xsetbv(es_machine *m, const es_insn *d)
+int op_xsetbv(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -125,7 +125,7 @@ static int op_xsetbv(es_machine *m, const es_insn *d)
 
 /* INT3 and INTO are software interrupts (gate DPL checked, the saved RIP
  * is the next instruction): Linux's #BP and #OF gates have DPL 3. */
-static int op_int3(es_machine *m, const es_insn *d)
+int op_int3(es_machine *m, const es_insn *d)
 {
     if (m->has_kernel)
         return es_soft_int(m, ES_VEC_BP);
@@ -133,7 +133,7 @@ static int op_int3(es_machine *m, const es_insn *d)
 }
 
 /* INTO (32-bit mode only; the decoder rejects it in 64-bit mode). */
-static int op_into(es_machine *m, const es_insn *d)
+int op_into(es_machine *m, const es_insn *d)
 {
     if (m->rflags & ES_OF)
         return m->has_kernel ? es_soft_int(m, ES_VEC_OF) : es_raise(m, ES_VEC_OF, 0);
@@ -151,7 +151,7 @@ static void fix_i386_result(es_machine *m)
 /* INT n: Linux's IDT lets user code reach only vectors 3 (#BP), 4 (#OF)
  * and 0x80; any other gate has DPL 0, so INT n raises #GP with the IDT
  * error code (vector << 3 | 2: IDT bit). */
-static int op_int(es_machine *m, const es_insn *d)
+int op_int(es_machine *m, const es_insn *d)
 {
     unsigned v = (unsigned)d->o[0].imm & 0xff;
     if (m->has_kernel)
@@ -178,7 +178,7 @@ static int op_int(es_machine *m, const es_insn *d)
  * pushed EBP there).  Linux returns to the vDSO's landing pad; with no
  * vDSO here the call returns to the next instruction, with ECX = return
  * EIP and EBP = the arg6 value as sysret32_from_system_call leaves them. */
-static int op_syscall(es_machine *m, const es_insn *d)
+int op_syscall(es_machine *m, const es_insn *d)
 {
     if (m->has_kernel)
         return es_syscall_arch(m, d);
@@ -219,7 +219,7 @@ static int op_syscall(es_machine *m, const es_insn *d)
  * and ESP; Linux returns to the vDSO landing pad with ESP = EBP.  Without
  * a vDSO the call returns to the next instruction with ESP = the old EBP,
  * EBP = arg6 and ECX = return EIP (SYSRETL), other registers kept. */
-static int op_sysenter(es_machine *m, const es_insn *d)
+int op_sysenter(es_machine *m, const es_insn *d)
 {
     if (m->has_kernel)
         return es_sysenter_arch(m, d);
@@ -246,7 +246,7 @@ static int op_sysenter(es_machine *m, const es_insn *d)
 }
 
 /* HLT: privileged; at CPL 0 with no interrupt source the run ends. */
-static int op_hlt(es_machine *m, const es_insn *d)
+int op_hlt(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -284,7 +284,7 @@ static uint64_t *msr_slot(es_machine *m, uint32_t n)
     }
 }
 
-static int op_rdmsr(es_machine *m, const es_insn *d)
+int op_rdmsr(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -305,7 +305,7 @@ static int op_rdmsr(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_wrmsr(es_machine *m, const es_insn *d)
+int op_wrmsr(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -346,7 +346,7 @@ static int op_wrmsr(es_machine *m, const es_insn *d)
 }
 
 /* SWAPGS (64-bit mode, CPL 0): exchange GS.base and IA32_KERNEL_GS_BASE. */
-static int op_swapgs(es_machine *m, const es_insn *d)
+int op_swapgs(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -356,7 +356,7 @@ static int op_swapgs(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_invlpg(es_machine *m, const es_insn *d)
+int op_invlpg(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -364,7 +364,7 @@ static int op_invlpg(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_clts(es_machine *m, const es_insn *d)
+int op_clts(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -372,7 +372,7 @@ static int op_clts(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_wbinvd(es_machine *m, const es_insn *d)
+int op_wbinvd(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -380,7 +380,7 @@ static int op_wbinvd(es_machine *m, const es_insn *d)
 }
 
 /* LGDT/LIDT: limit (2 bytes) then base (8 bytes in 64-bit mode, 4 else). */
-static int op_lgdt_lidt(es_machine *m, const es_insn *d)
+int op_lgdt_lidt(es_machine *m, const es_insn *d)
 {
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
@@ -399,7 +399,7 @@ static int op_lgdt_lidt(es_machine *m, const es_insn *d)
 
 /* RDPMC: CPL 3 needs CR4.PCE (Linux leaves it clear unless perf maps a
  * counter); no counters are modelled, so #GP(0) either way. */
-static int op_rdpmc(es_machine *m, const es_insn *d)
+int op_rdpmc(es_machine *m, const es_insn *d)
 {
     return es_raise(m, ES_VEC_GP, 0);
 }
@@ -417,7 +417,7 @@ static int umip_ok(es_machine *m)
 
 /* SGDT/SIDT m: limit (2 bytes) then base (8 bytes in 64-bit mode, 4 with a
  * 32-bit operand size). */
-static int op_sgdt_sidt(es_machine *m, const es_insn *d)
+int op_sgdt_sidt(es_machine *m, const es_insn *d)
 {
     TRY(umip_ok(m));
     uint64_t a = es_lin(m, d, &d->o[0]);
@@ -433,7 +433,7 @@ static int op_sgdt_sidt(es_machine *m, const es_insn *d)
 
 /* SLDT/STR/SMSW: a register destination takes the value zero-extended to
  * the operand size (SMSW: all of CR0, as on Zen 4); memory gets 16 bits. */
-static int op_store_sysreg(es_machine *m, const es_insn *d)
+int op_store_sysreg(es_machine *m, const es_insn *d)
 {
     TRY(umip_ok(m));
     uint64_t v = d->op == ES_OP_SLDT ? m->ldtr.sel : d->op == ES_OP_STR ? m->tr.sel : m->cr0;
@@ -468,7 +468,7 @@ static int sys_type_ok(uint64_t desc, int lar)
 /* LAR/LSL: ZF = 1 and the access rights (desc[63:32] & 00FFFF00h, as Zen 4
  * returns them) or the expanded limit when the descriptor is visible; else
  * ZF = 0 and the destination keeps its value. */
-static int op_lar_lsl(es_machine *m, const es_insn *d)
+int op_lar_lsl(es_machine *m, const es_insn *d)
 {
     uint64_t s, desc;
     TRY(es_rd(m, d, 1, &s));
@@ -494,7 +494,7 @@ static int op_lar_lsl(es_machine *m, const es_insn *d)
 }
 
 /* VERR/VERW: ZF = 1 if the segment is readable / writable from here. */
-static int op_verr_verw(es_machine *m, const es_insn *d)
+int op_verr_verw(es_machine *m, const es_insn *d)
 {
     uint64_t s, desc;
     TRY(es_rd(m, d, 0, &s));
@@ -513,62 +513,3 @@ static int op_verr_verw(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-void es_family_system(es_handler *t)
-{
-    t[ES_OP_NOP] = op_nop;
-    t[ES_OP_PAUSE] = op_nop;
-    t[ES_OP_ENDBR32] = op_nop;
-    t[ES_OP_ENDBR64] = op_nop;
-    t[ES_OP_LFENCE] = op_nop;
-    t[ES_OP_MFENCE] = op_nop;
-    t[ES_OP_SFENCE] = op_nop;
-    t[ES_OP_PREFETCH] = op_nop;
-    t[ES_OP_PREFETCHNTA] = op_nop;
-    t[ES_OP_PREFETCHT0] = op_nop;
-    t[ES_OP_PREFETCHT1] = op_nop;
-    t[ES_OP_PREFETCHT2] = op_nop;
-    t[ES_OP_PREFETCHW] = op_nop;
-    t[ES_OP_CLFLUSH] = op_clflush;
-    t[ES_OP_CLFLUSHOPT] = op_clflush;
-    t[ES_OP_CLWB] = op_clflush;
-    t[ES_OP_UD0] = op_ud;
-    t[ES_OP_UD1] = op_ud;
-    t[ES_OP_UD2] = op_ud;
-    t[ES_OP_CPUID] = op_cpuid;
-    t[ES_OP_RDTSC] = op_rdtsc;
-    t[ES_OP_RDTSCP] = op_rdtsc;
-    t[ES_OP_XGETBV] = op_xgetbv;
-    t[ES_OP_XSETBV] = op_xsetbv;
-    t[ES_OP_INT3] = op_int3;
-    t[ES_OP_INT] = op_int;
-    t[ES_OP_INTO] = op_into;
-    t[ES_OP_SYSCALL] = op_syscall;
-    t[ES_OP_SYSENTER] = op_sysenter;
-    t[ES_OP_HLT] = op_hlt;
-    t[ES_OP_RDMSR] = op_rdmsr;
-    t[ES_OP_WRMSR] = op_wrmsr;
-    t[ES_OP_SWAPGS] = op_swapgs;
-    t[ES_OP_INVLPG] = op_invlpg;
-    t[ES_OP_CLTS] = op_clts;
-    t[ES_OP_WBINVD] = op_wbinvd;
-    t[ES_OP_INVD] = op_wbinvd;
-    t[ES_OP_LGDT] = op_lgdt_lidt;
-    t[ES_OP_LIDT] = op_lgdt_lidt;
-    t[ES_OP_RDPMC] = op_rdpmc;
-    t[ES_OP_SGDT] = op_sgdt_sidt;
-    t[ES_OP_SIDT] = op_sgdt_sidt;
-    t[ES_OP_SLDT] = op_store_sysreg;
-    t[ES_OP_STR] = op_store_sysreg;
-    t[ES_OP_SMSW] = op_store_sysreg;
-    t[ES_OP_LAR] = op_lar_lsl;
-    t[ES_OP_LSL] = op_lar_lsl;
-    t[ES_OP_VERR] = op_verr_verw;
-    t[ES_OP_VERW] = op_verr_verw;
-    t[ES_OP_LLDT] = es_op_lldt;
-    t[ES_OP_LTR] = es_op_ltr;
-    t[ES_OP_LMSW] = op_priv;
-    t[ES_OP_INVPCID] = op_priv;
-    t[ES_OP_SYSRET] = es_op_sysret;
-    t[ES_OP_SYSEXIT] = es_op_sysexit;
-    t[ES_OP_VMCALL] = es_op_vmcall;
-}

@@ -454,7 +454,7 @@ static uint16_t arith_m64(const es_machine *m, int k, const long double *x, cons
 
 /* D8 (st0 op m32 / st0 op st(i)), DA (m32int), DC (m64 / st(i) op st0),
  * DE (m16int / st(i) op st0 and pop). */
-static int op_arith(es_machine *m, const es_insn *d)
+int op_arith(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     unsigned esc = d->opcode & 7;
@@ -530,7 +530,7 @@ static void push_checked(es_machine *m, const long double *v)
     fpu_push(m, v);
 }
 
-static int op_fld(es_machine *m, const es_insn *d)
+int op_fld(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     long double r;
@@ -608,7 +608,7 @@ static int op_fld(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fild(es_machine *m, const es_insn *d)
+int op_fild(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     const es_operand *mo = mem_operand(d);
@@ -623,7 +623,7 @@ static int op_fild(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fbld(es_machine *m, const es_insn *d)
+int op_fbld(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     const es_operand *mo = mem_operand(d);
@@ -645,7 +645,7 @@ static int op_fbld(es_machine *m, const es_insn *d)
 
 /* FLD1 FLDZ FLDPI FLDL2E FLDL2T FLDLG2 FLDLN2: the irrational ones round
  * by FCW.RC, so they come from the host under the guest FCW. */
-static int op_fldconst(es_machine *m, const es_insn *d)
+int op_fldconst(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -739,7 +739,7 @@ static uint16_t store_conv(const es_machine *m, const es_insn *d, unsigned size,
 }
 
 /* FST FSTP FIST FISTP FISTTP FBSTP to memory. */
-static int op_store(es_machine *m, const es_insn *d)
+int op_store(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     int pop = is_pop_store(d);
@@ -809,7 +809,7 @@ static void cc_to_eflags(es_machine *m, uint16_t cc)
     es_set_flags(m, f, ES_ZF | ES_PF | ES_CF | ES_OF | ES_SF | ES_AF);
 }
 
-static int op_compare(es_machine *m, const es_insn *d)
+int op_compare(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     int unordered = d->op == ES_OP_FUCOM || d->op == ES_OP_FUCOMP || d->op == ES_OP_FUCOMPP ||
@@ -884,7 +884,7 @@ pop:
     return ES_OK;
 }
 
-static int op_ftst(es_machine *m, const es_insn *d)
+int op_ftst(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -902,7 +902,7 @@ static int op_ftst(es_machine *m, const es_insn *d)
 
 /* FXAM never faults; an empty register reports class 101 with C1 = the
  * sign of its stale contents (as measured on the host). */
-static int op_fxam(es_machine *m, const es_insn *d)
+int op_fxam(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -919,7 +919,7 @@ static int op_fxam(es_machine *m, const es_insn *d)
  * Register-stack manipulation
  * ------------------------------------------------------------------- */
 
-static int op_fxch(es_machine *m, const es_insn *d)
+int op_fxch(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     unsigned i = d->modrm & 7;
@@ -942,7 +942,7 @@ static int op_fxch(es_machine *m, const es_insn *d)
 }
 
 /* FCHS FABS: sign-bit operations, exact and exception-free. */
-static int op_sign(es_machine *m, const es_insn *d)
+int op_sign(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -963,7 +963,7 @@ static int op_sign(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fcmov(es_machine *m, const es_insn *d)
+int op_fcmov(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     unsigned i = d->modrm & 7;
@@ -993,7 +993,7 @@ static int op_fcmov(es_machine *m, const es_insn *d)
     return ES_OK; /* C0-C3 unchanged (host) */
 }
 
-static int op_ffree(es_machine *m, const es_insn *d)
+int op_ffree(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1004,7 +1004,7 @@ static int op_ffree(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fincdecstp(es_machine *m, const es_insn *d)
+int op_fincdecstp(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1013,7 +1013,7 @@ static int op_fincdecstp(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fnop(es_machine *m, const es_insn *d)
+int op_fnop(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1021,7 +1021,7 @@ static int op_fnop(es_machine *m, const es_insn *d)
 }
 
 /* FENI, FDISI, FSETPM: 8087/287 leftovers, no-ops on the 387 and later. */
-static int op_legacy_nop(es_machine *m, const es_insn *d)
+int op_legacy_nop(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     return ES_OK;
@@ -1029,7 +1029,7 @@ static int op_legacy_nop(es_machine *m, const es_insn *d)
 
 /* WAIT/FWAIT: #NM only when CR0.MP and CR0.TS are set (SDM Vol. 3A,
  * Table 2-2), then reports a pending exception. */
-static int op_fwait(es_machine *m, const es_insn *d)
+int op_fwait(es_machine *m, const es_insn *d)
 {
     if ((m->cr0 & (ES_CR0_MP | ES_CR0_TS)) == (ES_CR0_MP | ES_CR0_TS))
         return es_raise(m, ES_VEC_NM, 0);
@@ -1043,7 +1043,7 @@ static int op_fwait(es_machine *m, const es_insn *d)
  * ------------------------------------------------------------------- */
 
 /* FSQRT FRNDINT F2XM1 FSIN FCOS: st(0) = f(st(0)). */
-static int op_unary(es_machine *m, const es_insn *d)
+int op_unary(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1071,7 +1071,7 @@ static int op_unary(es_machine *m, const es_insn *d)
 }
 
 /* FSCALE FPREM FPREM1: st(0) = f(st(0), st(1)). */
-static int op_binary01(es_machine *m, const es_insn *d)
+int op_binary01(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1104,7 +1104,7 @@ static int op_binary01(es_machine *m, const es_insn *d)
 }
 
 /* FYL2X FYL2XP1 FPATAN: st(1) = f(st(1), st(0)), then pop. */
-static int op_binary_pop(es_machine *m, const es_insn *d)
+int op_binary_pop(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1132,7 +1132,7 @@ static int op_binary_pop(es_machine *m, const es_insn *d)
 /* FPTAN FSINCOS FXTRACT: st(0) = r0, then push r1.  Measured on the host:
  * an empty st(0) or a full stack (masked) leaves the indefinite in both
  * st(0) and the pushed register. */
-static int op_two_results(es_machine *m, const es_insn *d)
+int op_two_results(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
@@ -1170,7 +1170,7 @@ static int op_two_results(es_machine *m, const es_insn *d)
  * Control word, status word, environment
  * ------------------------------------------------------------------- */
 
-static int op_fldcw(es_machine *m, const es_insn *d)
+int op_fldcw(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     uint64_t v;
@@ -1179,28 +1179,28 @@ static int op_fldcw(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fnstcw(es_machine *m, const es_insn *d)
+int op_fnstcw(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     TRY(es_wr(m, d, 0, m->fpu.fcw));
     return ES_OK;
 }
 
-static int op_fnstsw(es_machine *m, const es_insn *d)
+int op_fnstsw(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     TRY(es_wr(m, d, 0, es_x87_fsw(m)));
     return ES_OK;
 }
 
-static int op_fnclex(es_machine *m, const es_insn *d)
+int op_fnclex(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     m->fpu.fsw &= (uint16_t)~(ES_FSW_EXC | ES_FSW_SF | ES_FSW_ES | ES_FSW_B);
     return ES_OK;
 }
 
-static int op_fninit(es_machine *m, const es_insn *d)
+int op_fninit(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     es_x87_init(m);
@@ -1264,7 +1264,7 @@ static void env_load(es_machine *m, int o16, const uint8_t *b)
     es_x87_set_tags(m, nonempty);
 }
 
-static int op_fnstenv(es_machine *m, const es_insn *d)
+int op_fnstenv(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     uint8_t b[28];
@@ -1277,7 +1277,7 @@ static int op_fnstenv(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fldenv(es_machine *m, const es_insn *d)
+int op_fldenv(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     uint8_t b[28];
@@ -1286,7 +1286,7 @@ static int op_fldenv(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_fnsave(es_machine *m, const es_insn *d)
+int op_fnsave(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     uint8_t b[108];
@@ -1298,7 +1298,7 @@ static int op_fnsave(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static int op_frstor(es_machine *m, const es_insn *d)
+int op_frstor(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     uint8_t b[108];
@@ -1336,49 +1336,3 @@ void es_frstor_image(es_machine *m, const uint8_t in[108])
  * Registration
  * ------------------------------------------------------------------- */
 
-void es_family_x87(es_handler *t)
-{
-    static const uint16_t arith[] = {
-        ES_OP_FADD, ES_OP_FADDP, ES_OP_FIADD, ES_OP_FMUL, ES_OP_FMULP, ES_OP_FIMUL,
-        ES_OP_FSUB, ES_OP_FSUBP, ES_OP_FISUB, ES_OP_FSUBR, ES_OP_FSUBRP, ES_OP_FISUBR,
-        ES_OP_FDIV, ES_OP_FDIVP, ES_OP_FIDIV, ES_OP_FDIVR, ES_OP_FDIVRP, ES_OP_FIDIVR,
-    };
-    for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++)
-        t[arith[i]] = op_arith;
-    t[ES_OP_FLD] = op_fld;
-    t[ES_OP_FILD] = op_fild;
-    t[ES_OP_FBLD] = op_fbld;
-    t[ES_OP_FLD1] = t[ES_OP_FLDZ] = t[ES_OP_FLDPI] = t[ES_OP_FLDL2E] = t[ES_OP_FLDL2T] =
-        t[ES_OP_FLDLG2] = t[ES_OP_FLDLN2] = op_fldconst;
-    t[ES_OP_FST] = t[ES_OP_FSTP] = t[ES_OP_FSTPNCE] = op_store;
-    t[ES_OP_FIST] = t[ES_OP_FISTP] = t[ES_OP_FISTTP] = t[ES_OP_FBSTP] = op_store;
-    t[ES_OP_FCOM] = t[ES_OP_FCOMP] = t[ES_OP_FCOMPP] = op_compare;
-    t[ES_OP_FUCOM] = t[ES_OP_FUCOMP] = t[ES_OP_FUCOMPP] = op_compare;
-    t[ES_OP_FICOM] = t[ES_OP_FICOMP] = op_compare;
-    t[ES_OP_FCOMI] = t[ES_OP_FCOMIP] = t[ES_OP_FUCOMI] = t[ES_OP_FUCOMIP] = op_compare;
-    t[ES_OP_FTST] = op_ftst;
-    t[ES_OP_FXAM] = op_fxam;
-    t[ES_OP_FXCH] = op_fxch;
-    t[ES_OP_FCHS] = t[ES_OP_FABS] = op_sign;
-    t[ES_OP_FCMOVB] = t[ES_OP_FCMOVNB] = t[ES_OP_FCMOVE] = t[ES_OP_FCMOVNE] = op_fcmov;
-    t[ES_OP_FCMOVBE] = t[ES_OP_FCMOVNBE] = t[ES_OP_FCMOVU] = t[ES_OP_FCMOVNU] = op_fcmov;
-    t[ES_OP_FFREE] = t[ES_OP_FFREEP] = op_ffree;
-    t[ES_OP_FINCSTP] = t[ES_OP_FDECSTP] = op_fincdecstp;
-    t[ES_OP_FNOP] = op_fnop;
-    t[ES_OP_FENI8087_NOP] = t[ES_OP_FDISI8087_NOP] = t[ES_OP_FSETPM287_NOP] = op_legacy_nop;
-    t[ES_OP_FWAIT] = op_fwait;
-    t[ES_OP_FSQRT] = t[ES_OP_FRNDINT] = t[ES_OP_F2XM1] = t[ES_OP_FSIN] = t[ES_OP_FCOS] = op_unary;
-    t[ES_OP_FSCALE] = t[ES_OP_FPREM] = t[ES_OP_FPREM1] = op_binary01;
-    t[ES_OP_FYL2X] = t[ES_OP_FYL2XP1] = t[ES_OP_FPATAN] = op_binary_pop;
-    t[ES_OP_FPTAN] = t[ES_OP_FSINCOS] = t[ES_OP_FXTRACT] = op_two_results;
-    t[ES_OP_FLDCW] = op_fldcw;
-    t[ES_OP_FNSTCW] = op_fnstcw;
-    t[ES_OP_FNSTSW] = op_fnstsw;
-    t[ES_OP_FNCLEX] = op_fnclex;
-    t[ES_OP_FNINIT] = op_fninit;
-    t[ES_OP_FNSTENV] = op_fnstenv;
-    t[ES_OP_FLDENV] = op_fldenv;
-    t[ES_OP_FNSAVE] = op_fnsave;
-    t[ES_OP_FRSTOR] = op_frstor;
-    es_family_fxsave(t);
-}

@@ -190,9 +190,6 @@ static inline void es_x87_loaded_ptrs(es_machine *m)
     m->fpu.fds_x = m->fpu.fds;
 }
 
-/* FXSAVE, FXRSTOR and the XSAVE family (fxsave.c); registered by es_family_x87. */
-void es_family_fxsave(es_handler *t);
-
 /* Images for host services (signal frames, ptrace-like dumps):
  * es_fxsave_image writes the 512-byte FXSAVE area (FXSAVE64 layout when
  * rex_w, XMM registers of the current mode, reserved bytes zero) without
