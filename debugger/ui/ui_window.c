@@ -185,8 +185,8 @@ void es_ui_app_click(es_ui_app *a, int x, int y)
     /* the view as last drawn: the click refers to what the user saw */
     es_ui_layout lo;
     es_ui_layout_compute(&lo, a->w, a->h, a->font);
-    int i = es_ui_disasm_hit(&lo, &a->view, x, y);
-    if (i >= 0 && a->view.lines[i].len)
+    int i;
+    if (es_ui_hit(&lo, &a->view, x, y, &i) == ES_UI_P_DISASM && i >= 0 && a->view.lines[i].len)
         toggle_break_at(a, a->view.lines[i].addr);
 }
 
