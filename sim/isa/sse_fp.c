@@ -202,7 +202,7 @@ FP_WIDTHS(DEF_LANE)
         *x = r;                                                                                    \
         return ES_OK;                                                                              \
     }                                                                                              \
-    static int op_addsub##P(es_machine *m, const es_insn *d)                                       \
+    static inline int addsub_##P(es_machine *m, const es_insn *d)                                  \
     {                                                                                              \
         SSE_OPERANDS(x, s, t, 1);                                                                  \
         es_xmm r;                                                                                  \
@@ -253,6 +253,16 @@ ARITH(sub, F_SUB)
 ARITH(mul, F_MUL)
 ARITH(div, F_DIV)
 ARITH(sqrt, F_SQRT)
+
+static int op_addsubps(es_machine *m, const es_insn *d)
+{
+    return addsub_ps(m, d);
+}
+
+static int op_addsubpd(es_machine *m, const es_insn *d)
+{
+    return addsub_pd(m, d);
+}
 
 static int op_haddps(es_machine *m, const es_insn *d)
 {
