@@ -243,8 +243,9 @@ int es_dbg_exec(es_dbg *d, const char *line, FILE *out);
 /* Runs every line of a script file; stops at the first error or quit.
  * Returns ES_DBG_CMD_OK/ERROR/QUIT (ERROR also for an unreadable file). */
 int es_dbg_exec_file(es_dbg *d, const char *path, FILE *out);
-/* The command summary (for a help overlay). */
-const char *es_dbg_help(void);
+/* Writes the command summary (what `help` prints; for a help overlay),
+ * one line per command, from the command table. */
+void es_dbg_help(FILE *out);
 
 /* The renderer behind `screenshot FILE` (debugger.c registers it). Returns
  * 0, or -1 with err. */

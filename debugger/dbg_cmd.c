@@ -13,29 +13,21 @@
 
 #define MAX_TOK 8
 
-static const char help_text[] =
-    "step [N]           execute N instructions (into calls and the kernel)\n"
-    "next               step over a call, or over a whole system call\n"
-    "finish             run to the return of the current function (kernel: to user mode)\n"
-    "continue           run to a breakpoint or the end of the program\n"
-    "syscall            run to the next syscall/sysenter/int 0x80 in user mode\n"
-    "kentry             run to the next kernel entry (CPL 3 -> 0)\n"
-    "kexit              run to the next return to user mode (CPL 0 -> 3)\n"
-    "until SYM|ADDR     run until RIP reaches SYM or ADDR\n"
-    "break SYM|ADDR     set a breakpoint (user ELF or guest kernel symbol, SYM+OFF, 0xADDR)\n"
-    "delete N           delete breakpoint N\n"
-    "breaks             list breakpoints\n"
-    "reverse [N]        undo N instructions (rstep = reverse 1)\n"
-    "rcontinue          run backwards to a breakpoint or the oldest recorded state\n"
-    "print REG|regs|ptregs|taint|exposure|status|output|mem ADDR [N]\n"
-    "x ADDR [N]         hex dump of N bytes (default 64)\n"
-    "mem ADDR|REG       point the memory view at ADDR, or make it follow REG\n"
-    "syntax intel|att   disassembly syntax\n"
-    "restart [--convention v4.16|v4.17] [--patches LIST] [--mitigations LIST] [--cpu intel|amd]\n"
-    "screenshot FILE    save the window as a PNG\n"
-    "help, quit\n";
-
-const char *es_dbg_help(void) { return help_text; }
+/* One command: its names, its arguments and help as `help` prints them,
+ * and the function that runs it.  The table `commands` below is the only
+ * list of command names: es_dbg_exec dispatches from it, `help` prints it,
+ * and the usage errors quote its `args`. */
+typedef struct dbg_cmd dbg_cmd;
+typedef int dbg_cmd_fn(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out);
+struct dbg_cmd {
+    const char *name;
+    const char *aliases;  /* other words for it, space-separated, or NULL */
+    const char *args;     /* as help and usage errors show them ("" none, NULL print_args) */
+    const char *help;     /* NULL: the help line is the usage alone */
+    bool runs;            /* runs the guest: refused once the program stopped */
+    int arg;              /* for fn (the es_dbg_run_to target of syscall/kentry/kexit) */
+    dbg_cmd_fn *fn;
+};
 
 static void say(FILE *out, const char *fmt, ...)
 {
@@ -147,8 +139,9 @@ static void print_regs(es_dbg *d, FILE *out, bool taint_only)
     }
 }
 
-static int print_ptregs(es_dbg *d, FILE *out)
+static int print_ptregs(es_dbg *d, char **t, int n, FILE *out)
 {
+    (void)t, (void)n;
     es_dbg_slot s[ES_DBG_PTREGS_SLOTS];
     uint64_t base;
     if (es_dbg_ptregs(d, &base, s))
@@ -167,8 +160,9 @@ static int print_ptregs(es_dbg *d, FILE *out)
     return ES_DBG_CMD_OK;
 }
 
-static void print_exposure(es_dbg *d, FILE *out)
+static int print_exposure(es_dbg *d, char **args, int nargs, FILE *out)
 {
+    (void)args, (void)nargs;
     es_dbg_live v[64];
     size_t n = es_dbg_exposure(d, v, 64);
     if (!d->taint)
@@ -181,10 +175,12 @@ static void print_exposure(es_dbg *d, FILE *out)
     const char *t = es_dbg_probe_table(d);
     if (t)
         say(out, "%s", t);
+    return ES_DBG_CMD_OK;
 }
 
-static void print_status(es_dbg *d, FILE *out)
+static int print_status(es_dbg *d, char **t, int n, FILE *out)
 {
+    (void)t, (void)n;
     es_dbg_status s;
     es_dbg_get_status(d, &s);
     say(out, "%s  mode %s  cpl %d  insn %llu", s.program, s.mode == ES_MODE_64 ? "64-bit" : "compat",
@@ -195,69 +191,121 @@ static void print_status(es_dbg *d, FILE *out)
         say(out, "  cycles -");
     say(out, "  %s  mitigations %s  cpu %s  history %llu%s\n", s.convention, s.mitigation_names,
         s.vendor ? "amd" : "intel", (unsigned long long)s.history, s.exited ? "  (exited)" : "");
-}
-
-static int cmd_print(es_dbg *d, char **t, int n, FILE *out)
-{
-    if (n < 2)
-        return err(out, "print what? REG|regs|ptregs|taint|exposure|status|output|mem ADDR [N]");
-    const char *w = t[1];
-    if (!strcmp(w, "regs"))
-        print_regs(d, out, false);
-    else if (!strcmp(w, "taint"))
-        print_regs(d, out, true);
-    else if (!strcmp(w, "ptregs"))
-        return print_ptregs(d, out);
-    else if (!strcmp(w, "exposure"))
-        print_exposure(d, out);
-    else if (!strcmp(w, "status"))
-        print_status(d, out);
-    else if (!strcmp(w, "output")) {
-        size_t len;
-        const char *o = es_dbg_output(d, &len);
-        say(out, "%.*s", (int)len, o);
-    } else if (!strcmp(w, "mem")) {
-        uint64_t a, len = 64;
-        char e[160];
-        if (n < 3)
-            return err(out, "print mem ADDR [N]");
-        if (es_dbg_resolve(d, t[2], &a, e, sizeof e))
-            return err(out, "%s", e);
-        if (n > 3 && !parse_num(t[3], &len))
-            return err(out, "%s: not a byte count", t[3]);
-        hexdump(d, a, len, out);
-    } else {
-        es_dbg_reg r[ES_DBG_MAX_REGS];
-        size_t k = es_dbg_regs(d, r, ES_DBG_MAX_REGS);
-        for (size_t i = 0; i < k; i++)
-            if (!strcmp(r[i].name, w)) {
-                say(out, "%s = 0x%llx", w, (unsigned long long)r[i].value);
-                if (r[i].taint)
-                    say(out, " {%s}", r[i].labels);
-                say(out, "\n");
-                return ES_DBG_CMD_OK;
-            }
-        /* the 32-bit names a 32-bit program's author thinks in */
-        static const char *const e32[] = {"eax", "ecx", "edx", "ebx", "esp", "ebp",
-                                          "esi", "edi", "eip"};
-        for (int i = 0; i < 9; i++)
-            if (!strcmp(w, e32[i])) {
-                uint64_t v = i == 8 ? d->m->rip : d->m->gpr[i];
-                es_label l = i < 8 && d->taint && d->m->cpl == 0 ? es_taint_reg(d->taint, i) : 0;
-                char lb[96] = "";
-                if (l)
-                    es_taint_label_str(l, d->abi, lb, sizeof lb);
-                say(out, "%s = 0x%llx%s%s%s\n", w, (unsigned long long)(uint32_t)v, l ? " {" : "",
-                    lb, l ? "}" : "");
-                return ES_DBG_CMD_OK;
-            }
-        return err(out, "%s: no such register or item", w);
-    }
     return ES_DBG_CMD_OK;
 }
 
-static int cmd_restart(es_dbg *d, char **t, int n, FILE *out)
+static int cmd_usage(FILE *out, const dbg_cmd *c, const char *tail)
 {
+    return err(out, "%s%s%s%s", c->name, c->args[0] ? " " : "", c->args, tail);
+}
+
+/* ---- print: its items, a table like the commands' ---- */
+
+typedef int print_fn(es_dbg *d, char **t, int n, FILE *out);
+
+static int print_all_regs(es_dbg *d, char **t, int n, FILE *out)
+{
+    (void)t, (void)n;
+    print_regs(d, out, false);
+    return ES_DBG_CMD_OK;
+}
+
+static int print_taint(es_dbg *d, char **t, int n, FILE *out)
+{
+    (void)t, (void)n;
+    print_regs(d, out, true);
+    return ES_DBG_CMD_OK;
+}
+
+static int print_output(es_dbg *d, char **t, int n, FILE *out)
+{
+    (void)t, (void)n;
+    size_t len;
+    const char *o = es_dbg_output(d, &len);
+    say(out, "%.*s", (int)len, o);
+    return ES_DBG_CMD_OK;
+}
+
+static int print_mem(es_dbg *d, char **t, int n, FILE *out)
+{
+    uint64_t a, len = 64;
+    char e[160];
+    if (n < 3)
+        return err(out, "print mem ADDR [N]");
+    if (es_dbg_resolve(d, t[2], &a, e, sizeof e))
+        return err(out, "%s", e);
+    if (n > 3 && !parse_num(t[3], &len))
+        return err(out, "%s: not a byte count", t[3]);
+    hexdump(d, a, len, out);
+    return ES_DBG_CMD_OK;
+}
+
+static const struct print_item {
+    const char *name, *args;
+    print_fn *fn;
+} print_items[] = {
+    {"regs", "", print_all_regs},   {"ptregs", "", print_ptregs},
+    {"taint", "", print_taint},     {"exposure", "", print_exposure},
+    {"status", "", print_status},   {"output", "", print_output},
+    {"mem", " ADDR [N]", print_mem},
+};
+#define N_PRINT_ITEMS (sizeof print_items / sizeof *print_items)
+
+/* "REG|regs|ptregs|...|mem ADDR [N]", from the table */
+static void print_args(char *buf, size_t cap)
+{
+    size_t o = (size_t)snprintf(buf, cap, "REG");
+    for (size_t i = 0; i < N_PRINT_ITEMS && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "|%s%s", print_items[i].name, print_items[i].args);
+}
+
+/* print REG: a register by its name in the register list, or by the 32-bit
+ * name a 32-bit program's author thinks in */
+static int print_reg(es_dbg *d, const char *w, FILE *out)
+{
+    es_dbg_reg r[ES_DBG_MAX_REGS];
+    size_t k = es_dbg_regs(d, r, ES_DBG_MAX_REGS);
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(r[i].name, w)) {
+            say(out, "%s = 0x%llx", w, (unsigned long long)r[i].value);
+            if (r[i].taint)
+                say(out, " {%s}", r[i].labels);
+            say(out, "\n");
+            return ES_DBG_CMD_OK;
+        }
+    static const char *const e32[] = {"eax", "ecx", "edx", "ebx", "esp", "ebp",
+                                      "esi", "edi", "eip"};
+    for (int i = 0; i < 9; i++)
+        if (!strcmp(w, e32[i])) {
+            uint64_t v = i == 8 ? d->m->rip : d->m->gpr[i];
+            es_label l = i < 8 && d->taint && d->m->cpl == 0 ? es_taint_reg(d->taint, i) : 0;
+            char lb[96] = "";
+            if (l)
+                es_taint_label_str(l, d->abi, lb, sizeof lb);
+            say(out, "%s = 0x%llx%s%s%s\n", w, (unsigned long long)(uint32_t)v, l ? " {" : "",
+                lb, l ? "}" : "");
+            return ES_DBG_CMD_OK;
+        }
+    return err(out, "%s: no such register or item", w);
+}
+
+static int cmd_print(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c;
+    if (n < 2) {
+        char a[160];
+        print_args(a, sizeof a);
+        return err(out, "print what? %s", a);
+    }
+    for (size_t i = 0; i < N_PRINT_ITEMS; i++)
+        if (!strcmp(t[1], print_items[i].name))
+            return print_items[i].fn(d, t, n, out);
+    return print_reg(d, t[1], out);
+}
+
+static int cmd_restart(es_dbg *d, const dbg_cmd *cmd, char **t, int n, FILE *out)
+{
+    (void)cmd;
     es_dbg_cfg c = d->cfg;
     char e[320];
     for (int i = 1; i < n; i++) {
@@ -295,6 +343,256 @@ static int cmd_restart(es_dbg *d, char **t, int n, FILE *out)
     return ES_DBG_CMD_OK;
 }
 
+/* ---- run control ---- */
+
+/* An optional positive count in t[1] (default 1); false when malformed. */
+static bool count_arg(char **t, int n, uint64_t *k)
+{
+    *k = 1;
+    return n < 2 || (n == 2 && parse_num(t[1], k) && *k != 0);
+}
+
+static int cmd_step(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t k;
+    if (!count_arg(t, n, &k))
+        return cmd_usage(out, c, ": N is a positive count");
+    return report(d, es_dbg_step(d, k), out);
+}
+
+static int cmd_next(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c, (void)t, (void)n;
+    return report(d, es_dbg_next(d), out);
+}
+
+static int cmd_finish(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c, (void)t, (void)n;
+    return report(d, es_dbg_finish(d), out);
+}
+
+static int cmd_continue(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c, (void)t, (void)n;
+    return report(d, es_dbg_continue(d), out);
+}
+
+/* syscall, kentry, kexit: c->arg is the es_dbg_run_to target */
+static int cmd_run_to(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)t, (void)n;
+    return report(d, es_dbg_run_to(d, c->arg), out);
+}
+
+static int cmd_until(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t v;
+    char e[320];
+    if (n != 2)
+        return cmd_usage(out, c, "");
+    if (es_dbg_resolve(d, t[1], &v, e, sizeof e))
+        return err(out, "%s", e);
+    return report(d, es_dbg_until(d, v), out);
+}
+
+static int cmd_reverse(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t k;
+    if (!count_arg(t, n, &k) || (n == 2 && t[0][1] == 's')) /* rstep, rs */
+        return cmd_usage(out, c, " (rstep takes no count)");
+    return report(d, es_dbg_reverse(d, k), out);
+}
+
+static int cmd_rcontinue(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c, (void)t, (void)n;
+    return report(d, es_dbg_reverse_continue(d), out);
+}
+
+/* ---- breakpoints ---- */
+
+static int cmd_break(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    char e[320];
+    if (n != 2)
+        return cmd_usage(out, c, "");
+    int id = es_dbg_break_add(d, t[1], e, sizeof e);
+    if (id < 0)
+        return err(out, "%s", e);
+    say(out, "breakpoint %d at 0x%llx (%s)\n", id, (unsigned long long)d->bps[d->nbps - 1].addr,
+        t[1]);
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_delete(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t v;
+    if (n != 2 || !parse_num(t[1], &v) || v > 1000000)
+        return cmd_usage(out, c, "");
+    if (es_dbg_break_del(d, (int)v))
+        return err(out, "no breakpoint %llu", (unsigned long long)v);
+    say(out, "deleted breakpoint %llu\n", (unsigned long long)v);
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_breaks(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c, (void)t, (void)n;
+    for (size_t i = 0; i < d->nbps; i++)
+        say(out, "%d  0x%016llx  %s  hits %llu\n", d->bps[i].id,
+            (unsigned long long)d->bps[i].addr, d->bps[i].spec,
+            (unsigned long long)d->bps[i].hits);
+    if (!d->nbps)
+        say(out, "no breakpoints\n");
+    return ES_DBG_CMD_OK;
+}
+
+/* ---- views ---- */
+
+static int cmd_x(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t v, len = 64;
+    char e[320];
+    if (n < 2 || n > 3)
+        return cmd_usage(out, c, "");
+    if (es_dbg_resolve(d, t[1], &v, e, sizeof e))
+        return err(out, "%s", e);
+    if (n == 3 && !parse_num(t[2], &len))
+        return err(out, "%s: not a byte count", t[2]);
+    hexdump(d, v, len, out);
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_mem(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t v;
+    char e[320];
+    if (n != 2)
+        return cmd_usage(out, c, "");
+    if (dbg_reg_by_name(t[1]) >= 0) {
+        snprintf(d->memview_reg, sizeof d->memview_reg, "%s", t[1]);
+    } else {
+        if (es_dbg_resolve(d, t[1], &v, e, sizeof e))
+            return err(out, "%s", e);
+        d->memview_reg[0] = 0;
+        d->memview_addr = v;
+    }
+    say(out, "memory view at 0x%llx\n", (unsigned long long)es_dbg_memview(d));
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_syntax(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    if (n != 2 || (strcmp(t[1], "intel") && strcmp(t[1], "att")))
+        return cmd_usage(out, c, "");
+    es_dbg_set_syntax(d, strcmp(t[1], "att") ? ES_SYNTAX_INTEL : ES_SYNTAX_ATT);
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_screenshot(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    char e[320];
+    if (n != 2)
+        return cmd_usage(out, c, "");
+    if (!d->shot)
+        return err(out, "screenshot needs the window (entrysim debug)");
+    if (d->shot(d->shot_ctx, d, t[1], e, sizeof e))
+        return err(out, "screenshot: %s", e);
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_help(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)d, (void)c, (void)t, (void)n;
+    if (out)
+        es_dbg_help(out);
+    return ES_DBG_CMD_OK;
+}
+
+static int cmd_quit(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)d, (void)c, (void)t, (void)n, (void)out;
+    return ES_DBG_CMD_QUIT;
+}
+
+/* In the order `help` lists them.  args NULL: built by print_args. */
+static const dbg_cmd commands[] = {
+    {"step", "s stepi si", "[N]", "execute N instructions (into calls and the kernel)", true, 0,
+     cmd_step},
+    {"next", "n", "", "step over a call, or over a whole system call", true, 0, cmd_next},
+    {"finish", NULL, "", "run to the return of the current function (kernel: to user mode)",
+     true, 0, cmd_finish},
+    {"continue", "c", "", "run to a breakpoint or the end of the program", true, 0,
+     cmd_continue},
+    {"syscall", NULL, "", "run to the next syscall/sysenter/int 0x80 in user mode", true,
+     ES_DBG_TO_SYSCALL, cmd_run_to},
+    {"kentry", NULL, "", "run to the next kernel entry (CPL 3 -> 0)", true, ES_DBG_TO_KENTRY,
+     cmd_run_to},
+    {"kexit", NULL, "", "run to the next return to user mode (CPL 0 -> 3)", true,
+     ES_DBG_TO_KEXIT, cmd_run_to},
+    {"until", NULL, "SYM|ADDR", "run until RIP reaches SYM or ADDR", true, 0, cmd_until},
+    {"break", "b", "SYM|ADDR",
+     "set a breakpoint (user ELF or guest kernel symbol, SYM+OFF, 0xADDR)", false, 0, cmd_break},
+    {"delete", "d", "N", "delete breakpoint N", false, 0, cmd_delete},
+    {"breaks", "info", "", "list breakpoints", false, 0, cmd_breaks},
+    {"reverse", "rstep rs", "[N]", "undo N instructions (rstep = reverse 1)", false, 0,
+     cmd_reverse},
+    {"rcontinue", "rc", "", "run backwards to a breakpoint or the oldest recorded state", false,
+     0, cmd_rcontinue},
+    {"print", "p", NULL, NULL, false, 0, cmd_print},
+    {"x", NULL, "ADDR [N]", "hex dump of N bytes (default 64)", false, 0, cmd_x},
+    {"mem", NULL, "ADDR|REG", "point the memory view at ADDR, or make it follow REG", false, 0,
+     cmd_mem},
+    {"syntax", NULL, "intel|att", "disassembly syntax", false, 0, cmd_syntax},
+    {"restart", NULL,
+     "[--convention v4.16|v4.17] [--patches LIST] [--mitigations LIST] [--cpu intel|amd]", NULL,
+     false, 0, cmd_restart},
+    {"screenshot", NULL, "FILE", "save the window as a PNG", false, 0, cmd_screenshot},
+    {"help", "h", "", "this list", false, 0, cmd_help},
+    {"quit", "q", "", "end the session (a script stops here)", false, 0, cmd_quit},
+};
+#define N_COMMANDS (sizeof commands / sizeof *commands)
+
+/* w is the word itself or one of the space-separated words of list. */
+static bool in_list(const char *w, const char *list)
+{
+    size_t n = strlen(w);
+    for (const char *p = list; p && *p;) {
+        size_t k = strcspn(p, " ");
+        if (k == n && !strncmp(p, w, n))
+            return true;
+        p += k;
+        p += *p == ' ';
+    }
+    return false;
+}
+
+static const dbg_cmd *cmd_find(const char *w)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(w, commands[i].name) || in_list(w, commands[i].aliases))
+            return &commands[i];
+    return NULL;
+}
+
+void es_dbg_help(FILE *out)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const dbg_cmd *c = &commands[i];
+        char args[160], use[200];
+        if (c->args)
+            snprintf(args, sizeof args, "%s", c->args);
+        else
+            print_args(args, sizeof args);
+        snprintf(use, sizeof use, "%s%s%s", c->name, args[0] ? " " : "", args);
+        if (c->help)
+            fprintf(out, "%-18s %s\n", use, c->help);
+        else
+            fprintf(out, "%s\n", use);
+    }
+}
+
 static int tokenize(char *s, char **t)
 {
     int n = 0;
@@ -314,11 +612,6 @@ static int tokenize(char *s, char **t)
     return n;
 }
 
-static bool is(const char *w, const char *a, const char *b)
-{
-    return !strcmp(w, a) || (b && !strcmp(w, b));
-}
-
 int es_dbg_exec(es_dbg *d, const char *line, FILE *out)
 {
     char buf[512];
@@ -333,128 +626,15 @@ int es_dbg_exec(es_dbg *d, const char *line, FILE *out)
         return err(out, "too many words");
     if (n == 0)
         return ES_DBG_CMD_OK;
-    const char *c = t[0];
-    char e[320];
-    uint64_t v;
-    bool runs = is(c, "step", "s") || is(c, "stepi", "si") || is(c, "next", "n") ||
-                is(c, "finish", NULL) || is(c, "continue", "c") || is(c, "syscall", NULL) ||
-                is(c, "kentry", NULL) || is(c, "kexit", NULL) || is(c, "until", NULL);
-    if (runs && d->exited && d->m->stop == ES_STOP_EXIT)
+    const dbg_cmd *c = cmd_find(t[0]);
+    if (!c)
+        return err(out, "%s: unknown command (try help)", t[0]);
+    if (c->runs && d->exited && d->m->stop == ES_STOP_EXIT)
         return err(out, "the program has exited (status %d): reverse or restart",
                    d->m->exit_status);
-    if (runs && d->exited)
+    if (c->runs && d->exited)
         return err(out, "the program was stopped (%s): reverse or restart", d->m->message);
-    if (is(c, "step", "s") || is(c, "stepi", "si")) {
-        uint64_t k = 1;
-        if (n > 2 || (n == 2 && (!parse_num(t[1], &k) || k == 0)))
-            return err(out, "step [N]: N is a positive count");
-        return report(d, es_dbg_step(d, k), out);
-    }
-    if (is(c, "next", "n"))
-        return report(d, es_dbg_next(d), out);
-    if (is(c, "finish", NULL))
-        return report(d, es_dbg_finish(d), out);
-    if (is(c, "continue", "c"))
-        return report(d, es_dbg_continue(d), out);
-    if (is(c, "syscall", NULL))
-        return report(d, es_dbg_run_to(d, ES_DBG_TO_SYSCALL), out);
-    if (is(c, "kentry", NULL))
-        return report(d, es_dbg_run_to(d, ES_DBG_TO_KENTRY), out);
-    if (is(c, "kexit", NULL))
-        return report(d, es_dbg_run_to(d, ES_DBG_TO_KEXIT), out);
-    if (is(c, "until", NULL)) {
-        if (n != 2)
-            return err(out, "until SYM|ADDR");
-        if (es_dbg_resolve(d, t[1], &v, e, sizeof e))
-            return err(out, "%s", e);
-        return report(d, es_dbg_until(d, v), out);
-    }
-    if (is(c, "break", "b")) {
-        if (n != 2)
-            return err(out, "break SYM|ADDR");
-        int id = es_dbg_break_add(d, t[1], e, sizeof e);
-        if (id < 0)
-            return err(out, "%s", e);
-        say(out, "breakpoint %d at 0x%llx (%s)\n", id,
-            (unsigned long long)d->bps[d->nbps - 1].addr, t[1]);
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "delete", "d")) {
-        if (n != 2 || !parse_num(t[1], &v) || v > 1000000)
-            return err(out, "delete N");
-        if (es_dbg_break_del(d, (int)v))
-            return err(out, "no breakpoint %llu", (unsigned long long)v);
-        say(out, "deleted breakpoint %llu\n", (unsigned long long)v);
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "breaks", "info")) {
-        for (size_t i = 0; i < d->nbps; i++)
-            say(out, "%d  0x%016llx  %s  hits %llu\n", d->bps[i].id,
-                (unsigned long long)d->bps[i].addr, d->bps[i].spec,
-                (unsigned long long)d->bps[i].hits);
-        if (!d->nbps)
-            say(out, "no breakpoints\n");
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "reverse", "rstep") || is(c, "rs", NULL)) {
-        uint64_t k = 1;
-        if (n > 2 || (n == 2 && (!parse_num(t[1], &k) || k == 0)) || (n == 2 && c[1] == 's'))
-            return err(out, "reverse [N] (rstep takes no count)");
-        return report(d, es_dbg_reverse(d, k), out);
-    }
-    if (is(c, "rcontinue", "rc"))
-        return report(d, es_dbg_reverse_continue(d), out);
-    if (is(c, "print", "p"))
-        return cmd_print(d, t, n, out);
-    if (is(c, "x", NULL)) {
-        uint64_t len = 64;
-        if (n < 2 || n > 3)
-            return err(out, "x ADDR [N]");
-        if (es_dbg_resolve(d, t[1], &v, e, sizeof e))
-            return err(out, "%s", e);
-        if (n == 3 && !parse_num(t[2], &len))
-            return err(out, "%s: not a byte count", t[2]);
-        hexdump(d, v, len, out);
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "mem", NULL)) {
-        if (n != 2)
-            return err(out, "mem ADDR|REG");
-        if (dbg_reg_by_name(t[1]) >= 0) {
-            snprintf(d->memview_reg, sizeof d->memview_reg, "%s", t[1]);
-        } else {
-            if (es_dbg_resolve(d, t[1], &v, e, sizeof e))
-                return err(out, "%s", e);
-            d->memview_reg[0] = 0;
-            d->memview_addr = v;
-        }
-        say(out, "memory view at 0x%llx\n", (unsigned long long)es_dbg_memview(d));
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "syntax", NULL)) {
-        if (n != 2 || (strcmp(t[1], "intel") && strcmp(t[1], "att")))
-            return err(out, "syntax intel|att");
-        es_dbg_set_syntax(d, strcmp(t[1], "att") ? ES_SYNTAX_INTEL : ES_SYNTAX_ATT);
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "restart", NULL))
-        return cmd_restart(d, t, n, out);
-    if (is(c, "screenshot", NULL)) {
-        if (n != 2)
-            return err(out, "screenshot FILE");
-        if (!d->shot)
-            return err(out, "screenshot needs the window (entrysim debug)");
-        if (d->shot(d->shot_ctx, d, t[1], e, sizeof e))
-            return err(out, "screenshot: %s", e);
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "help", "h")) {
-        say(out, "%s", help_text);
-        return ES_DBG_CMD_OK;
-    }
-    if (is(c, "quit", "q"))
-        return ES_DBG_CMD_QUIT;
-    return err(out, "%s: unknown command (try help)", c);
+    return c->fn(d, c, t, n, out);
 }
 
 int es_dbg_exec_file(es_dbg *d, const char *path, FILE *out)

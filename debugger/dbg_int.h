@@ -143,8 +143,11 @@ bool dbg_undo_pop(es_dbg *d);
  * machine stopped (exit, fault), else -1 */
 int dbg_step1(es_dbg *d);
 
-/* dbg_syms.c */
+/* dbg_syms.c (below dbg_view.c: the view calls it, never the reverse) */
 int dbg_syms_load(es_dbg *d, const char *path);
+/* GPR number (0..15), 16 for rip, -1 otherwise. */
+int dbg_reg_by_name(const char *name);
+const char *dbg_gpr_name(int reg); /* "rax".."r15" for 0..15 */
 void dbg_syms_free(es_dbg *d);
 void dbg_breaks_rebind(es_dbg *d);
 
@@ -158,6 +161,5 @@ size_t dbg_read(es_machine *m, uint64_t va, void *buf, size_t n);
 uint64_t dbg_ptregs_base(es_dbg *d);
 int dbg_gpr_slot(int reg); /* pt_regs slot index of GPR reg, -1 for rsp */
 void dbg_output_poll(es_dbg *d);
-int dbg_reg_by_name(const char *name);
 
 #endif

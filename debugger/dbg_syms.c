@@ -11,6 +11,23 @@
 #include "host.h"
 #include "kernel.h"
 
+/* ---- register names ---- */
+
+static const char *const gpr_names[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp",
+                                          "rsi", "rdi", "r8",  "r9",  "r10", "r11",
+                                          "r12", "r13", "r14", "r15"};
+
+const char *dbg_gpr_name(int reg) { return gpr_names[reg & 15]; }
+
+/* GPR number (0..15), 16 for rip, -1 otherwise. */
+int dbg_reg_by_name(const char *name)
+{
+    for (int i = 0; i < 16; i++)
+        if (!strcmp(name, gpr_names[i]))
+            return i;
+    return strcmp(name, "rip") ? -1 : 16;
+}
+
 /* ---- the user ELF's symbol table ---- */
 
 static uint64_t rd(const uint8_t *p, int n)

@@ -9,6 +9,12 @@
 #include "kernel.h"
 #include "mem.h"
 
+/* One-way dependency: the view uses dbg_syms.c (symbol names beside the
+ * disassembly, breakpoint marks, register names) and dbg_syms.c uses
+ * nothing here.  Names are the lower layer: resolving "rip" or "SYM+8" is
+ * needed by breakpoints and commands without anything being shown, while
+ * showing the state always needs the names. */
+
 /* ---- memory without side effects ---- */
 
 static const uint8_t *frame_of(const es_machine *m, uint64_t pa)
@@ -91,19 +97,6 @@ uint64_t es_dbg_memview(es_dbg *d)
 
 /* ---- registers ---- */
 
-static const char *const gpr_names[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp",
-                                          "rsi", "rdi", "r8",  "r9",  "r10", "r11",
-                                          "r12", "r13", "r14", "r15"};
-
-/* GPR number (0..15), 16 for rip, -1 otherwise. */
-int dbg_reg_by_name(const char *name)
-{
-    for (int i = 0; i < 16; i++)
-        if (!strcmp(name, gpr_names[i]))
-            return i;
-    return strcmp(name, "rip") ? -1 : 16;
-}
-
 static void row(es_dbg_reg *r, const char *name, uint64_t v, int width, int group, es_label t,
                 int abi)
 {
@@ -127,7 +120,7 @@ size_t es_dbg_regs(const es_dbg *d, es_dbg_reg *out, size_t max)
      * value is the user's anyway */
     const es_taint *t = m->cpl == 0 ? d->taint : NULL;
     for (int i = 0; i < 16; i++)
-        row(&v[n++], gpr_names[i], m->gpr[i], 8, ES_DBG_RG_GPR, t ? es_taint_reg(t, i) : 0,
+        row(&v[n++], dbg_gpr_name(i), m->gpr[i], 8, ES_DBG_RG_GPR, t ? es_taint_reg(t, i) : 0,
             d->abi);
     row(&v[n++], "rip", m->rip, 8, ES_DBG_RG_CTRL, 0, d->abi);
     row(&v[n++], "rflags", m->rflags, 4, ES_DBG_RG_CTRL, t ? es_taint_flags(t) : 0, d->abi);
@@ -342,7 +335,7 @@ size_t es_dbg_exposure(es_dbg *d, es_dbg_live *out, size_t max)
         if (!l)
             continue;
         es_dbg_live *e = &out[n++];
-        snprintf(e->where, sizeof e->where, "%s", gpr_names[r]);
+        snprintf(e->where, sizeof e->where, "%s", dbg_gpr_name(r));
         e->value = d->m->gpr[r];
         e->taint = l;
         es_taint_label_str(l, d->abi, e->labels, sizeof e->labels);

@@ -110,7 +110,10 @@ typedef struct es_ui_view {
  * Three columns: disassembly over memory over output on the left,
  * registers over exposure in the middle, pt_regs on the right; a status
  * line on top and a message/key line at the bottom.  Computed from the
- * canvas size and the font cell, so a resize re-flows the panels. */
+ * canvas size and the font cell, so a resize re-flows the panels.  Where
+ * each panel goes, its title and its draw function are one row of the
+ * panel table in ui_panels.c; a new panel is a name here (in drawing
+ * order), a row there and its draw function. */
 enum es_ui_panel {
     ES_UI_P_STATUS = 0, ES_UI_P_DISASM, ES_UI_P_MEM, ES_UI_P_OUTPUT, ES_UI_P_REGS,
     ES_UI_P_EXPOSURE, ES_UI_P_PTREGS, ES_UI_P_MESSAGE, ES_UI_NPANELS
@@ -131,6 +134,10 @@ es_ui_rect es_ui_reg_rect(const es_ui_layout *lo, const es_ui_view *v, size_t i)
 /* The disassembly line (index into v->lines) drawn at pixel (x, y), or -1
  * (outside the panel, a symbol label row, past the last line). */
 int es_ui_disasm_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y);
+
+/* The panel at pixel (x, y), or -1; *item is what that panel's hit test
+ * says is there (for the disassembly, es_ui_disasm_hit), -1 if nothing. */
+int es_ui_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y, int *item);
 
 /* Draws the whole window. */
 void es_ui_render(es_ui_canvas *cv, const es_ui_font *f, const es_ui_view *v);

@@ -34,31 +34,71 @@ uint32_t es_ui_taint_colour(es_label t)
     return es_ui_label_colour(bit);
 }
 
+/* ---- the panel table ----
+ * Every panel is one row of `panels` (below, after the draw functions):
+ * where it goes, its title and its draw function; the layout, the frames
+ * and the drawing order all come from it.  A panel goes in a bar across the
+ * window (top or bottom, one text line high) or in a column, where it takes
+ * `share` percent of the height between the bars; the last panel of a
+ * column has share 0 and takes the rest.  Columns take column_share
+ * percent of the width, the last one the rest.  Adding a panel: an
+ * ES_UI_P_ name in ui.h, a draw function and a row here. */
+enum { AT_TOP = -2, AT_BOTTOM = -1 };
+
+typedef void panel_draw_fn(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                           const es_ui_view *v);
+typedef void panel_title_fn(const es_ui_view *v, char *buf, size_t n);
+typedef int panel_hit_fn(const es_ui_layout *lo, const es_ui_view *v, int x, int y);
+
+typedef struct panel_def {
+    int column;               /* AT_TOP, AT_BOTTOM or a column (0 = left) */
+    int share;                /* percent of the column's height, 0 = the rest */
+    const char *title;        /* fixed title; NULL for a bar */
+    panel_title_fn *title_fn; /* a title that depends on the view (instead of title) */
+    panel_draw_fn *draw;
+    panel_hit_fn *hit;        /* what a click at (x, y) hits, or NULL */
+} panel_def;
+
+static const panel_def panels[ES_UI_NPANELS];
+
+/* Columns: the disassembly needs the most characters (address, text,
+ * symbol), the registers and pt_regs about 45 each. */
+static const int column_share[] = {36, 36, 0};
+#define NCOLUMNS ((int)(sizeof column_share / sizeof *column_share))
+
+static void layout_columns(int w, int x[NCOLUMNS], int cw[NCOLUMNS])
+{
+    int fixed = 0;
+    for (int c = 0; c < NCOLUMNS; c++)
+        fixed += cw[c] = w * column_share[c] / 100;
+    for (int c = 0; c < NCOLUMNS; c++) {
+        if (!column_share[c])
+            cw[c] = w - fixed - (NCOLUMNS + 1) * GAP;
+        x[c] = c ? x[c - 1] + cw[c - 1] + GAP : GAP;
+    }
+}
+
 void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
 {
     memset(lo, 0, sizeof *lo);
-    int cw = es_ui_font_cell_w(f), ch = es_ui_font_cell_h(f);
-    lo->cw = cw, lo->ch = ch;
-    int bar = ch + 4;
-    lo->p[ES_UI_P_STATUS] = (es_ui_rect){0, 0, w, bar};
-    lo->p[ES_UI_P_MESSAGE] = (es_ui_rect){0, h - bar, w, bar};
-    int top = bar + GAP, bottom = h - bar - GAP, mid_h = bottom - top;
+    lo->cw = es_ui_font_cell_w(f), lo->ch = es_ui_font_cell_h(f);
+    int bar = lo->ch + 4;
+    int top = bar + GAP, mid_h = h - bar - GAP - top;
     if (mid_h < 0)
         mid_h = 0;
-    /* Columns: the disassembly needs the most characters (address, text,
-     * symbol), the registers and pt_regs about 45 each. */
-    int left_w = w * 36 / 100, mid_w = w * 36 / 100;
-    int right_w = w - left_w - mid_w - 4 * GAP;
-    int x0 = GAP, x1 = x0 + left_w + GAP, x2 = x1 + mid_w + GAP;
-    int dis_h = mid_h * 50 / 100, mem_h = mid_h * 24 / 100;
-    lo->p[ES_UI_P_DISASM] = (es_ui_rect){x0, top, left_w, dis_h};
-    lo->p[ES_UI_P_MEM] = (es_ui_rect){x0, top + dis_h + GAP, left_w, mem_h};
-    lo->p[ES_UI_P_OUTPUT] =
-        (es_ui_rect){x0, top + dis_h + mem_h + 2 * GAP, left_w, mid_h - dis_h - mem_h - 2 * GAP};
-    int regs_h = mid_h * 62 / 100;
-    lo->p[ES_UI_P_REGS] = (es_ui_rect){x1, top, mid_w, regs_h};
-    lo->p[ES_UI_P_EXPOSURE] = (es_ui_rect){x1, top + regs_h + GAP, mid_w, mid_h - regs_h - GAP};
-    lo->p[ES_UI_P_PTREGS] = (es_ui_rect){x2, top, right_w, mid_h};
+    int x[NCOLUMNS], cw[NCOLUMNS], used[NCOLUMNS] = {0}, count[NCOLUMNS] = {0};
+    layout_columns(w, x, cw);
+    for (int p = 0; p < ES_UI_NPANELS; p++) {
+        const panel_def *d = &panels[p];
+        if (d->column < 0) {
+            lo->p[p] = (es_ui_rect){0, d->column == AT_TOP ? 0 : h - bar, w, bar};
+            continue;
+        }
+        int c = d->column, k = count[c]++;
+        int ph = d->share ? mid_h * d->share / 100 : mid_h - used[c] - k * GAP;
+        lo->p[p] = (es_ui_rect){x[c], top + used[c] + k * GAP, cw[c], ph};
+        used[c] += ph;
+    }
     for (int i = 0; i < ES_UI_NPANELS; i++) {
         if (lo->p[i].w < 0)
             lo->p[i].w = 0;
@@ -70,7 +110,7 @@ void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
 es_ui_rect es_ui_panel_body(const es_ui_layout *lo, int p)
 {
     es_ui_rect r = lo->p[p];
-    if (p == ES_UI_P_STATUS || p == ES_UI_P_MESSAGE)
+    if (panels[p].column < 0)
         return (es_ui_rect){r.x + PAD, r.y + 2, r.w - 2 * PAD, r.h - 4};
     int title = lo->ch + 2;
     es_ui_rect b = {r.x + PAD, r.y + title + PAD / 2, r.w - 2 * PAD, r.h - title - PAD};
@@ -79,6 +119,19 @@ es_ui_rect es_ui_panel_body(const es_ui_layout *lo, int p)
     if (b.h < 0)
         b.h = 0;
     return b;
+}
+
+int es_ui_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y, int *item)
+{
+    for (int p = 0; p < ES_UI_NPANELS; p++) {
+        es_ui_rect r = lo->p[p];
+        if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) {
+            *item = panels[p].hit ? panels[p].hit(lo, v, x, y) : -1;
+            return p;
+        }
+    }
+    *item = -1;
+    return -1;
 }
 
 es_ui_rect es_ui_panel_row(const es_ui_layout *lo, int p, int row)
@@ -516,37 +569,63 @@ static void draw_frame(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout
     es_ui_text(cv, f, t, r.x + PAD, r.y + 1, ES_UI_FG, title);
 }
 
+static void title_disasm(const es_ui_view *v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", v->syntax == ES_SYNTAX_ATT ? "disassembly (AT&T)" : "disassembly (Intel)");
+}
+
+static void title_mem(const es_ui_view *v, char *buf, size_t n)
+{
+    snprintf(buf, n, "memory @ %016" PRIx64, v->mem_addr);
+}
+
+static void title_exposure(const es_ui_view *v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", v->probe ? "exposure at this probe" : "live user values");
+}
+
+static void title_ptregs(const es_ui_view *v, char *buf, size_t n)
+{
+    if (v->has_ptregs)
+        snprintf(buf, n, "pt_regs @ %016" PRIx64, v->ptregs_base);
+    else
+        snprintf(buf, n, "pt_regs");
+}
+
+/* In ES_UI_P_ order, which is also the drawing order. */
+static const panel_def panels[ES_UI_NPANELS] = {
+    [ES_UI_P_STATUS] = {AT_TOP, 0, NULL, NULL, draw_status, NULL},
+    [ES_UI_P_DISASM] = {0, 50, NULL, title_disasm, draw_disasm, es_ui_disasm_hit},
+    [ES_UI_P_MEM] = {0, 24, NULL, title_mem, draw_mem, NULL},
+    [ES_UI_P_OUTPUT] = {0, 0, "guest output", NULL, draw_output, NULL},
+    [ES_UI_P_REGS] = {1, 62, "registers (changed / from user)", NULL, draw_regs, NULL},
+    [ES_UI_P_EXPOSURE] = {1, 0, NULL, title_exposure, draw_exposure, NULL},
+    [ES_UI_P_PTREGS] = {2, 0, NULL, title_ptregs, draw_ptregs, NULL},
+    [ES_UI_P_MESSAGE] = {AT_BOTTOM, 0, NULL, NULL, draw_message, NULL},
+};
+
 void es_ui_render(es_ui_canvas *cv, const es_ui_font *f, const es_ui_view *v)
 {
     es_ui_layout lo;
     es_ui_layout_compute(&lo, cv->w, cv->h, f);
     es_ui_fill(cv, (es_ui_rect){0, 0, cv->w, cv->h}, ES_UI_BG);
-    es_ui_fill(cv, lo.p[ES_UI_P_STATUS], ES_UI_STATUS_BG);
-    es_ui_fill(cv, lo.p[ES_UI_P_MESSAGE], ES_UI_STATUS_BG);
-
-    char t[128];
-    draw_frame(cv, f, &lo, ES_UI_P_DISASM,
-               v->syntax == ES_SYNTAX_ATT ? "disassembly (AT&T)" : "disassembly (Intel)");
-    snprintf(t, sizeof t, "memory @ %016" PRIx64, v->mem_addr);
-    draw_frame(cv, f, &lo, ES_UI_P_MEM, t);
-    draw_frame(cv, f, &lo, ES_UI_P_OUTPUT, "guest output");
-    draw_frame(cv, f, &lo, ES_UI_P_REGS, "registers (changed / from user)");
-    draw_frame(cv, f, &lo, ES_UI_P_EXPOSURE,
-               v->probe ? "exposure at this probe" : "live user values");
-    if (v->has_ptregs)
-        snprintf(t, sizeof t, "pt_regs @ %016" PRIx64, v->ptregs_base);
-    else
-        snprintf(t, sizeof t, "pt_regs");
-    draw_frame(cv, f, &lo, ES_UI_P_PTREGS, t);
-
-    draw_status(cv, f, &lo, v);
-    draw_disasm(cv, f, &lo, v);
-    draw_mem(cv, f, &lo, v);
-    draw_output(cv, f, &lo, v);
-    draw_regs(cv, f, &lo, v);
-    draw_exposure(cv, f, &lo, v);
-    draw_ptregs(cv, f, &lo, v);
-    draw_message(cv, f, &lo, v);
+    /* bar backgrounds, then frames, then contents: a title bar in a window
+     * too small for its panel may cover the bottom bar's background */
+    for (int p = 0; p < ES_UI_NPANELS; p++)
+        if (panels[p].column < 0)
+            es_ui_fill(cv, lo.p[p], ES_UI_STATUS_BG);
+    for (int p = 0; p < ES_UI_NPANELS; p++) {
+        char t[128];
+        if (panels[p].column < 0)
+            continue;
+        if (panels[p].title_fn)
+            panels[p].title_fn(v, t, sizeof t);
+        else
+            snprintf(t, sizeof t, "%s", panels[p].title);
+        draw_frame(cv, f, &lo, p, t);
+    }
+    for (int p = 0; p < ES_UI_NPANELS; p++)
+        panels[p].draw(cv, f, &lo, v);
     if (v->show_help)
         draw_help(cv, f, &lo, v);
 }

@@ -52,17 +52,21 @@ static const keybind keymap[] = {
 
 static char *build_help(void)
 {
-    size_t cap = 8192, o = 0;
-    char *h = malloc(cap);
-    if (!h)
+    char *h = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&h, &len);
+    if (!f)
         return NULL;
-    o += snprintf(h + o, cap - o, "entrysim debug - keys\n\n");
-    for (size_t i = 0; i < sizeof keymap / sizeof *keymap && o < cap; i++)
+    fprintf(f, "entrysim debug - keys\n\n");
+    for (size_t i = 0; i < sizeof keymap / sizeof *keymap; i++)
         if (keymap[i].what[0])
-            o += snprintf(h + o, cap - o, "  %-9s %s\n", keymap[i].keys, keymap[i].what);
-    if (o < cap)
-        o += snprintf(h + o, cap - o, "\nCommands (the ':' line and --script):\n%s",
-                      es_dbg_help());
+            fprintf(f, "  %-9s %s\n", keymap[i].keys, keymap[i].what);
+    fprintf(f, "\nCommands (the ':' line and --script):\n");
+    es_dbg_help(f);
+    if (fclose(f)) {
+        free(h);
+        return NULL;
+    }
     return h;
 }
 
@@ -181,8 +185,8 @@ void es_ui_app_click(es_ui_app *a, int x, int y)
     /* the view as last drawn: the click refers to what the user saw */
     es_ui_layout lo;
     es_ui_layout_compute(&lo, a->w, a->h, a->font);
-    int i = es_ui_disasm_hit(&lo, &a->view, x, y);
-    if (i >= 0 && a->view.lines[i].len)
+    int i;
+    if (es_ui_hit(&lo, &a->view, x, y, &i) == ES_UI_P_DISASM && i >= 0 && a->view.lines[i].len)
         toggle_break_at(a, a->view.lines[i].addr);
 }
 

@@ -19,7 +19,7 @@
  *    count-1 rules, applied to every count);
  *  - 8/16-bit SHL/SHR with a count past the width: plain wide shifts (CF
  *    is the bit that would be moved out, 0 beyond the width);
- *  - 16-bit SHLD/SHRD with a count of 16..31: see op_shld / op_shrd.
+ *  - 16-bit SHLD/SHRD with a count of 16..31: see shift_calc.
  */
 #include "ops.h"
 
@@ -72,50 +72,6 @@ static inline int write_back(es_machine *m, const es_insn *d, uint64_t v)
     return dst_wr(m, d, v) ? ES_FAULT : ES_OK;
 }
 
-int op_shl(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    uint64_t r = (a << c) & es_mask(sz);
-    /* bit w-c of a; zero once c passes the width (8/16-bit operands) */
-    uint64_t cf = ((a << (c - 1)) >> (w - 1)) & 1;
-    TRY(dst_wr(m, d, r));
-    shift_flags(m, r, sz, cf, msb(r, w) ^ cf, 1);
-    return ES_OK;
-}
-
-int op_shr(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    uint64_t r = a >> c; /* c <= 31 for widths <= 32, <= 63 for 64 */
-    uint64_t cf = (a >> (c - 1)) & 1;
-    TRY(dst_wr(m, d, r));
-    shift_flags(m, r, sz, cf, c == 1 ? msb(a, w) : 0, 1);
-    return ES_OK;
-}
-
-int op_sar(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    int64_t s = es_sext(a, sz);
-    uint64_t r = (uint64_t)(s >> c) & es_mask(sz);
-    uint64_t cf = (uint64_t)(s >> (c - 1)) & 1;
-    TRY(dst_wr(m, d, r));
-    shift_flags(m, r, sz, cf, 0, 1);
-    return ES_OK;
-}
-
 /* Rotates change only CF and OF. */
 static inline void rot_flags(es_machine *m, uint64_t cf, uint64_t of)
 {
@@ -130,34 +86,6 @@ static inline uint64_t rotl(uint64_t a, unsigned n, unsigned w)
     return ((a << n) | (a >> (w - n))) & es_mask(w / 8);
 }
 
-int op_rol(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    uint64_t r = rotl(a, c, w);
-    TRY(dst_wr(m, d, r));
-    uint64_t cf = r & 1;
-    rot_flags(m, cf, msb(r, w) ^ cf);
-    return ES_OK;
-}
-
-int op_ror(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    uint64_t r = rotl(a, w - (c & (w - 1)), w);
-    TRY(dst_wr(m, d, r));
-    uint64_t cf = msb(r, w);
-    rot_flags(m, cf, cf ^ ((r >> (w - 2)) & 1));
-    return ES_OK;
-}
-
 /* RCL/RCR rotate the (w+1)-bit value CF:dest.  The count is taken modulo
  * 9 for bytes and 17 for words (SDM: tempCOUNT); a count that reduces to
  * 0 rotates nothing but, being nonzero, still defines OF. */
@@ -166,41 +94,7 @@ static inline unsigned rc_count(unsigned c, unsigned w)
     return w == 8 ? c % 9 : w == 16 ? c % 17 : c;
 }
 
-int op_rcl(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    unsigned t = rc_count(c, w);
-    unsigned __int128 v = ((unsigned __int128)(m->rflags & ES_CF) << w) | a;
-    if (t)
-        v = (v << t) | (v >> (w + 1 - t));
-    uint64_t r = (uint64_t)v & es_mask(sz);
-    uint64_t cf = (uint64_t)(v >> w) & 1;
-    TRY(dst_wr(m, d, r));
-    rot_flags(m, cf, msb(r, w) ^ cf);
-    return ES_OK;
-}
-
-int op_rcr(es_machine *m, const es_insn *d)
-{
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 1);
-    uint64_t a;
-    TRY(dst_rd(m, d, &a));
-    if (c == 0)
-        return write_back(m, d, a);
-    unsigned t = rc_count(c, w);
-    unsigned __int128 v = ((unsigned __int128)(m->rflags & ES_CF) << w) | a;
-    if (t)
-        v = (v >> t) | (v << (w + 1 - t));
-    uint64_t r = (uint64_t)v & es_mask(sz);
-    uint64_t cf = (uint64_t)(v >> w) & 1;
-    TRY(dst_wr(m, d, r));
-    rot_flags(m, cf, msb(r, w) ^ ((r >> (w - 2)) & 1));
-    return ES_OK;
-}
+enum { S_SHL, S_SHR, S_SAR, S_ROL, S_ROR, S_RCL, S_RCR, S_SHLD, S_SHRD };
 
 /* SHLD/SHRD with a 16-bit operand and a count of 17..31 (undefined in the
  * SDM) on Intel: the 48-bit value dest:src:dest shifted, as measured on an
@@ -211,63 +105,158 @@ static inline uint64_t intel_wide16(uint64_t a, uint64_t b)
     return (a << 32) | (b << 16) | a;
 }
 
-/* SHLD/SHRD dest, src, count: dest shifted with bits of src filling in. */
-int op_shld(es_machine *m, const es_insn *d)
+/* The result r, CF and OF of shift/rotate k of a (b: SHLD/SHRD's source)
+ * by a nonzero masked count c at width w. */
+static inline __attribute__((always_inline)) uint64_t
+shift_calc(const es_machine *m, int k, uint64_t a, uint64_t b, unsigned c, unsigned sz,
+           uint64_t *cf, uint64_t *of)
 {
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
-    uint64_t a, b;
-    TRY(dst_rd(m, d, &a));
-    TRY(es_rd(m, d, 1, &b));
-    if (c == 0)
-        return write_back(m, d, a);
-    uint64_t r, cf;
-    if (c < w) {
-        r = ((a << c) | (b >> (w - c))) & es_mask(sz);
-        cf = (a >> (w - c)) & 1;
-    } else if (m->vendor == 0) {
-        uint64_t v = intel_wide16(a, b);
-        r = (v >> (32 - c)) & 0xffff;
-        cf = (v >> (48 - c)) & 1;
-    } else {
+    unsigned w = sz * 8, t;
+    uint64_t r;
+    unsigned __int128 v;
+    switch (k) {
+    case S_SHL:
+        r = (a << c) & es_mask(sz);
+        /* bit w-c of a; zero once c passes the width (8/16-bit operands) */
+        *cf = ((a << (c - 1)) >> (w - 1)) & 1;
+        *of = msb(r, w) ^ *cf;
+        return r;
+    case S_SHR:
+        *cf = (a >> (c - 1)) & 1;
+        *of = c == 1 ? msb(a, w) : 0;
+        return a >> c; /* c <= 31 for widths <= 32, <= 63 for 64 */
+    case S_SAR: {
+        int64_t s = es_sext(a, sz);
+        *cf = (uint64_t)(s >> (c - 1)) & 1;
+        *of = 0;
+        return (uint64_t)(s >> c) & es_mask(sz);
+    }
+    case S_ROL:
+        r = rotl(a, c, w);
+        *cf = r & 1;
+        *of = msb(r, w) ^ *cf;
+        return r;
+    case S_ROR:
+        r = rotl(a, w - (c & (w - 1)), w);
+        *cf = msb(r, w);
+        *of = *cf ^ ((r >> (w - 2)) & 1);
+        return r;
+    case S_RCL:
+    case S_RCR:
+        t = rc_count(c, w);
+        v = ((unsigned __int128)(m->rflags & ES_CF) << w) | a;
+        if (t)
+            v = k == S_RCL ? (v << t) | (v >> (w + 1 - t)) : (v >> t) | (v << (w + 1 - t));
+        r = (uint64_t)v & es_mask(sz);
+        *cf = (uint64_t)(v >> w) & 1;
+        *of = k == S_RCL ? msb(r, w) ^ *cf : msb(r, w) ^ ((r >> (w - 2)) & 1);
+        return r;
+    case S_SHLD:
+        if (c < w) {
+            r = ((a << c) | (b >> (w - c))) & es_mask(sz);
+            *cf = (a >> (w - c)) & 1;
+            *of = msb(r, w) ^ *cf;
+            return r;
+        }
+        if (m->vendor == 0) {
+            uint64_t v = intel_wide16(a, b);
+            r = (v >> (32 - c)) & 0xffff;
+            *cf = (v >> (48 - c)) & 1;
+            *of = msb(r, w) ^ *cf;
+            return r;
+        }
         /* 16-bit operand, count 16..31: undefined in the SDM.  Zen returns
          * the source rotated left by count-16, with CF = the last bit of
          * dest shifted out at count 16 and 0 beyond; OF is then CF. */
-        r = rotl(b, c - 16, 16);
-        cf = c == 16 ? a & 1 : 0;
-        TRY(dst_wr(m, d, r));
-        shift_flags(m, r, sz, cf, cf, 1);
-        return ES_OK;
+        *cf = c == 16 ? a & 1 : 0;
+        *of = *cf;
+        return rotl(b, c - 16, 16);
+    default: /* S_SHRD */
+        if (c < w) {
+            r = ((a >> c) | (b << (w - c))) & es_mask(sz);
+            *cf = (a >> (c - 1)) & 1;
+        } else if (m->vendor == 0) {
+            uint64_t v = intel_wide16(a, b);
+            r = (v >> c) & 0xffff;
+            *cf = (v >> (c - 1)) & 1;
+        } else {
+            /* 16-bit, count 16..31 (undefined): as on Zen, the source
+             * rotated right by count-16; CF = MSB(dest) at count 16, else 0. */
+            r = rotl(b, 32 - c, 16);
+            *cf = c == 16 ? msb(a, 16) : 0;
+        }
+        *of = msb(r, w) ^ ((r >> (w - 2)) & 1);
+        return r;
     }
+}
+
+/* Every shift and rotate by a count has this shape: read the destination
+ * (and SHLD/SHRD's source), a zero count writes it back unchanged, else
+ * write the result and set the flags (rotates: CF and OF only).  Inlined
+ * into each handler with a constant k, so each keeps its own code. */
+static inline __attribute__((always_inline)) int shift_op(es_machine *m, const es_insn *d, int k)
+{
+    int dbl = k == S_SHLD || k == S_SHRD;
+    unsigned sz = d->o[0].size, c = shift_count(m, d, dbl ? 2 : 1);
+    uint64_t a, b = 0, cf, of;
+    TRY(dst_rd(m, d, &a));
+    if (dbl)
+        TRY(es_rd(m, d, 1, &b));
+    if (c == 0)
+        return write_back(m, d, a);
+    uint64_t r = shift_calc(m, k, a, b, c, sz, &cf, &of);
     TRY(dst_wr(m, d, r));
-    shift_flags(m, r, sz, cf, msb(r, w) ^ cf, 1);
+    if (k >= S_ROL && k <= S_RCR)
+        rot_flags(m, cf, of);
+    else
+        shift_flags(m, r, sz, cf, of, 1);
     return ES_OK;
+}
+
+int op_shl(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_SHL);
+}
+
+int op_shr(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_SHR);
+}
+
+int op_sar(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_SAR);
+}
+
+int op_rol(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_ROL);
+}
+
+int op_ror(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_ROR);
+}
+
+int op_rcl(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_RCL);
+}
+
+int op_rcr(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_RCR);
+}
+
+/* SHLD/SHRD dest, src, count: dest shifted with bits of src filling in. */
+int op_shld(es_machine *m, const es_insn *d)
+{
+    return shift_op(m, d, S_SHLD);
 }
 
 int op_shrd(es_machine *m, const es_insn *d)
 {
-    unsigned sz = d->o[0].size, w = sz * 8, c = shift_count(m, d, 2);
-    uint64_t a, b;
-    TRY(dst_rd(m, d, &a));
-    TRY(es_rd(m, d, 1, &b));
-    if (c == 0)
-        return write_back(m, d, a);
-    uint64_t r, cf;
-    if (c < w) {
-        r = ((a >> c) | (b << (w - c))) & es_mask(sz);
-        cf = (a >> (c - 1)) & 1;
-    } else if (m->vendor == 0) {
-        uint64_t v = intel_wide16(a, b);
-        r = (v >> c) & 0xffff;
-        cf = (v >> (c - 1)) & 1;
-    } else {
-        /* 16-bit, count 16..31 (undefined): as on Zen, the source rotated
-         * right by count-16; CF = MSB(dest) at count 16, else 0. */
-        r = rotl(b, 32 - c, 16);
-        cf = c == 16 ? msb(a, 16) : 0;
-    }
-    TRY(dst_wr(m, d, r));
-    shift_flags(m, r, sz, cf, msb(r, w) ^ ((r >> (w - 2)) & 1), 1);
-    return ES_OK;
+    return shift_op(m, d, S_SHRD);
 }
 
 /* ---- BMI2: no flags; the count is the third operand (a register, or the

@@ -8,6 +8,24 @@
 
 enum { F_ADD, F_SUB, F_MUL, F_DIV, F_SQRT };
 
+/* ---- the two widths ----
+ * Everything that exists for single and double precision is written once,
+ * as a DEF_ macro instantiated by FP_WIDTHS for each width (suffix W, bit
+ * pattern type T, C type FT, es_xmm lane array L, packed suffix P), with
+ * the per-width constants below named NAME_##W.  The instances compile to
+ * the same code the two hand-written copies did. */
+#define FP_WIDTHS(X) X(f, uint32_t, float, d, ps) X(d, uint64_t, double, q, pd)
+#define SIGN_f 0x80000000u
+#define SIGN_d 0x8000000000000000ull
+#define QUIET_f 0x00400000u            /* the quiet bit of a NaN */
+#define QUIET_d 0x0008000000000000ull
+#define SQRT_f "sqrtss"
+#define SQRT_d "sqrtsd"
+#define INTEGRAL_f 0x4b000000u         /* 2^23: every float this large is an integer */
+#define INTEGRAL_d 0x4330000000000000ull /* 2^52 */
+#define BIG_f 8388608.0f
+#define BIG_d 4503599627370496.0
+
 /* ---- arithmetic on the host ----
  * The result of the host instruction is exact; only the NaN choice is
  * redone because the compiler may commute a + b: SSE returns the first
@@ -17,51 +35,30 @@ enum { F_ADD, F_SUB, F_MUL, F_DIV, F_SQRT };
  * the C library's sqrt of a negative number recomputes it with extra
  * flags (DE from (x-x)/(x-x) on a denormal).  Call inside
  * sse_fp_enter/leave. */
-static inline uint32_t arith_f(int op, uint32_t ab, uint32_t bb)
-{
-    float a = sse_f(ab), b = sse_f(bb), r;
-    SSE_PIN(a);
-    SSE_PIN(b);
-    switch (op) {
-    case F_ADD: r = a + b; break;
-    case F_SUB: r = a - b; break;
-    case F_MUL: r = a * b; break;
-    case F_DIV: r = a / b; break;
-    default: __asm__("sqrtss %1, %0" : "=x"(r) : "x"(b)); break;
+#define DEF_ARITH(W, T, FT, L, P)                                                                  \
+    static inline T arith_##W(int op, T ab, T bb)                                                  \
+    {                                                                                              \
+        FT a = sse_##W(ab), b = sse_##W(bb), r;                                                    \
+        SSE_PIN(a);                                                                                \
+        SSE_PIN(b);                                                                                \
+        switch (op) {                                                                              \
+        case F_ADD: r = a + b; break;                                                              \
+        case F_SUB: r = a - b; break;                                                              \
+        case F_MUL: r = a * b; break;                                                              \
+        case F_DIV: r = a / b; break;                                                              \
+        default: __asm__(SQRT_##W " %1, %0" : "=x"(r) : "x"(b)); break;                            \
+        }                                                                                          \
+        SSE_PIN(r);                                                                                \
+        T rb = sse_##W##bits(r);                                                                   \
+        if (__builtin_expect(sse_isnan_##W(rb), 0)) {                                              \
+            if (op != F_SQRT && sse_isnan_##W(ab))                                                 \
+                rb = ab | QUIET_##W;                                                               \
+            else if (sse_isnan_##W(bb))                                                            \
+                rb = bb | QUIET_##W;                                                               \
+        }                                                                                          \
+        return rb;                                                                                 \
     }
-    SSE_PIN(r);
-    uint32_t rb = sse_fbits(r);
-    if (__builtin_expect(sse_isnan_f(rb), 0)) {
-        if (op != F_SQRT && sse_isnan_f(ab))
-            rb = ab | 0x00400000u;
-        else if (sse_isnan_f(bb))
-            rb = bb | 0x00400000u;
-    }
-    return rb;
-}
-
-static inline uint64_t arith_d(int op, uint64_t ab, uint64_t bb)
-{
-    double a = sse_d(ab), b = sse_d(bb), r;
-    SSE_PIN(a);
-    SSE_PIN(b);
-    switch (op) {
-    case F_ADD: r = a + b; break;
-    case F_SUB: r = a - b; break;
-    case F_MUL: r = a * b; break;
-    case F_DIV: r = a / b; break;
-    default: __asm__("sqrtsd %1, %0" : "=x"(r) : "x"(b)); break;
-    }
-    SSE_PIN(r);
-    uint64_t rb = sse_dbits(r);
-    if (__builtin_expect(sse_isnan_d(rb), 0)) {
-        if (op != F_SQRT && sse_isnan_d(ab))
-            rb = ab | 0x0008000000000000ull;
-        else if (sse_isnan_d(bb))
-            rb = bb | 0x0008000000000000ull;
-    }
-    return rb;
-}
+FP_WIDTHS(DEF_ARITH)
 
 /* ---- unmasked overflow / underflow ----
  * With OE or UE unmasked the flags depend on the result rounded with an
@@ -167,76 +164,87 @@ static uint32_t unmasked_d(const es_machine *m, int op, uint64_t ab, uint64_t bb
 }
 
 /* One lane with its own flags, for the unmasked OE/UE path. */
-static uint32_t lane_f(const es_machine *m, int op, uint32_t a, uint32_t b, uint32_t *f)
-{
-    uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m));
-    uint32_t r = arith_f(op, a, b);
-    *f |= unmasked_f(m, op, a, b, sse_fp_leave(h));
-    return r;
-}
-
-static uint64_t lane_d(const es_machine *m, int op, uint64_t a, uint64_t b, uint32_t *f)
-{
-    uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m));
-    uint64_t r = arith_d(op, a, b);
-    *f |= unmasked_d(m, op, a, b, sse_fp_leave(h));
-    return r;
-}
+#define DEF_LANE(W, T, FT, L, P)                                                                   \
+    static T lane_##W(const es_machine *m, int op, T a, T b, uint32_t *f)                          \
+    {                                                                                              \
+        uint32_t h = sse_fp_enter_mx(sse_fp_lane_mxcsr(m));                                        \
+        T r = arith_##W(op, a, b);                                                                 \
+        *f |= unmasked_##W(m, op, a, b, sse_fp_leave(h));                                          \
+        return r;                                                                                  \
+    }
+FP_WIDTHS(DEF_LANE)
 
 /* The computation of a handler: FP_BEGIN enters the MXCSR bracket once for
- * all lanes (the usual case) or selects the per-lane path; FOP_F/FOP_D
+ * all lanes (the usual case) or selects the per-lane path; FOP
  * compute a lane; FP_END collects the flags into f. */
 #define FP_BEGIN                                                                                   \
     int plain_ = sse_fp_plain(m);                                                                  \
     uint32_t f = 0, h_ = plain_ ? sse_fp_enter(m) : 0
-#define FOP_F(op, a, b) (plain_ ? arith_f(op, a, b) : lane_f(m, op, a, b, &f))
-#define FOP_D(op, a, b) (plain_ ? arith_d(op, a, b) : lane_d(m, op, a, b, &f))
+#define FOP(W, op, a, b) (plain_ ? arith_##W(op, a, b) : lane_##W(m, op, a, b, &f))
 #define FP_END                                                                                     \
     if (plain_)                                                                                    \
     f = sse_fp_leave(h_)
 
-/* `op xmm1, xmm2/mem` over n float lanes (n = 1: the SS form, memory is
- * m32 and the other lanes are kept). */
-static inline int arith_ps(es_machine *m, const es_insn *d, int op, int n)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r = *x;
-    FP_BEGIN;
-    for (int i = 0; i < n; i++)
-        r.d[i] = FOP_F(op, x->d[i], s->d[i]);
-    FP_END;
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
-
-static inline int arith_pd(es_machine *m, const es_insn *d, int op, int n)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r = *x;
-    FP_BEGIN;
-    for (int i = 0; i < n; i++)
-        r.q[i] = FOP_D(op, x->q[i], s->q[i]);
-    FP_END;
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
+/* `op xmm1, xmm2/mem` over n lanes (n = 1: the SS/SD form, memory is
+ * m32/m64 and the other lanes are kept).  ADDSUBPS/PD: subtract in even
+ * lanes, add in odd ones.  HADD/HSUB: adjacent pairs of the destination
+ * fill the low half, pairs of the source the high half. */
+#define DEF_ARITH_P(W, T, FT, L, P)                                                                \
+    static inline int arith_##P(es_machine *m, const es_insn *d, int op, int n)                    \
+    {                                                                                              \
+        SSE_OPERANDS(x, s, t, 1);                                                                  \
+        es_xmm r = *x;                                                                             \
+        FP_BEGIN;                                                                                  \
+        for (int i = 0; i < n; i++)                                                                \
+            r.L[i] = FOP(W, op, x->L[i], s->L[i]);                                                 \
+        FP_END;                                                                                    \
+        TRY(sse_fp_commit(m, f));                                                                  \
+        *x = r;                                                                                    \
+        return ES_OK;                                                                              \
+    }                                                                                              \
+    static inline int addsub_##P(es_machine *m, const es_insn *d)                                  \
+    {                                                                                              \
+        SSE_OPERANDS(x, s, t, 1);                                                                  \
+        es_xmm r;                                                                                  \
+        FP_BEGIN;                                                                                  \
+        for (int i = 0; i < 16 / (int)sizeof(T); i++)                                              \
+            r.L[i] = FOP(W, (i & 1) ? F_ADD : F_SUB, x->L[i], s->L[i]);                            \
+        FP_END;                                                                                    \
+        TRY(sse_fp_commit(m, f));                                                                  \
+        *x = r;                                                                                    \
+        return ES_OK;                                                                              \
+    }                                                                                              \
+    static inline int hop_##P(es_machine *m, const es_insn *d, int op)                             \
+    {                                                                                              \
+        SSE_OPERANDS(x, s, t, 1);                                                                  \
+        es_xmm r;                                                                                  \
+        enum { half = 8 / (int)sizeof(T) };                                                        \
+        FP_BEGIN;                                                                                  \
+        for (int i = 0; i < half; i++)                                                             \
+            r.L[i] = FOP(W, op, x->L[2 * i], x->L[2 * i + 1]);                                     \
+        for (int i = 0; i < half; i++)                                                             \
+            r.L[half + i] = FOP(W, op, s->L[2 * i], s->L[2 * i + 1]);                              \
+        FP_END;                                                                                    \
+        TRY(sse_fp_commit(m, f));                                                                  \
+        *x = r;                                                                                    \
+        return ES_OK;                                                                              \
+    }
+FP_WIDTHS(DEF_ARITH_P)
 
 #define ARITH(op, OP)                                                                              \
-    int op_##op##ps(es_machine *m, const es_insn *d)                                        \
+    int op_##op##ps(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         return arith_ps(m, d, OP, 4);                                                              \
     }                                                                                              \
-    int op_##op##ss(es_machine *m, const es_insn *d)                                        \
+    int op_##op##ss(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         return arith_ps(m, d, OP, 1);                                                              \
     }                                                                                              \
-    int op_##op##pd(es_machine *m, const es_insn *d)                                        \
+    int op_##op##pd(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         return arith_pd(m, d, OP, 2);                                                              \
     }                                                                                              \
-    int op_##op##sd(es_machine *m, const es_insn *d)                                        \
+    int op_##op##sd(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         return arith_pd(m, d, OP, 1);                                                              \
     }
@@ -246,61 +254,14 @@ ARITH(mul, F_MUL)
 ARITH(div, F_DIV)
 ARITH(sqrt, F_SQRT)
 
-/* ADDSUBPS/PD: subtract in even lanes, add in odd ones. */
 int op_addsubps(es_machine *m, const es_insn *d)
 {
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r;
-    FP_BEGIN;
-    for (int i = 0; i < 4; i++)
-        r.d[i] = FOP_F((i & 1) ? F_ADD : F_SUB, x->d[i], s->d[i]);
-    FP_END;
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
+    return addsub_ps(m, d);
 }
 
 int op_addsubpd(es_machine *m, const es_insn *d)
 {
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r;
-    FP_BEGIN;
-    r.q[0] = FOP_D(F_SUB, x->q[0], s->q[0]);
-    r.q[1] = FOP_D(F_ADD, x->q[1], s->q[1]);
-    FP_END;
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
-
-/* HADD/HSUB: adjacent pairs of the destination fill the low half, pairs
- * of the source the high half. */
-static inline int hop_ps(es_machine *m, const es_insn *d, int op)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r;
-    FP_BEGIN;
-    r.d[0] = FOP_F(op, x->d[0], x->d[1]);
-    r.d[1] = FOP_F(op, x->d[2], x->d[3]);
-    r.d[2] = FOP_F(op, s->d[0], s->d[1]);
-    r.d[3] = FOP_F(op, s->d[2], s->d[3]);
-    FP_END;
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
-
-static inline int hop_pd(es_machine *m, const es_insn *d, int op)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r;
-    FP_BEGIN;
-    r.q[0] = FOP_D(op, x->q[0], x->q[1]);
-    r.q[1] = FOP_D(op, s->q[0], s->q[1]);
-    FP_END;
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
+    return addsub_pd(m, d);
 }
 
 int op_haddps(es_machine *m, const es_insn *d)
@@ -349,16 +310,16 @@ int op_dpps(es_machine *m, const es_insn *d)
     uint32_t p[4], acc = 0;
     FP_BEGIN;
     for (int i = 0; i < 4; i++)
-        p[i] = (imm & (0x10u << i)) ? FOP_F(F_MUL, x->d[i], s->d[i]) : 0;
+        p[i] = (imm & (0x10u << i)) ? FOP(f, F_MUL, x->d[i], s->d[i]) : 0;
     FP_END;
     TRY(stage_commit(m, &acc, f));
     FP_RESTART;
-    uint32_t lo = FOP_F(F_ADD, p[0], p[1]);
-    uint32_t hi = FOP_F(F_ADD, p[2], p[3]);
+    uint32_t lo = FOP(f, F_ADD, p[0], p[1]);
+    uint32_t hi = FOP(f, F_ADD, p[2], p[3]);
     FP_END;
     TRY(stage_commit(m, &acc, f));
     FP_RESTART;
-    uint32_t sum = FOP_F(F_ADD, lo, hi);
+    uint32_t sum = FOP(f, F_ADD, lo, hi);
     FP_END;
     TRY(stage_commit(m, &acc, f));
     m->mxcsr |= acc;
@@ -375,11 +336,11 @@ int op_dppd(es_machine *m, const es_insn *d)
     uint32_t acc = 0;
     FP_BEGIN;
     for (int i = 0; i < 2; i++)
-        p[i] = (imm & (0x10u << i)) ? FOP_D(F_MUL, x->q[i], s->q[i]) : 0;
+        p[i] = (imm & (0x10u << i)) ? FOP(d, F_MUL, x->q[i], s->q[i]) : 0;
     FP_END;
     TRY(stage_commit(m, &acc, f));
     FP_RESTART;
-    uint64_t sum = FOP_D(F_ADD, p[0], p[1]);
+    uint64_t sum = FOP(d, F_ADD, p[0], p[1]);
     FP_END;
     TRY(stage_commit(m, &acc, f));
     m->mxcsr |= acc;
@@ -391,76 +352,50 @@ int op_dppd(es_machine *m, const es_insn *d)
 /* ---- ordering, done on the bit patterns so no host flag leaks in ---- */
 
 /* Order of two non-NaN values: -1, 0, 1; zeros of either sign are equal. */
-static inline int order_f(uint32_t a, uint32_t b)
-{
-    if (((a | b) & 0x7fffffffu) == 0)
-        return 0;
-    uint32_t ka = (a & 0x80000000u) ? ~a : a | 0x80000000u;
-    uint32_t kb = (b & 0x80000000u) ? ~b : b | 0x80000000u;
-    return ka < kb ? -1 : ka > kb;
-}
-
-static inline int order_d(uint64_t a, uint64_t b)
-{
-    if (((a | b) & 0x7fffffffffffffffull) == 0)
-        return 0;
-    uint64_t ka = (a & 0x8000000000000000ull) ? ~a : a | 0x8000000000000000ull;
-    uint64_t kb = (b & 0x8000000000000000ull) ? ~b : b | 0x8000000000000000ull;
-    return ka < kb ? -1 : ka > kb;
-}
+#define DEF_ORDER(W, T, FT, L, P)                                                                  \
+    static inline int order_##W(T a, T b)                                                          \
+    {                                                                                              \
+        if (((a | b) & ~SIGN_##W) == 0)                                                            \
+            return 0;                                                                              \
+        T ka = (a & SIGN_##W) ? ~a : a | SIGN_##W;                                                 \
+        T kb = (b & SIGN_##W) ? ~b : b | SIGN_##W;                                                 \
+        return ka < kb ? -1 : ka > kb;                                                             \
+    }
+FP_WIDTHS(DEF_ORDER)
 
 /* Flags of a comparison (CMPcc, MIN/MAX, COMIS): IE for an SNaN, or for
  * any NaN when the comparison signals; DE for a denormal (after DAZ) only
  * when no operand is a NaN - as measured on the host, a NaN suppresses DE. */
-#define CMP_FLAGS(isnan, issnan, isden)                                                            \
-    (((isnan(a) || isnan(b))                                                                       \
-          ? ((signaling || issnan(a) || issnan(b)) ? ES_MXCSR_IE : 0)                              \
-          : ((isden(a) || isden(b)) ? ES_MXCSR_DE : 0)))
-
-static inline uint32_t cmp_flags_f(uint32_t a, uint32_t b, int signaling)
-{
-    return CMP_FLAGS(sse_isnan_f, sse_issnan_f, sse_isdenorm_f);
-}
-
-static inline uint32_t cmp_flags_d(uint64_t a, uint64_t b, int signaling)
-{
-    return CMP_FLAGS(sse_isnan_d, sse_issnan_d, sse_isdenorm_d);
-}
+#define DEF_CMP_FLAGS(W, T, FT, L, P)                                                              \
+    static inline uint32_t cmp_flags_##W(T a, T b, int signaling)                                  \
+    {                                                                                              \
+        return (sse_isnan_##W(a) || sse_isnan_##W(b))                                              \
+                   ? ((signaling || sse_issnan_##W(a) || sse_issnan_##W(b)) ? ES_MXCSR_IE : 0)     \
+                   : ((sse_isdenorm_##W(a) || sse_isdenorm_##W(b)) ? ES_MXCSR_DE : 0);             \
+    }
+FP_WIDTHS(DEF_CMP_FLAGS)
 
 /* MIN/MAX: dst < src ? dst : src (resp. >): the source is returned when
  * either is a NaN or both are zeros (SDM Vol. 2, MINPS).  Operands are
  * taken after DAZ, and the returned value is the flushed one (measured). */
-static inline int minmax_ps(es_machine *m, const es_insn *d, int max, int n)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r = *x;
-    uint32_t f = 0;
-    for (int i = 0; i < n; i++) {
-        uint32_t a = sse_daz_f(m, x->d[i]), b = sse_daz_f(m, s->d[i]);
-        f |= cmp_flags_f(a, b, 1);
-        int pick_a = !sse_isnan_f(a) && !sse_isnan_f(b) && order_f(a, b) == (max ? 1 : -1);
-        r.d[i] = pick_a ? a : b;
+#define DEF_MINMAX(W, T, FT, L, P)                                                                 \
+    static inline int minmax_##P(es_machine *m, const es_insn *d, int max, int n)                  \
+    {                                                                                              \
+        SSE_OPERANDS(x, s, t, 1);                                                                  \
+        es_xmm r = *x;                                                                             \
+        uint32_t f = 0;                                                                            \
+        for (int i = 0; i < n; i++) {                                                              \
+            T a = sse_daz_##W(m, x->L[i]), b = sse_daz_##W(m, s->L[i]);                            \
+            f |= cmp_flags_##W(a, b, 1);                                                           \
+            int pick_a =                                                                           \
+                !sse_isnan_##W(a) && !sse_isnan_##W(b) && order_##W(a, b) == (max ? 1 : -1);      \
+            r.L[i] = pick_a ? a : b;                                                               \
+        }                                                                                          \
+        TRY(sse_fp_commit(m, f));                                                                  \
+        *x = r;                                                                                    \
+        return ES_OK;                                                                              \
     }
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
-
-static inline int minmax_pd(es_machine *m, const es_insn *d, int max, int n)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r = *x;
-    uint32_t f = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t a = sse_daz_d(m, x->q[i]), b = sse_daz_d(m, s->q[i]);
-        f |= cmp_flags_d(a, b, 1);
-        int pick_a = !sse_isnan_d(a) && !sse_isnan_d(b) && order_d(a, b) == (max ? 1 : -1);
-        r.q[i] = pick_a ? a : b;
-    }
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
+FP_WIDTHS(DEF_MINMAX)
 
 int op_minps(es_machine *m, const es_insn *d)
 {
@@ -517,39 +452,24 @@ static inline int pred_signals(unsigned p)
     return p == 1 || p == 2;
 }
 
-static inline int cmp_ps(es_machine *m, const es_insn *d, int n)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    unsigned p = sse_imm8(d, 2);
-    es_xmm r = *x;
-    uint32_t f = 0;
-    for (int i = 0; i < n; i++) {
-        uint32_t a = sse_daz_f(m, x->d[i]), b = sse_daz_f(m, s->d[i]);
-        int u = sse_isnan_f(a) || sse_isnan_f(b);
-        f |= cmp_flags_f(a, b, pred_signals(p));
-        r.d[i] = pred(p, u, u ? 0 : order_f(a, b)) ? ~0u : 0;
+#define DEF_CMP(W, T, FT, L, P)                                                                    \
+    static inline int cmp_##P(es_machine *m, const es_insn *d, int n)                              \
+    {                                                                                              \
+        SSE_OPERANDS(x, s, t, 1);                                                                  \
+        unsigned p = sse_imm8(d, 2);                                                               \
+        es_xmm r = *x;                                                                             \
+        uint32_t f = 0;                                                                            \
+        for (int i = 0; i < n; i++) {                                                              \
+            T a = sse_daz_##W(m, x->L[i]), b = sse_daz_##W(m, s->L[i]);                            \
+            int u = sse_isnan_##W(a) || sse_isnan_##W(b);                                          \
+            f |= cmp_flags_##W(a, b, pred_signals(p));                                             \
+            r.L[i] = pred(p, u, u ? 0 : order_##W(a, b)) ? (T)~(T)0 : 0;                           \
+        }                                                                                          \
+        TRY(sse_fp_commit(m, f));                                                                  \
+        *x = r;                                                                                    \
+        return ES_OK;                                                                              \
     }
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
-
-static inline int cmp_pd(es_machine *m, const es_insn *d, int n)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    unsigned p = sse_imm8(d, 2);
-    es_xmm r = *x;
-    uint32_t f = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t a = sse_daz_d(m, x->q[i]), b = sse_daz_d(m, s->q[i]);
-        int u = sse_isnan_d(a) || sse_isnan_d(b);
-        f |= cmp_flags_d(a, b, pred_signals(p));
-        r.q[i] = pred(p, u, u ? 0 : order_d(a, b)) ? ~0ull : 0;
-    }
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
+FP_WIDTHS(DEF_CMP)
 
 int op_cmpps(es_machine *m, const es_insn *d)
 {
@@ -632,43 +552,26 @@ static inline uint32_t round_enter(const es_machine *m, unsigned imm)
     return host;
 }
 
-static inline uint32_t round_f(uint32_t b)
-{
-    if (sse_isnan_f(b)) {
-        float q = sse_f(b);
-        SSE_PIN(q);
-        q = q + 0.0f; /* raises IE for an SNaN */
-        SSE_PIN(q);
-        return b | 0x00400000u;
+#define DEF_ROUND(W, T, FT, L, P)                                                                  \
+    static inline T round_##W(T b)                                                                 \
+    {                                                                                              \
+        if (sse_isnan_##W(b)) {                                                                    \
+            FT q = sse_##W(b);                                                                     \
+            SSE_PIN(q);                                                                            \
+            q = q + (FT)0; /* raises IE for an SNaN */                                             \
+            SSE_PIN(q);                                                                            \
+            return b | QUIET_##W;                                                                  \
+        }                                                                                          \
+        if ((b & ~SIGN_##W) >= INTEGRAL_##W) /* already integral */                                \
+            return b;                                                                              \
+        FT x = sse_##W(b), big = (b & SIGN_##W) ? -BIG_##W : BIG_##W;                              \
+        SSE_PIN(x);                                                                                \
+        SSE_PIN(big);                                                                              \
+        FT r = (x + big) - big;                                                                    \
+        SSE_PIN(r);                                                                                \
+        return (sse_##W##bits(r) & ~SIGN_##W) | (b & SIGN_##W);                                    \
     }
-    if ((b & 0x7fffffffu) >= 0x4b000000u) /* |x| >= 2^23: already integral */
-        return b;
-    float x = sse_f(b), big = (b & 0x80000000u) ? -8388608.0f : 8388608.0f;
-    SSE_PIN(x);
-    SSE_PIN(big);
-    float r = (x + big) - big;
-    SSE_PIN(r);
-    return (sse_fbits(r) & 0x7fffffffu) | (b & 0x80000000u);
-}
-
-static inline uint64_t round_d(uint64_t b)
-{
-    if (sse_isnan_d(b)) {
-        double q = sse_d(b);
-        SSE_PIN(q);
-        q = q + 0.0;
-        SSE_PIN(q);
-        return b | 0x0008000000000000ull;
-    }
-    if ((b & 0x7fffffffffffffffull) >= 0x4330000000000000ull) /* |x| >= 2^52 */
-        return b;
-    double x = sse_d(b), big = (b >> 63) ? -4503599627370496.0 : 4503599627370496.0;
-    SSE_PIN(x);
-    SSE_PIN(big);
-    double r = (x + big) - big;
-    SSE_PIN(r);
-    return (sse_dbits(r) & 0x7fffffffffffffffull) | (b & 0x8000000000000000ull);
-}
+FP_WIDTHS(DEF_ROUND)
 
 static inline int round_common(es_machine *m, const es_insn *d, int dbl, int n)
 {

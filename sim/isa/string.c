@@ -73,6 +73,16 @@ static inline int movs_one(es_machine *m, const es_insn *d, unsigned size, int64
     return 0;
 }
 
+/* Bytes of a fast run: count elements of size bytes, at most a page and
+ * at most `room`, in whole elements. */
+static inline uint64_t run_len(uint64_t count, unsigned size, uint64_t room)
+{
+    uint64_t n = count < (4096 / size) ? count * size : 4096;
+    if (room < n)
+        n = room;
+    return n - n % size;
+}
+
 /* Copies as many whole elements as fit in the current source and
  * destination pages; returns the count done (0: take the slow path). */
 static uint64_t movs_run(es_machine *m, const es_insn *d, unsigned size, uint64_t count)
@@ -80,14 +90,8 @@ static uint64_t movs_run(es_machine *m, const es_insn *d, unsigned size, uint64_
     uint64_t amask = es_mask(d->asize);
     uint64_t si = m->gpr[ES_RSI] & amask, di = m->gpr[ES_RDI] & amask;
     uint64_t ls = es_seg_lin(m, d->sseg, si), ld = es_seg_lin(m, ES_SEG_ES, di);
-    uint64_t n = count < (4096 / size) ? count * size : 4096;
-    uint64_t r = run_room(si, ls, amask);
-    if (r < n)
-        n = r;
-    r = run_room(di, ld, amask);
-    if (r < n)
-        n = r;
-    n -= n % size;
+    uint64_t rs = run_room(si, ls, amask), rd = run_room(di, ld, amask);
+    uint64_t n = run_len(count, size, rs < rd ? rs : rd);
     if (n == 0)
         return 0;
     const uint8_t *s = es_host_ptr(m, ls, (unsigned)n, 0);
@@ -110,26 +114,6 @@ static uint64_t movs_run(es_machine *m, const es_insn *d, unsigned size, uint64_
     return n / size;
 }
 
-int op_movs(es_machine *m, const es_insn *d)
-{
-    unsigned size = d->osize, as = d->asize;
-    int64_t step = step_of(m, size);
-    if (!rep_of(d))
-        return movs_one(m, d, size, step) ? ES_FAULT : ES_OK;
-    uint64_t count = rep_count(m, as);
-    while (count) {
-        uint64_t done = step > 0 ? movs_run(m, d, size, count) : 0;
-        if (done) {
-            count -= done;
-        } else {
-            TRY(movs_one(m, d, size, step));
-            count--;
-        }
-        es_gpr_set(m, ES_RCX, as, count);
-    }
-    return ES_OK;
-}
-
 /* ---- STOS ---- */
 
 static inline int stos_one(es_machine *m, const es_insn *d, unsigned size, int64_t step)
@@ -144,11 +128,7 @@ static uint64_t stos_run(es_machine *m, const es_insn *d, unsigned size, uint64_
     uint64_t amask = es_mask(d->asize);
     uint64_t di = m->gpr[ES_RDI] & amask;
     uint64_t ld = es_seg_lin(m, ES_SEG_ES, di);
-    uint64_t n = count < (4096 / size) ? count * size : 4096;
-    uint64_t r = run_room(di, ld, amask);
-    if (r < n)
-        n = r;
-    n -= n % size;
+    uint64_t n = run_len(count, size, run_room(di, ld, amask));
     if (n == 0)
         return 0;
     uint8_t *t = es_host_ptr(m, ld, (unsigned)n, 1);
@@ -164,24 +144,43 @@ static uint64_t stos_run(es_machine *m, const es_insn *d, unsigned size, uint64_
     return n / size;
 }
 
-int op_stos(es_machine *m, const es_insn *d)
+/* The REP loop of MOVS and STOS: whole runs within pages on the fast path
+ * (forward only), one element otherwise (at a page edge, backwards, or
+ * where the run cannot be done in place); RCX counts down as it goes, so
+ * a fault leaves the registers at the faulting element.  Inlined with a
+ * constant `stos`. */
+static inline __attribute__((always_inline)) int rep_move(es_machine *m, const es_insn *d,
+                                                          int stos)
 {
     unsigned size = d->osize, as = d->asize;
     int64_t step = step_of(m, size);
     if (!rep_of(d))
-        return stos_one(m, d, size, step) ? ES_FAULT : ES_OK;
+        return (stos ? stos_one(m, d, size, step) : movs_one(m, d, size, step)) ? ES_FAULT
+                                                                                : ES_OK;
     uint64_t count = rep_count(m, as);
     while (count) {
-        uint64_t done = step > 0 ? stos_run(m, d, size, count) : 0;
+        uint64_t done = step <= 0 ? 0
+                        : stos    ? stos_run(m, d, size, count)
+                                  : movs_run(m, d, size, count);
         if (done) {
             count -= done;
         } else {
-            TRY(stos_one(m, d, size, step));
+            TRY(stos ? stos_one(m, d, size, step) : movs_one(m, d, size, step));
             count--;
         }
         es_gpr_set(m, ES_RCX, as, count);
     }
     return ES_OK;
+}
+
+int op_movs(es_machine *m, const es_insn *d)
+{
+    return rep_move(m, d, 0);
+}
+
+int op_stos(es_machine *m, const es_insn *d)
+{
+    return rep_move(m, d, 1);
 }
 
 /* ---- LODS ---- */
@@ -324,8 +323,8 @@ int op_ins_outs(es_machine *m, const es_insn *d)
 }
 
 /* String MOVSD/CMPSD share their mnemonics with the SSE2 scalar-double
- * instructions (0F 10/11, 0F C2): their isa.tbl rows name the SSE
- * handlers (sse_mov.c, sse_fp.c), which hand the 1-byte-map forms (A5, A7) to these. */
+ * instructions (0F 10/11, 0F C2): the table entry belongs to sse.c, which
+ * hands the 1-byte-map forms (A5, A7) to these. */
 int es_string_movsd(es_machine *m, const es_insn *d)
 {
     return op_movs(m, d);

@@ -43,359 +43,7 @@
  * CR0.MP and CR0.TS are both set).
  */
 #include "x87.h"
-
-/* ---------------------------------------------------------------------
- * The host x87 unit
- * ------------------------------------------------------------------- */
-
-/* Each block loads the guest FCW, runs the body and puts the host FCW
- * back; the body stores the host FSW right after the operation (later
- * FSTPs change C1).  FNCLEX costs more than the operation itself, so it is
- * avoided: the host's sticky exception flags may stay set between blocks
- * as long as every one of them is also set in the guest FSW (OR-ing them
- * in again changes nothing), and the FCW is reloaded only when it differs
- * from the host's.  hx_setup decides, the block tests h.f:
- *   bit 0: FNCLEX first (a stale host flag the guest does not have);
- *   bit 1: FLDCW the guest FCW, and the host's back at the end;
- *   bit 2: the guest unmasks some exception: FNCLEX right after FNSTSW too,
- *          so the pending exception never reaches a waiting host
- *          instruction (and the next block starts clean).
- * An unmasked flag never stays set on the host: with bit 2 it is cleared,
- * and loading such an FCW onto a dirty status word is avoided by bit 0. */
-#define HX_PRE                                                                                     \
-    "testb $1, %[f]\n\tjz 8f\n\tfnclex\n8:\n\t"                                                    \
-    "testb $2, %[f]\n\tjz 7f\n\tfldcw %[cw]\n7:\n\t"
-#define HX_POST "\n\ttestb $2, %[f]\n\tjz 6f\n\tfldcw %[sv]\n6:"
-#define HX_CLEAR "testb $4, %[f]\n\tjz 5f\n\tfnclex\n5:\n\t"
-#define HX_IN(h) [cw] "m"(h.cw), [sv] "m"(h.sv), [f] "m"(h.f)
-#define HX_CLOB "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)", "cc"
-
-typedef struct hx {
-    uint16_t cw; /* FCW to run the operation with */
-    uint16_t sv; /* host FCW */
-    uint16_t sw; /* host FSW after the operation */
-    uint8_t f;   /* what the block must do (above) */
-} hx;
-
-static inline hx hx_setup(const es_machine *m, uint16_t cw)
-{
-    hx h;
-    uint16_t hsw;
-    __asm__ volatile("fnstcw %0\n\tfnstsw %1" : "=m"(h.sv), "=m"(hsw));
-    h.cw = cw;
-    h.sw = 0;
-    int unmasked = (cw & ES_FSW_EXC) != ES_FSW_EXC;
-    h.f = (uint8_t)(((unmasked || (hsw & ES_FSW_EXC & ~m->fpu.fsw)) ? 1 : 0) |
-                    (h.sv != cw ? 2 : 0) | (unmasked ? 4 : 0));
-    return h;
-}
-
-/* All exceptions masked on the host: the default. */
-static inline hx hx_begin(const es_machine *m)
-{
-    return hx_setup(m, (uint16_t)(m->fpu.fcw | ES_FSW_EXC));
-}
-
-/* For the blocks that neither push nor pop on the host (HX_BIN, HX_MEM,
- * HX_UN) the guest's own exception masks are used: the host then does
- * exactly what the guest's FPU would, including the unmasked-overflow and
- * -underflow results with their exponent biased by 24576 (SDM Vol. 1,
- * 4.9.1.4-4.9.1.5) and an unchanged st(0) for an unmasked invalid,
- * denormal or zero-divide. */
-static inline hx hx_exact(const es_machine *m)
-{
-    return hx_setup(m, m->fpu.fcw);
-}
-
-/* r = a OP b with a in st(0), b in st(1); the register form never has
- * the AT&T operand-order trap because the destination is st(0). */
-#define HX_BIN(h, insn, a, b, r)                                                                   \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR      \
-                            "fstpt %[R]\n\tfstp %%st(0)" HX_POST                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
-                     : HX_CLOB)
-
-/* r = f(a, b) where the instruction pops: a in st(0), b in st(1). */
-#define HX_BINPOP(h, insn, a, b, r)                                                                \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
-                            "fstpt %[R]" HX_POST                                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
-                     : HX_CLOB)
-
-/* r = a OP memory operand. */
-#define HX_MEM(h, insn, a, mp, r)                                                                  \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\t" HX_CLEAR              \
-                            "fstpt %[R]" HX_POST                                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h), [A] "m"(*(a)), [M] "m"(*(mp))                                     \
-                     : HX_CLOB)
-
-/* r = OP(a) in place on st(0). */
-#define HX_UN(h, insn, a, r)                                                                       \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR                   \
-                            "fstpt %[R]" HX_POST                                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h), [A] "m"(*(a))                                                     \
-                     : HX_CLOB)
-
-/* Pushes a value from memory (FLD m32/m64, FBLD) or a constant. */
-#define HX_LD(h, insn, mp, r)                                                                      \
-    __asm__ volatile(HX_PRE insn " %[M]\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                     \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h), [M] "m"(*(mp))                                                    \
-                     : HX_CLOB)
-#define HX_CONST(h, insn, r)                                                                       \
-    __asm__ volatile(HX_PRE insn "\n\tfnstsw %[sw]\n\tfstpt %[R]" HX_POST                          \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h)                                                                    \
-                     : HX_CLOB)
-
-/* Stores st(0) = a to memory with a popping store instruction. */
-#define HX_ST(h, insn, a, mp)                                                                      \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]" HX_POST                   \
-                     : [sw] "=m"(h.sw), [M] "=m"(*(mp))                                            \
-                     : HX_IN(h), [A] "m"(*(a))                                                     \
-                     : HX_CLOB)
-
-/* Only the status: comparisons, FTST, FXAM. */
-#define HX_CMP2(h, insn, a, b)                                                                     \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]" HX_POST           \
-                     : [sw] "=m"(h.sw)                                                             \
-                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
-                     : HX_CLOB)
-#define HX_CMPM(h, insn, a, mp)                                                                    \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn " %[M]\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST   \
-                     : [sw] "=m"(h.sw)                                                             \
-                     : HX_IN(h), [A] "m"(*(a)), [M] "m"(*(mp))                                     \
-                     : HX_CLOB)
-#define HX_CMP1(h, insn, a)                                                                        \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\tfstp %%st(0)" HX_POST        \
-                     : [sw] "=m"(h.sw)                                                             \
-                     : HX_IN(h), [A] "m"(*(a))                                                     \
-                     : HX_CLOB)
-
-/* Two results: r0 replaces st(0), r1 is pushed.  FPTAN and FSINCOS push
- * only when C2 = 0 (C2 = 1: operand out of range, st(0) unchanged), so the
- * block tests C2 to keep the host stack balanced; FXTRACT always pushes
- * (its C2 is undefined, so it must not be tested). */
-#define HX_TWO(h, insn, a, r0, r1)                                                                 \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\t" insn "\n\tfnstsw %%ax\n\tmovw %%ax, %[sw]\n\t"         \
-                            "testb $4, %%ah\n\tjnz 1f\n\tfstpt %[R1]\n1:\n\tfstpt %[R0]" HX_POST   \
-                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))                         \
-                     : HX_IN(h), [A] "m"(*(a))                                                     \
-                     : "ax", HX_CLOB)
-#define HX_XTRACT(h, a, r0, r1)                                                                    \
-    __asm__ volatile(HX_PRE "fldt %[A]\n\tfxtract\n\tfnstsw %[sw]\n\t"                             \
-                            "fstpt %[R1]\n\tfstpt %[R0]" HX_POST                                   \
-                     : [sw] "=m"(h.sw), [R0] "=m"(*(r0)), [R1] "=m"(*(r1))                         \
-                     : HX_IN(h), [A] "m"(*(a))                                                     \
-                     : HX_CLOB)
-
-/* ---------------------------------------------------------------------
- * Register stack and status
- * ------------------------------------------------------------------- */
-
-#define PHYS(m, i) (((m)->fpu.top + (i)) & 7)
-#define ST(m, i) ((m)->fpu.fpr[PHYS(m, i)])
-
-static const es_f80 k_indefinite = {.p = {0xc000000000000000ull, 0xffff}};
-
-/* Values are built and copied as integers, not through long double: an
- * x87 load/store pair is slow, and integer reads of an 80-bit x87 store
- * stall on store forwarding. */
-static inline es_f80 f80(uint64_t mant, uint16_t se)
-{
-    es_f80 f = {.b = {0}};
-    f.p.mant = mant;
-    f.p.se = se;
-    return f;
-}
-
-static inline es_f80 st_get(const es_machine *m, unsigned i)
-{
-    es_f80 f;
-    memcpy(&f, &m->fpu.fpr[PHYS(m, i)], sizeof f);
-    return f;
-}
-
-/* FILD: every 16/32/64-bit integer is exact in a 64-bit significand. */
-static inline es_f80 f80_from_int(int64_t v)
-{
-    if (v == 0)
-        return f80(0, 0);
-    uint16_t sign = v < 0 ? 0x8000 : 0;
-    uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    int lz = __builtin_clzll(a);
-    return f80(a << lz, (uint16_t)(sign | (0x3fff + 63 - lz)));
-}
-
-/* FLD m32/m64 of a normal number or a zero (exact, no exception). */
-static inline es_f80 f80_from_f32(uint32_t u)
-{
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-    unsigned e = (u >> 23) & 0xff;
-    if (e == 0)
-        return f80(0, sign);
-    return f80((1ull << 63) | ((uint64_t)(u & 0x7fffff) << 40),
-               (uint16_t)(sign | (e - 127 + 16383)));
-}
-
-static inline es_f80 f80_from_f64(uint64_t v)
-{
-    uint16_t sign = (uint16_t)((v >> 48) & 0x8000);
-    unsigned e = (v >> 52) & 0x7ff;
-    if (e == 0)
-        return f80(0, sign);
-    return f80((1ull << 63) | ((v & 0xfffffffffffffull) << 11),
-               (uint16_t)(sign | (e - 1023 + 16383)));
-}
-
-static inline int st_empty(const es_machine *m, unsigned i)
-{
-    return ((m->fpu.ftw >> (2 * PHYS(m, i))) & 3) == 3;
-}
-
-static inline void st_set(es_machine *m, unsigned i, const long double *v)
-{
-    unsigned p = PHYS(m, i);
-    memcpy(&m->fpu.fpr[p], v, sizeof(long double));
-    m->fpu.ftw = (uint16_t)((m->fpu.ftw & ~(3u << (2 * p))) | (es_x87_tag_of(v) << (2 * p)));
-}
-
-static inline void st_set_indef(es_machine *m, unsigned i)
-{
-    st_set(m, i, &k_indefinite.v);
-}
-
-static inline void fpu_pop(es_machine *m)
-{
-    m->fpu.ftw |= (uint16_t)(3u << (2 * m->fpu.top));
-    m->fpu.top = (m->fpu.top + 1) & 7;
-}
-
-static inline void fpu_push(es_machine *m, const long double *v)
-{
-    m->fpu.top = (m->fpu.top - 1) & 7;
-    st_set(m, 0, v);
-}
-
-/* A push finds st(7) in use: stack overflow. */
-static inline int push_full(const es_machine *m)
-{
-    return st_empty(m, 7) == 0;
-}
-
-/* The instruction in flight (its pointers already noted) incurred an
- * unmasked exception: Intel's saved FOP/FDP/FDS become its own
- * (es_x87_saved_ptrs). */
-static inline void latch_unmasked(es_machine *m)
-{
-    m->fpu.fop_x = m->fpu.fop;
-    m->fpu.fdp_x = m->fpu.fdp;
-    m->fpu.fds_x = m->fpu.fds;
-}
-
-/* Records a stack fault (SDM Vol. 1, 8.5.1.1): IE and SF, C1 = 1 for
- * overflow, 0 for underflow.  Returns 1 when IE is masked and the caller
- * writes the QNaN indefinite; 0 when the exception is pending and nothing
- * else may change. */
-static int stack_fault(es_machine *m, int overflow)
-{
-    uint16_t fsw = (uint16_t)(m->fpu.fsw | ES_FSW_IE | ES_FSW_SF);
-    fsw = overflow ? (uint16_t)(fsw | ES_FSW_C1) : (uint16_t)(fsw & ~ES_FSW_C1);
-    if (!(m->fpu.fcw & ES_FSW_IE)) {
-        fsw |= ES_FSW_ES | ES_FSW_B;
-        latch_unmasked(m);
-    }
-    m->fpu.fsw = fsw;
-    return (m->fpu.fcw & ES_FSW_IE) != 0;
-}
-
-/* Merges the host status of an operation: the exception flags, and the
- * condition bits in `cc` from the host.  When an unmasked exception in
- * `block` (normally the pre-computation ones: invalid, denormal,
- * zero-divide) stops the instruction, the operation never happened: its
- * post-computation flags (overflow, underflow, precision) are dropped --
- * the host unit may have computed it with every exception masked -- and
- * of the condition bits C1 and C2 are cleared, the others kept (host).
- * Returns 1 when results may be written. */
-static int merge_status_blk(es_machine *m, uint16_t hsw, uint16_t cc, unsigned block)
-{
-    unsigned exc = hsw & ES_FSW_EXC;
-    unsigned unmasked = exc & ~m->fpu.fcw & ES_FSW_EXC;
-    int go = !(unmasked & block);
-    uint16_t fsw = m->fpu.fsw;
-    if (go) {
-        fsw = (uint16_t)((fsw & ~cc) | (hsw & cc));
-    } else {
-        exc &= block;
-        unmasked &= block;
-        fsw &= (uint16_t)~(cc & (ES_FSW_C1 | ES_FSW_C2));
-    }
-    fsw |= (uint16_t)exc;
-    if (unmasked) {
-        fsw |= ES_FSW_ES | ES_FSW_B;
-        latch_unmasked(m);
-    }
-    m->fpu.fsw = fsw;
-    return go;
-}
-
-static inline int merge_status(es_machine *m, uint16_t hsw, uint16_t cc)
-{
-    return merge_status_blk(m, hsw, cc, ES_FSW_IE | ES_FSW_DE | ES_FSW_ZE);
-}
-
-static inline void set_cc(es_machine *m, uint16_t clear, uint16_t set)
-{
-    m->fpu.fsw = (uint16_t)((m->fpu.fsw & ~clear) | set);
-}
-
-/* Checks every x87 instruction makes first: #NM, then (for waiting
- * instructions) a pending unmasked exception becomes #MF here. */
-static inline int fpu_nm(es_machine *m)
-{
-    if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
-        return es_raise(m, ES_VEC_NM, 0);
-    return 0;
-}
-
-static inline int fpu_wait(es_machine *m)
-{
-    if (m->cr0 & (ES_CR0_EM | ES_CR0_TS))
-        return es_raise(m, ES_VEC_NM, 0);
-    if (m->fpu.fsw & ES_FSW_ES)
-        return es_raise(m, ES_VEC_MF, 0);
-    return 0;
-}
-
-static inline const es_operand *mem_operand(const es_insn *d)
-{
-    for (int i = 0; i < d->nops; i++)
-        if (d->o[i].kind == ES_OPK_MEM)
-            return &d->o[i];
-    return NULL;
-}
-
-/* Last-instruction pointers (SDM Vol. 1, 8.1.8-8.1.9), updated by every
- * non-control instruction that completes. */
-static inline void note(es_machine *m, const es_insn *d, const es_operand *mo)
-{
-    m->fpu.fop = (uint16_t)(((d->opcode & 7) << 8) | d->modrm);
-    m->fpu.fip = m->rip;
-    m->fpu.fcs = m->seg[ES_SEG_CS].sel;
-    if (mo) {
-        m->fpu.fdp = es_ea(m, d, mo);
-        m->fpu.fds = m->seg[mo->seg].sel;
-    }
-}
-
-static inline int is_mem(const es_insn *d)
-{
-    return d->modrm < 0xc0;
-}
+#include "x87_core.h"
 
 /* ---------------------------------------------------------------------
  * Arithmetic: FADD FMUL FSUB FSUBR FDIV FDIVR, popping and integer forms
@@ -422,35 +70,23 @@ static uint16_t arith_reg(const es_machine *m, int k, const long double *x, cons
 /* Memory floating-point forms run as the memory instruction itself: a
  * QNaN in st(0) with an SNaN in memory must return st(0)'s NaN (SDM Vol.
  * 1, Table 4-7), which converting the operand first would not. */
-static uint16_t arith_m32(const es_machine *m, int k, const long double *x, const float *f,
-                          long double *r)
-{
-    hx h = hx_exact(m);
-    switch (k) {
-    case K_ADD: HX_MEM(h, "fadds", x, f, r); break;
-    case K_MUL: HX_MEM(h, "fmuls", x, f, r); break;
-    case K_SUB: HX_MEM(h, "fsubs", x, f, r); break;
-    case K_SUBR: HX_MEM(h, "fsubrs", x, f, r); break;
-    case K_DIV: HX_MEM(h, "fdivs", x, f, r); break;
-    default: HX_MEM(h, "fdivrs", x, f, r); break;
+#define DEF_ARITH_M(BITS, FT, SUF)                                                                 \
+    static uint16_t arith_m##BITS(const es_machine *m, int k, const long double *x, const FT *f,   \
+                                  long double *r)                                                  \
+    {                                                                                              \
+        hx h = hx_exact(m);                                                                        \
+        switch (k) {                                                                               \
+        case K_ADD: HX_MEM(h, "fadd" SUF, x, f, r); break;                                         \
+        case K_MUL: HX_MEM(h, "fmul" SUF, x, f, r); break;                                         \
+        case K_SUB: HX_MEM(h, "fsub" SUF, x, f, r); break;                                         \
+        case K_SUBR: HX_MEM(h, "fsubr" SUF, x, f, r); break;                                       \
+        case K_DIV: HX_MEM(h, "fdiv" SUF, x, f, r); break;                                         \
+        default: HX_MEM(h, "fdivr" SUF, x, f, r); break;                                           \
+        }                                                                                          \
+        return h.sw;                                                                               \
     }
-    return h.sw;
-}
-
-static uint16_t arith_m64(const es_machine *m, int k, const long double *x, const double *f,
-                          long double *r)
-{
-    hx h = hx_exact(m);
-    switch (k) {
-    case K_ADD: HX_MEM(h, "faddl", x, f, r); break;
-    case K_MUL: HX_MEM(h, "fmull", x, f, r); break;
-    case K_SUB: HX_MEM(h, "fsubl", x, f, r); break;
-    case K_SUBR: HX_MEM(h, "fsubrl", x, f, r); break;
-    case K_DIV: HX_MEM(h, "fdivl", x, f, r); break;
-    default: HX_MEM(h, "fdivrl", x, f, r); break;
-    }
-    return h.sw;
-}
+DEF_ARITH_M(32, float, "s")
+DEF_ARITH_M(64, double, "l")
 
 /* D8 (st0 op m32 / st0 op st(i)), DA (m32int), DC (m64 / st(i) op st0),
  * DE (m16int / st(i) op st0 and pop). */
@@ -466,7 +102,7 @@ int op_arith(es_machine *m, const es_insn *d)
         TRY(es_load(m, es_lin(m, d, mo), (esc == 0 || esc == 2) ? 4 : esc == 4 ? 8 : 2, &v));
         note(m, d, mo);
         if (st_empty(m, 0)) {
-            if (stack_fault(m, 0))
+            if (es_x87_stack_fault(m, 0))
                 st_set_indef(m, 0);
             return ES_OK;
         }
@@ -501,7 +137,7 @@ int op_arith(es_machine *m, const es_insn *d)
     }
     note(m, d, NULL);
     if (st_empty(m, dst) || st_empty(m, src)) {
-        if (!stack_fault(m, 0))
+        if (!es_x87_stack_fault(m, 0))
             return ES_OK;
         st_set_indef(m, dst);
     } else {
@@ -523,7 +159,7 @@ int op_arith(es_machine *m, const es_insn *d)
 static void push_checked(es_machine *m, const long double *v)
 {
     if (push_full(m)) {
-        if (stack_fault(m, 1))
+        if (es_x87_stack_fault(m, 1))
             fpu_push(m, &k_indefinite.v);
         return;
     }
@@ -541,7 +177,7 @@ int op_fld(es_machine *m, const es_insn *d)
         unsigned i = d->modrm & 7;
         note(m, d, NULL);
         if (st_empty(m, i) || push_full(m)) {
-            if (stack_fault(m, !st_empty(m, i)))
+            if (es_x87_stack_fault(m, !st_empty(m, i)))
                 fpu_push(m, &k_indefinite.v);
             return ES_OK;
         }
@@ -567,7 +203,7 @@ int op_fld(es_machine *m, const es_insn *d)
     TRY(es_load(m, lin, mo->size, &v));
     note(m, d, mo);
     if (push_full(m)) {
-        if (stack_fault(m, 1))
+        if (es_x87_stack_fault(m, 1))
             fpu_push(m, &k_indefinite.v);
         return ES_OK;
     }
@@ -586,7 +222,7 @@ int op_fld(es_machine *m, const es_insn *d)
         }
         hx h = hx_begin(m);
         HX_LD(h, "flds", &f, &r);
-        if (merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
+        if (es_x87_merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
             fpu_push(m, &r);
         return ES_OK;
     }
@@ -603,7 +239,7 @@ int op_fld(es_machine *m, const es_insn *d)
     HX_LD(h, "fldl", &f, &r);
     /* an unmasked denormal-operand exception does not stop the load
      * (measured on the host); an unmasked invalid (SNaN) does */
-    if (merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
+    if (es_x87_merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
         fpu_push(m, &r);
     return ES_OK;
 }
@@ -631,7 +267,7 @@ int op_fbld(es_machine *m, const es_insn *d)
     TRY(es_read(m, es_lin(m, d, mo), b, 10));
     note(m, d, mo);
     if (push_full(m)) {
-        if (stack_fault(m, 1))
+        if (es_x87_stack_fault(m, 1))
             fpu_push(m, &k_indefinite.v);
         return ES_OK;
     }
@@ -650,7 +286,7 @@ int op_fldconst(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     if (push_full(m)) {
-        if (stack_fault(m, 1))
+        if (es_x87_stack_fault(m, 1))
             fpu_push(m, &k_indefinite.v);
         return ES_OK;
     }
@@ -694,7 +330,7 @@ static int fst_reg(es_machine *m, const es_insn *d, int pop)
     unsigned i = d->modrm & 7;
     note(m, d, NULL);
     if (st_empty(m, 0)) {
-        if (!stack_fault(m, 0))
+        if (!es_x87_stack_fault(m, 0))
             return ES_OK;
         st_set_indef(m, i);
     } else {
@@ -753,7 +389,7 @@ int op_store(es_machine *m, const es_insn *d)
     if (underflow && !(m->fpu.fcw & ES_FSW_IE)) {
         /* unmasked: nothing is stored, the stack stays */
         note(m, d, mo);
-        stack_fault(m, 0);
+        es_x87_stack_fault(m, 0);
         return ES_OK;
     }
     uint16_t sw = 0;
@@ -781,7 +417,7 @@ int op_store(es_machine *m, const es_insn *d)
     }
     note(m, d, mo);
     if (underflow)
-        stack_fault(m, 0);
+        es_x87_stack_fault(m, 0);
     else
         merge_status(m, sw, ES_FSW_C1);
     if (pop)
@@ -871,7 +507,7 @@ int op_compare(es_machine *m, const es_insn *d)
     goto pop;
 underflow:
     /* the result is "unordered", masked or not (host) */
-    go = stack_fault(m, 0);
+    go = es_x87_stack_fault(m, 0);
     if (to_eflags)
         cc_to_eflags(m, CC_CMP);
     else
@@ -889,7 +525,7 @@ int op_ftst(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     if (st_empty(m, 0)) {
-        stack_fault(m, 0);
+        es_x87_stack_fault(m, 0);
         set_cc(m, 0, CC_CMP);
         return ES_OK;
     }
@@ -925,7 +561,7 @@ int op_fxch(es_machine *m, const es_insn *d)
     unsigned i = d->modrm & 7;
     note(m, d, NULL);
     if (st_empty(m, 0) || st_empty(m, i)) {
-        if (!stack_fault(m, 0))
+        if (!es_x87_stack_fault(m, 0))
             return ES_OK;
         /* masked: empty operands become the indefinite, then swap */
         if (st_empty(m, 0))
@@ -947,7 +583,7 @@ int op_sign(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     if (st_empty(m, 0)) {
-        if (stack_fault(m, 0))
+        if (es_x87_stack_fault(m, 0))
             st_set_indef(m, 0);
         return ES_OK;
     }
@@ -970,7 +606,7 @@ int op_fcmov(es_machine *m, const es_insn *d)
     note(m, d, NULL);
     if (st_empty(m, 0) || st_empty(m, i)) {
         /* the host writes the indefinite whatever the condition */
-        if (stack_fault(m, 0))
+        if (es_x87_stack_fault(m, 0))
             st_set_indef(m, 0);
         return ES_OK;
     }
@@ -1051,7 +687,7 @@ int op_unary(es_machine *m, const es_insn *d)
         /* FSIN/FCOS clear C2 ("in range") on a stack fault too (host) */
         if (d->op == ES_OP_FSIN || d->op == ES_OP_FCOS)
             set_cc(m, ES_FSW_C2, 0);
-        if (stack_fault(m, 0))
+        if (es_x87_stack_fault(m, 0))
             st_set_indef(m, 0);
         return ES_OK;
     }
@@ -1079,7 +715,7 @@ int op_binary01(es_machine *m, const es_insn *d)
     if (st_empty(m, 0) || st_empty(m, 1)) {
         if (prem) /* C2 ("incomplete") cleared on a stack fault (host) */
             set_cc(m, ES_FSW_C2, 0);
-        if (stack_fault(m, 0))
+        if (es_x87_stack_fault(m, 0))
             st_set_indef(m, 0);
         return ES_OK;
     }
@@ -1109,7 +745,7 @@ int op_binary_pop(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     note(m, d, NULL);
     if (st_empty(m, 0) || st_empty(m, 1)) {
-        if (!stack_fault(m, 0))
+        if (!es_x87_stack_fault(m, 0))
             return ES_OK;
         st_set_indef(m, 1);
         fpu_pop(m);
@@ -1140,7 +776,7 @@ int op_two_results(es_machine *m, const es_insn *d)
     if (empty || full) {
         if (d->op != ES_OP_FXTRACT) /* C2 cleared on a stack fault (host) */
             set_cc(m, ES_FSW_C2, 0);
-        if (!stack_fault(m, full && !empty))
+        if (!es_x87_stack_fault(m, full && !empty))
             return ES_OK;
         st_set_indef(m, 0);
         fpu_push(m, &k_indefinite.v);
@@ -1207,68 +843,11 @@ int op_fninit(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-/* The environment image (SDM Vol. 1, 8.1.10, Figures 8-9 and 8-10): 28
- * bytes (32-bit format, also used in 64-bit mode) or 14 bytes with a 66
- * prefix.  The host stores 1s in the reserved upper halves of the 32-bit
- * format; so do we. */
-static unsigned env_image(const es_machine *m, int o16, uint8_t *b)
-{
-    uint16_t fcw = m->fpu.fcw, fsw = es_x87_fsw(m), ftw = m->fpu.ftw;
-    es_x87_ptrs p = es_x87_saved_ptrs(m);
-    if (o16) {
-        uint16_t w[7] = {fcw, fsw, ftw, (uint16_t)p.fip, p.fcs, (uint16_t)p.fdp, p.fds};
-        memcpy(b, w, 14);
-        return 14;
-    }
-    uint32_t w[7] = {
-        0xffff0000u | fcw,
-        0xffff0000u | fsw,
-        0xffff0000u | ftw,
-        (uint32_t)p.fip,
-        ((uint32_t)(p.fop & 0x7ff) << 16) | p.fcs,
-        (uint32_t)p.fdp,
-        0xffff0000u | p.fds,
-    };
-    memcpy(b, w, 28);
-    return 28;
-}
-
-/* Loads an environment image; the register contents must already be in
- * place (FRSTOR) since the tags are recomputed from them. */
-static void env_load(es_machine *m, int o16, const uint8_t *b)
-{
-    uint16_t fcw, fsw, ftw;
-    if (o16) {
-        uint16_t w[7];
-        memcpy(w, b, 14);
-        fcw = w[0], fsw = w[1], ftw = w[2];
-        m->fpu.fip = w[3], m->fpu.fcs = w[4], m->fpu.fdp = w[5], m->fpu.fds = w[6];
-        m->fpu.fop = 0;
-    } else {
-        uint32_t w[7];
-        memcpy(w, b, 28);
-        fcw = (uint16_t)w[0], fsw = (uint16_t)w[1], ftw = (uint16_t)w[2];
-        m->fpu.fip = w[3];
-        m->fpu.fcs = (uint16_t)w[4];
-        m->fpu.fop = (uint16_t)((w[4] >> 16) & 0x7ff);
-        m->fpu.fdp = w[5];
-        m->fpu.fds = (uint16_t)w[6];
-    }
-    es_x87_loaded_ptrs(m);
-    uint8_t nonempty = 0;
-    for (int i = 0; i < 8; i++)
-        if (((ftw >> (2 * i)) & 3) != 3)
-            nonempty |= (uint8_t)(1u << i);
-    m->fpu.fcw = (uint16_t)((fcw & 0x1f3f) | 0x40);
-    es_x87_set_fsw(m, fsw);
-    es_x87_set_tags(m, nonempty);
-}
-
 int op_fnstenv(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     uint8_t b[28];
-    unsigned n = env_image(m, d->osize == 2, b);
+    unsigned n = es_x87_env_image(m, d->osize == 2, b);
     TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n));
     /* FNSTENV then masks every exception (SDM Vol. 2, FSTENV), which
      * also clears ES and B: nothing is pending any more (host) */
@@ -1282,7 +861,7 @@ int op_fldenv(es_machine *m, const es_insn *d)
     TRY(fpu_wait(m));
     uint8_t b[28];
     TRY(es_read(m, es_lin(m, d, mem_operand(d)), b, d->osize == 2 ? 14 : 28));
-    env_load(m, d->osize == 2, b);
+    es_x87_env_load(m, d->osize == 2, b);
     return ES_OK;
 }
 
@@ -1290,7 +869,7 @@ int op_fnsave(es_machine *m, const es_insn *d)
 {
     TRY(fpu_nm(m));
     uint8_t b[108];
-    unsigned n = env_image(m, d->osize == 2, b);
+    unsigned n = es_x87_env_image(m, d->osize == 2, b);
     for (unsigned i = 0; i < 8; i++)
         es_x87_get_raw(m, PHYS(m, i), b + n + 10 * i);
     TRY(es_write(m, es_lin(m, d, mem_operand(d)), b, n + 80));
@@ -1309,27 +888,8 @@ int op_frstor(es_machine *m, const es_insn *d)
     unsigned top = (fsw >> 11) & 7;
     for (unsigned i = 0; i < 8; i++)
         es_x87_put_raw(m, (top + i) & 7, b + n + 10 * i);
-    env_load(m, d->osize == 2, b);
+    es_x87_env_load(m, d->osize == 2, b);
     return ES_OK;
-}
-
-/* The FNSAVE image without the reinitialisation, and FRSTOR from one (for
- * host services building i386 signal frames). */
-void es_fnsave_image(const es_machine *m, uint8_t out[108])
-{
-    unsigned n = env_image(m, 0, out);
-    for (unsigned i = 0; i < 8; i++)
-        es_x87_get_raw(m, PHYS(m, i), out + n + 10 * i);
-}
-
-void es_frstor_image(es_machine *m, const uint8_t in[108])
-{
-    uint16_t fsw;
-    memcpy(&fsw, in + 4, 2);
-    unsigned top = (fsw >> 11) & 7;
-    for (unsigned i = 0; i < 8; i++)
-        es_x87_put_raw(m, (top + i) & 7, in + 28 + 10 * i);
-    env_load(m, 0, in);
 }
 
 /* ---------------------------------------------------------------------
