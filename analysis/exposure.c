@@ -991,166 +991,57 @@ out:
     return rc;
 }
 
-/* ---- commands ---- */
+/* ---- many cases (`entrysim exposure`) ---- */
 
-static int usage(const char *fmt, const char *a)
+size_t es_entry_syscalls(int entry, const char **names, size_t cap)
 {
-    fprintf(stderr, "entrysim: ");
-    fprintf(stderr, fmt, a);
-    fputc('\n', stderr);
-    return 2;
-}
-
-/* --opt value or --opt=value; returns the value or NULL. */
-static const char *optval(int argc, char **argv, int *i, const char *opt)
-{
-    size_t n = strlen(opt);
-    if (strncmp(argv[*i], opt, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] == 0 && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
-/* *given collects GIVEN_CONVENTION / GIVEN_PATCHES: both choose the kernel,
- * so giving both is refused (as `entrysim run` does) rather than letting the
- * last one win silently. */
-enum { GIVEN_CONVENTION = 1, GIVEN_PATCHES = 2 };
-
-static int both_given(void)
-{
-    return usage("%s", "--convention and --patches both choose the kernel; give one "
-                       "(--patches lists commits applied on top of v4.16)");
-}
-
-static int parse_common(int argc, char **argv, int *i, unsigned *convs, int *nconv,
-                        unsigned *given, int *syntax, int *vendor, bool *ok)
-{
-    const char *v;
-    *ok = true;
-    if ((v = optval(argc, argv, i, "--convention"))) {
-        if (*given & GIVEN_PATCHES)
-            return both_given();
-        if (!strcmp(v, "v4.16") || !strcmp(v, "4.16"))
-            convs[0] = ES_CONV_V416;
-        else if (!strcmp(v, "v4.17") || !strcmp(v, "4.17"))
-            convs[0] = ES_CONV_V417;
-        else
-            return usage("--convention must be v4.16 or v4.17, not '%s'", v);
-        *nconv = 1;
-        *given |= GIVEN_CONVENTION;
-    } else if ((v = optval(argc, argv, i, "--patches"))) {
-        if (*given & GIVEN_CONVENTION)
-            return both_given();
-        char err[200];
-        if (es_patches_parse(v, &convs[0], err, sizeof err))
-            return usage("--patches: %s", err);
-        *nconv = 1;
-        *given |= GIVEN_PATCHES;
-    } else if (syntax && (v = optval(argc, argv, i, "--syntax"))) {
-        if (!strcmp(v, "intel"))
-            *syntax = ES_SYNTAX_INTEL;
-        else if (!strcmp(v, "att"))
-            *syntax = ES_SYNTAX_ATT;
-        else
-            return usage("--syntax must be intel or att, not '%s'", v);
-    } else if (vendor && (v = optval(argc, argv, i, "--cpu"))) {
-        if (!strcmp(v, "intel"))
-            *vendor = 0;
-        else if (!strcmp(v, "amd"))
-            *vendor = 1;
-        else
-            return usage("--cpu must be intel or amd, not '%s'", v);
-    } else {
-        *ok = false;
+    size_t n = 0;
+    if (is32(entry)) {
+        for (size_t i = 0; i < NELEM(rows32); i++, n++)
+            if (names && n < cap)
+                names[n] = rows32[i].name;
+        return n;
     }
-    return 0;
-}
-
-int es_exposure_cmd(int argc, char **argv)
-{
-    unsigned convs[2] = {ES_CONV_V416, ES_CONV_V417};
-    int nconv = 2, entry = ES_ENTRY_SYSCALL64, vendor = -1;
-    unsigned given = 0;
-    bool all = false, json = false;
-    const char *name = NULL;
-    es_exposure_opts opts = {.timing = false, .uarch = "znver4", .mitigations = ES_MIT_DEFAULT};
-    for (int i = 0; i < argc; i++) {
-        bool ok;
-        int st = parse_common(argc, argv, &i, convs, &nconv, &given, NULL, &vendor, &ok);
-        if (st)
-            return st;
-        if (ok)
-            continue;
-        const char *v;
-        if ((v = optval(argc, argv, &i, "--syscall"))) {
-            name = v;
-        } else if ((v = optval(argc, argv, &i, "--entry"))) {
-            entry = es_entry_parse(v);
-            if (entry < 0)
-                return usage("--entry must be syscall64, int80, sysenter32, syscall32, x32 or "
-                             "vsyscall, not '%s'",
-                             v);
-        } else if (!strcmp(argv[i], "--all")) {
-            all = true;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else if (!strcmp(argv[i], "--timing")) {
-            opts.timing = true;
-        } else if ((v = optval(argc, argv, &i, "--uarch"))) {
-            opts.timing = true;
-            bool known = !strcmp(v, "none"); /* none: count instructions */
-            for (const char *const *u = es_timing_uarchs(); *u && !known; u++)
-                known = !strcmp(*u, v);
-            if (!known)
-                return usage("--uarch: unknown microarchitecture '%s' (znver4, skylake, none)",
-                             v);
-            opts.uarch = strcmp(v, "none") ? v : NULL;
-        } else if ((v = optval(argc, argv, &i, "--mitigations"))) {
-            char err[200];
-            if (es_mitigations_parse(v, &opts.mitigations, err, sizeof err))
-                return usage("--mitigations: %s", err);
-        } else {
-            return usage("exposure: unknown argument '%s' (usage: entrysim exposure --syscall "
-                         "NAME|--all [--entry E] [--convention v4.16|v4.17] [--patches LIST] "
-                         "[--cpu intel|amd] [--timing] [--uarch U|none] [--mitigations LIST] "
-                         "[--json])",
-                         argv[i]);
+    for (size_t i = 0; i < NELEM(rows64); i++)
+        if (row64_usable(&rows64[i], entry)) {
+            if (names && n < cap)
+                names[n] = rows64[i].name;
+            n++;
         }
-    }
-    if (!name && !all)
-        return usage("%s", "exposure: give --syscall NAME or --all");
-    if (vendor == 0 && entry == ES_ENTRY_SYSCALL32)
-        return usage("%s", "exposure: syscall32 needs --cpu amd (Intel CPUs raise #UD for "
-                           "SYSCALL in compatibility mode)");
-    if (vendor == 1 && entry == ES_ENTRY_SYSENTER32)
-        return usage("%s", "exposure: sysenter32 needs --cpu intel (AMD CPUs raise #UD for "
-                           "SYSENTER in long mode)");
+    return n;
+}
 
+/* The totals line after several cases. */
+static void print_summary(FILE *sf, const es_exposure_cfg *cfg, const int total[2],
+                          const int ran[2], int perpt[2][ES_NPROBES])
+{
+    fprintf(sf, "summary (%s):", es_entry_name(cfg->entry));
+    for (int c = 0; c < cfg->nconv; c++) {
+        char conv[64];
+        conv_name(cfg->convs[c], conv, sizeof conv);
+        fprintf(sf, "%s %s: %d exposed register%s in %d syscall%s (dispatch %d, "
+                    "table_target %d, body %d)",
+                c ? ";" : "", conv, total[c], total[c] == 1 ? "" : "s", ran[c],
+                ran[c] == 1 ? "" : "s", perpt[c][0], perpt[c][1], perpt[c][2]);
+    }
+    fputc('\n', sf);
+}
+
+int es_exposure_report(const es_exposure_cfg *cfg, FILE *out, FILE *diag)
+{
+    const unsigned *convs = cfg->convs;
+    int nconv = cfg->nconv, entry = cfg->entry, vendor = cfg->vendor;
+    bool all = cfg->all, json = cfg->json;
+    const es_exposure_opts opts = cfg->opts;
     /* the names to run */
-    const char **names = NULL;
-    size_t nn = 0;
-    if (all) {
-        size_t cap = NELEM(rows64) + NELEM(rows32);
-        names = calloc(cap, sizeof *names);
-        if (!names)
-            return 1;
-        if (is32(entry)) {
-            for (size_t i = 0; i < NELEM(rows32); i++)
-                names[nn++] = rows32[i].name;
-        } else {
-            for (size_t i = 0; i < NELEM(rows64); i++)
-                if (row64_usable(&rows64[i], entry))
-                    names[nn++] = rows64[i].name;
-        }
-    } else {
-        names = calloc(1, sizeof *names);
-        if (!names)
-            return 1;
-        names[nn++] = name;
-    }
+    size_t cap = cfg->all ? es_entry_syscalls(entry, NULL, 0) : 1, nn = 1;
+    const char **names = calloc(cap ? cap : 1, sizeof *names);
+    if (!names)
+        return 1;
+    if (cfg->all)
+        nn = es_entry_syscalls(entry, names, cap);
+    else
+        names[0] = cfg->name;
 
     int status = 0, cases = 0;
     int total[2] = {0, 0}, perpt[2][ES_NPROBES] = {{0}}, ran[2] = {0, 0};
@@ -1158,7 +1049,7 @@ int es_exposure_cmd(int argc, char **argv)
         for (int c = 0; c < nconv; c++) {
             es_exposure e;
             if (es_exposure_run_opts(convs[c], entry, vendor, names[k], &opts, &e)) {
-                fprintf(stderr, "entrysim: exposure: %s\n", e.error);
+                fprintf(diag, "entrysim: exposure: %s\n", e.error);
                 /* a name the entry does not have is the user's mistake */
                 status = e.bad_name && !all ? 2 : 1;
                 if (!all)
@@ -1171,60 +1062,25 @@ int es_exposure_cmd(int argc, char **argv)
                 if (e.probe[p].hit)
                     perpt[c][p] += __builtin_popcount(e.probe[p].exposed);
             if (json) {
-                fputs(cases ? ",\n " : "[\n ", stdout);
-                es_exposure_print_json(stdout, &e);
+                fputs(cases ? ",\n " : "[\n ", out);
+                es_exposure_print_json(out, &e);
             } else {
-                es_exposure_print_text(stdout, &e);
+                es_exposure_print_text(out, &e);
             }
             cases++;
         }
         if (!json && nconv > 1 && !all)
-            fputc('\n', stdout);
+            fputc('\n', out);
     }
 done:
     if (json && cases)
-        fputs("\n]\n", stdout);
+        fputs("\n]\n", out);
     else if (json && !status)
-        fputs("[]\n", stdout);
+        fputs("[]\n", out);
     /* a summary of nothing would read as "0 exposed registers" */
-    if ((all || nconv > 1) && cases) {
-        FILE *sf = json ? stderr : stdout;
-        fprintf(sf, "summary (%s):", es_entry_name(entry));
-        for (int c = 0; c < nconv; c++) {
-            char conv[64];
-            conv_name(convs[c], conv, sizeof conv);
-            fprintf(sf, "%s %s: %d exposed register%s in %d syscall%s (dispatch %d, "
-                        "table_target %d, body %d)",
-                    c ? ";" : "", conv, total[c], total[c] == 1 ? "" : "s", ran[c],
-                    ran[c] == 1 ? "" : "s", perpt[c][0], perpt[c][1], perpt[c][2]);
-        }
-        fputc('\n', sf);
-    }
+    if ((all || nconv > 1) && cases)
+        print_summary(json ? diag : out, cfg, total, ran, perpt);
     free(names);
     return status;
 }
 
-int es_explain_cmd(int argc, char **argv)
-{
-    unsigned convs[2] = {ES_CONV_V417, 0};
-    int nconv = 1, syntax = ES_SYNTAX_ATT;
-    unsigned given = 0;
-    const char *name = NULL;
-    for (int i = 0; i < argc; i++) {
-        bool ok;
-        int st = parse_common(argc, argv, &i, convs, &nconv, &given, &syntax, NULL, &ok);
-        if (st)
-            return st;
-        if (ok)
-            continue;
-        if (argv[i][0] == '-' || name)
-            return usage("explain: unexpected argument '%s' (usage: entrysim explain NAME "
-                         "[--convention v4.16|v4.17] [--patches LIST] [--syntax intel|att])",
-                         argv[i]);
-        name = argv[i];
-    }
-    if (!name)
-        return usage("%s", "explain: which syscall? (entrysim explain NAME)");
-    int rc = es_explain(stdout, convs[0], name, syntax);
-    return rc == -2 ? 2 : rc ? 1 : 0;
-}
