@@ -84,6 +84,17 @@ typedef struct es_exposure_opts {
 const char *es_entry_name(int entry);
 int es_entry_parse(const char *name);
 
+/* The entry path's process: whether it is an i386 one (int80, sysenter32,
+ * syscall32), and its enum es_abi. */
+bool es_entry_is32(int entry);
+int es_entry_abi(int entry);
+
+/* The declared argument count of syscall nr in the entry's table (0 when
+ * unknown); the vsyscall page index of name (gettimeofday 0, time 1,
+ * getcpu 2), or -1. */
+int es_syscall_arity(int entry, int nr);
+int es_vsyscall_index(const char *name);
+
 /* The syscall tables as an entry path sees them (the i386 table for int80,
  * sysenter32 and syscall32; common and 64 rows for syscall64; common and x32
  * rows for x32; the three vsyscalls' 64-bit rows for vsyscall).
