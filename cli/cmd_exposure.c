@@ -96,7 +96,7 @@ int es_exposure_cmd(int argc, char **argv)
 {
     es_exposure_cfg c = {.convs = {ES_CONV_V416, ES_CONV_V417}, .nconv = 2,
                          .entry = ES_ENTRY_SYSCALL64, .vendor = -1,
-                         .opts = {.timing = false, .uarch = "znver4"}};
+                         .opts = {.timing = false, .uarch = es_kernel_opts_default().uarch}};
     es_kernel_opts k = es_kernel_opts_default();
     es_opts p = {.argc = argc, .argv = argv, .table = exposure_opts,
                  .n = sizeof exposure_opts / sizeof exposure_opts[0], .mixed = true,

@@ -7,6 +7,7 @@
 
 #include "cmd_throughput.h"
 #include "machine.h"
+#include "kernel_opts.h"
 #include "measure.h"
 #include "opts.h"
 #include "timing.h"
@@ -77,7 +78,7 @@ static const es_opt tp_opts[] = {
 
 int es_throughput_cmd(int argc, char **argv)
 {
-    const char *uarch = "znver4", *file = NULL;
+    const char *uarch = es_kernel_opts_default().uarch, *file = NULL;
     bool stats = false;
     const char **hex = calloc((size_t)argc + 1, sizeof *hex);
     int nhex = 0, rc = -1;

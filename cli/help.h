@@ -6,7 +6,7 @@
 
 /* Writes text to f with these fields replaced:
  *   {conv}        v4.16|v4.17            {cpu}      intel|amd
- *   {uarchs}      znver4, skylake        {uarch}    the default uarch
+ *   {uarchs}      the uarchs, ", "        {uarch}    the default uarch
  *   {mitigations} pti, retpoline, ...    {mitdefault} the default set
  *   {patches}     the series' ids (12 hex digits each, space-separated)
  *   {entries}     syscall64|int80|...    (exposure's entry paths)

@@ -42,7 +42,7 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
 int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen);
 
 /* The value lists of the help texts and errors, from their one list each:
- * "v4.16|v4.17", "intel|amd", "znver4, skylake" (sep between uarchs),
+ * "v4.16|v4.17", "intel|amd", the uarchs (sep between them),
  * "pti, retpoline, ibrs, nospec", "dfe64506c01e fa697140f9a2 ..." */
 const char *es_conventions_list(char *buf, size_t n);
 const char *es_vendors_list(char *buf, size_t n);
