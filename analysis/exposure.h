@@ -84,6 +84,17 @@ typedef struct es_exposure_opts {
 const char *es_entry_name(int entry);
 int es_entry_parse(const char *name);
 
+/* The entry path's process: whether it is an i386 one (int80, sysenter32,
+ * syscall32), and its enum es_abi. */
+bool es_entry_is32(int entry);
+int es_entry_abi(int entry);
+
+/* The declared argument count of syscall nr in the entry's table (0 when
+ * unknown); the vsyscall page index of name (gettimeofday 0, time 1,
+ * getcpu 2), or -1. */
+int es_syscall_arity(int entry, int nr);
+int es_vsyscall_index(const char *name);
+
 /* The syscall tables as an entry path sees them (the i386 table for int80,
  * sysenter32 and syscall32; common and 64 rows for syscall64; common and x32
  * rows for x32; the three vsyscalls' 64-bit rows for vsyscall).
@@ -135,10 +146,25 @@ void es_live_free(es_live *l);
  * written to f); -1 otherwise; a message on stderr in both cases. */
 int es_explain(FILE *f, unsigned patches, const char *name, int syntax);
 
-/* The `entrysim exposure ...` and `entrysim explain ...` commands (argv
- * after the command word).  Return the process exit status. */
-int es_exposure_cmd(int argc, char **argv);
-int es_explain_cmd(int argc, char **argv);
+/* The syscall names entry can call, in table order: their number, and
+ * the first cap of them in names (names may be NULL to count). */
+size_t es_entry_syscalls(int entry, const char **names, size_t cap);
+
+/* A batch of cases: one syscall (name) or every one the entry has (all),
+ * under each of the nconv patch sets, printed to out as text or as one
+ * JSON array; errors, and with json the summary, go to diag.  Returns 0,
+ * 1 when a case could not run, 2 when the one syscall asked for does not
+ * exist for the entry (a usage error). */
+typedef struct es_exposure_cfg {
+    unsigned convs[2];
+    int nconv;
+    int entry;              /* enum es_entry */
+    int vendor;             /* -1: the one the entry needs */
+    const char *name;       /* the syscall, unless all */
+    bool all, json;
+    es_exposure_opts opts;
+} es_exposure_cfg;
+int es_exposure_report(const es_exposure_cfg *cfg, FILE *out, FILE *diag);
 
 #ifdef __cplusplus
 }

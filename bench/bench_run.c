@@ -525,32 +525,7 @@ static int run_cells(run_cfg *rc, es_cell *cells, size_t n, size_t todo)
     return stopped;
 }
 
-/* ------------------------------------------------------------------ command */
-
-static const char bench_usage[] =
-    "usage: entrysim bench --matrix FILE [--out DIR] [-j N] [--timeout S]\n"
-    "                      [--runner PROG] [--workloads DIR] [--list] [--verbose]\n"
-    "Runs every cell of the matrix (bench/README.md) as `entrysim run\n"
-    "--deterministic --timing-json ...`, in parallel, skipping cells whose results\n"
-    "are already in DIR/store.tsv, and writes DIR/results.csv, results.json and\n"
-    "chart.svg.\n"
-    "  --out DIR        output directory (default bench-results/NAME)\n"
-    "  -j N             cells run at once (default: the online CPUs)\n"
-    "  --timeout S      a cell running longer is killed and failed (default 600)\n"
-    "  --runner PROG    run PROG instead of this entrysim, with the same arguments\n"
-    "                   (starting with `run`); it must write the --timing-json file\n"
-    "  --workloads DIR  where the built workloads are (default: bench/ next to this\n"
-    "                   entrysim, i.e. BUILD/bench)\n"
-    "  --list           print the cells (and why any are skipped) and run nothing\n"
-    "  --verbose        a line per finished cell\n"
-    "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
-    "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n";
-
-static int usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "entrysim: bench: %s%s\n%s", msg, arg, bench_usage);
-    return 2;
-}
+/* ------------------------------------------------------------------ the run */
 
 static int mkdirs(const char *path)
 {
@@ -566,49 +541,13 @@ static int mkdirs(const char *path)
     return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-int es_bench_cmd(int argc, char **argv, const char *self)
+int es_bench_run(const es_bench_cfg *cfg)
 {
-    const char *matrix = NULL, *out = NULL, *runner = NULL, *workloads = NULL;
-    bool list = false, verbose = false;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    double timeout = 600;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        bool has = i + 1 < argc;
-        char *e;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(bench_usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--list")) {
-            list = true;
-        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-            verbose = true;
-        } else if (!has && (!strcmp(a, "--matrix") || !strcmp(a, "--out") || !strcmp(a, "-j") ||
-                            !strcmp(a, "--timeout") || !strcmp(a, "--runner") ||
-                            !strcmp(a, "--workloads"))) {
-            return usage_error("missing value after ", a);
-        } else if (!strcmp(a, "--matrix")) {
-            matrix = argv[++i];
-        } else if (!strcmp(a, "--out")) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--runner")) {
-            runner = argv[++i];
-        } else if (!strcmp(a, "--workloads")) {
-            workloads = argv[++i];
-        } else if (!strcmp(a, "-j")) {
-            jobs = strtol(argv[++i], &e, 10);
-            if (*e || jobs < 1 || jobs > 256)
-                return usage_error("-j wants 1..256, not ", argv[i]);
-        } else if (!strcmp(a, "--timeout")) {
-            timeout = strtod(argv[++i], &e);
-            if (*e || !(timeout > 0))
-                return usage_error("--timeout wants seconds > 0, not ", argv[i]);
-        } else {
-            return usage_error("unknown option ", a);
-        }
-    }
-    if (!matrix)
-        return usage_error("--matrix FILE is required", "");
+    const char *matrix = cfg->matrix, *out = cfg->out, *runner = cfg->runner,
+               *workloads = cfg->workloads, *self = cfg->self;
+    bool list = cfg->list, verbose = cfg->verbose;
+    long jobs = cfg->jobs > 0 ? cfg->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+    double timeout = cfg->timeout;
     if (jobs < 1)
         jobs = 1;
 

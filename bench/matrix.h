@@ -7,9 +7,24 @@
 extern "C" {
 #endif
 
-/* argv[0] is the first argument after "bench"; `self` is the path of the
- * running entrysim (cells run it as a child).  Returns the exit status. */
-int es_bench_cmd(int argc, char **argv, const char *self);
+#include <stdbool.h>
+
+/* What `entrysim bench` was asked to do (cli/cmd_bench.c parses it). */
+typedef struct es_bench_cfg {
+    const char *matrix;    /* the matrix file (required) */
+    const char *out;       /* output directory (NULL: bench-results/NAME) */
+    const char *runner;    /* run this instead of self (NULL: self) */
+    const char *workloads; /* the built workloads (NULL: bench/ next to self) */
+    const char *self;      /* the path of the running entrysim (cells run it) */
+    long jobs;             /* cells at once (0: the online CPUs) */
+    double timeout;        /* seconds per cell */
+    bool list, verbose;
+} es_bench_cfg;
+
+/* Runs (or with list, lists) the matrix's cells; progress and errors on
+ * stderr, --list on stdout.  Returns the exit status: 0 all cells ok, 1 a
+ * cell failed, 2 bad matrix or paths, 128+N stopped by signal N. */
+int es_bench_run(const es_bench_cfg *cfg);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* debugger.c - `entrysim debug`: the command line of the step-through
+/* cmd_debug.c - `entrysim debug`: the command line of the step-through
  * debugger (issue 5).  Parses the options, starts a dbg.h session and
  * either opens the SDL window (ui_window.c) or, with --script / --screenshot,
  * runs headless: the script's commands, then a PNG of the window as it
@@ -9,12 +9,14 @@
 #include <string.h>
 
 #include "cmd_debug.h"
+#include "help.h"
 #include "kernel.h"
+#include "kernel_opts.h"
 #include "mitigations.h"
-#include "timing.h"
+#include "opts.h"
 #include "ui_app.h"
 
-enum { EX_OK = 0, EX_ERROR = 1, EX_USAGE = 2 };
+enum { EX_OK = ES_EX_OK, EX_ERROR = ES_EX_ERROR, EX_USAGE = ES_EX_USAGE };
 
 #define MAX_BREAKS 64
 #define DEFAULT_W 1440
@@ -23,12 +25,12 @@ enum { EX_OK = 0, EX_ERROR = 1, EX_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: entrysim debug [OPTIONS] PROGRAM [ARGS...]\n"
-    "  --convention v4.16|v4.17   the guest kernel's syscall convention (default v4.17)\n"
+    "  --convention {conv}   the guest kernel's syscall convention (default v4.17)\n"
     "  --patches LIST             v4.16 + these commits of the series instead\n"
     "  --mitigations LIST         guest-kernel mitigations (as for run)\n"
-    "  --cpu intel|amd            CPU vendor the guest sees (default amd)\n"
+    "  --cpu {cpu}            CPU vendor the guest sees (default amd)\n"
     "  --timing                   attach the cycle model: cycles per instruction\n"
-    "  --uarch NAME               its microarchitecture (znver4, skylake; implies --timing)\n"
+    "  --uarch NAME               its microarchitecture ({uarchs}; implies --timing)\n"
     "  --break SYM|ADDR           a breakpoint before starting (repeatable)\n"
     "  --syntax intel|att         disassembly syntax (default intel)\n"
     "  --script FILE              run FILE's commands without a window ('help' lists them)\n"
@@ -37,14 +39,6 @@ static const char usage_text[] =
     "  --font-size N              font size in points (default 13)\n"
     "Exit status: 0 done, 1 the program could not start or a script command failed,\n"
     "2 bad usage or no display without --script.\n";
-
-static int usage(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "entrysim: debug: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'entrysim debug --help'.\n");
-    return EX_USAGE;
-}
 
 typedef struct dopts {
     es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
@@ -55,89 +49,86 @@ typedef struct dopts {
     int nbreaks;
 } dopts;
 
-static bool parse_int(const char *s, int lo, int hi, int *out)
+enum { D_KERNEL, D_HELP, D_TIMING, D_BREAK, D_SYNTAX, D_SCRIPT, D_SHOT, D_SIZE, D_FONT };
+
+static const es_opt debug_opts[] = {
+    ES_KERNEL_OPT_ROWS(D_KERNEL),
+    {"--help", false, D_HELP},        {"-h", false, D_HELP},
+    {"--timing", false, D_TIMING},    {"--break", true, D_BREAK},
+    {"--syntax", true, D_SYNTAX},     {"--script", true, D_SCRIPT},
+    {"--screenshot", true, D_SHOT},   {"--size", true, D_SIZE},
+    {"--font-size", true, D_FONT},
+};
+
+/* the values of --syntax, in ES_SYNTAX_* order */
+static const char *const syntaxes[] = {"intel", "att", NULL};
+
+/* One option: 0, or the exit status of a usage error. */
+static int debug_option(es_opts *p, int id, dopts *o)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return false;
-    *out = (int)v;
-    return true;
+    char err[256], ws[16] = "", hs[16] = "";
+    const char *val = p->val;
+    switch (id) {
+    case D_KERNEL:
+        if (es_kernel_opt(&o->k, p->name, val, err, sizeof err) < 0)
+            return es_opts_fail(p, "%s", err);
+        if (!strcmp(p->name, "--uarch"))
+            o->timing = true; /* a model named is a model wanted */
+        return 0;
+    case D_TIMING:
+        o->timing = true;
+        return 0;
+    case D_BREAK:
+        if (o->nbreaks == MAX_BREAKS)
+            return es_opts_fail(p, "%s", "too many --break options");
+        o->breaks[o->nbreaks++] = val;
+        return 0;
+    case D_SYNTAX:
+        if ((o->syntax = es_opt_pick(val, syntaxes)) < 0)
+            return es_opts_fail(p, "--syntax must be intel or att, not '%s'", val);
+        return 0;
+    case D_SCRIPT:
+        o->script = val;
+        return 0;
+    case D_SHOT:
+        o->screenshot = val;
+        return 0;
+    case D_SIZE:
+        if (sscanf(val, "%15[0-9]x%15[0-9]", ws, hs) != 2 || !es_opt_int(ws, 320, 8192, &o->w) ||
+            !es_opt_int(hs, 200, 8192, &o->h))
+            return es_opts_fail(p, "--size must be WxH (320x200 to 8192x8192), not '%s'", val);
+        return 0;
+    case D_FONT:
+        if (!es_opt_int(val, 8, 48, &o->font_px))
+            return es_opts_fail(p, "--font-size must be 8..48, not '%s'", val);
+        return 0;
+    case ES_OPT_NOVALUE:
+        return es_opts_fail(p, "%s needs a value", p->arg);
+    }
+    return es_opts_fail(p, "unknown option '%s'", p->arg);
 }
 
-/* Options up to PROGRAM; returns the index of PROGRAM, or -(exit status). */
+/* Options up to PROGRAM; returns the index of PROGRAM, or -(exit status)
+ * (-EX_OK - 1000 after --help). */
 static int parse(int argc, char **argv, dopts *o)
 {
+    es_opts p = {.argc = argc, .argv = argv, .table = debug_opts,
+                 .n = sizeof debug_opts / sizeof debug_opts[0], .prefix = "entrysim: debug: ",
+                 .trailer = "Try 'entrysim debug --help'.\n"};
     char err[256];
-    int i = 0;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || !a[1])
-            break;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
+    for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;) {
+        if (id == D_HELP) {
+            es_help_print(stdout, usage_text);
             return -EX_OK - 1000;
         }
-        if (!strcmp(a, "--timing")) {
-            o->timing = true;
-            continue;
-        }
-        /* --opt=value or --opt value */
-        char name[32];
-        const char *val, *eq = strchr(a, '=');
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a);
-            if (i + 1 >= argc)
-                return -usage("%s needs a value", a);
-            val = argv[++i];
-        }
-        int kopt = es_kernel_opt(&o->k, name, val, err, sizeof err);
-        if (kopt < 0)
-            return -usage("%s", err);
-        if (kopt > 0) {
-            if (!strcmp(name, "--uarch"))
-                o->timing = true; /* a model named is a model wanted */
-        } else if (!strcmp(name, "--break")) {
-            if (o->nbreaks == MAX_BREAKS)
-                return -usage("%s", "too many --break options");
-            o->breaks[o->nbreaks++] = val;
-        } else if (!strcmp(name, "--syntax")) {
-            if (!strcmp(val, "intel"))
-                o->syntax = ES_SYNTAX_INTEL;
-            else if (!strcmp(val, "att"))
-                o->syntax = ES_SYNTAX_ATT;
-            else
-                return -usage("--syntax must be intel or att, not '%s'", val);
-        } else if (!strcmp(name, "--script")) {
-            o->script = val;
-        } else if (!strcmp(name, "--screenshot")) {
-            o->screenshot = val;
-        } else if (!strcmp(name, "--size")) {
-            int w = 0, h = 0;
-            char ws[16] = "", hs[16] = "";
-            if (sscanf(val, "%15[0-9]x%15[0-9]", ws, hs) != 2 || !parse_int(ws, 320, 8192, &w) ||
-                !parse_int(hs, 200, 8192, &h))
-                return -usage("--size must be WxH (320x200 to 8192x8192), not '%s'", val);
-            o->w = w, o->h = h;
-        } else if (!strcmp(name, "--font-size")) {
-            if (!parse_int(val, 8, 48, &o->font_px))
-                return -usage("--font-size must be 8..48, not '%s'", val);
-        } else {
-            return -usage("unknown option '%s'", a);
-        }
+        if ((rc = debug_option(&p, id, o)))
+            return -rc;
     }
     if (es_kernel_opts_check(&o->k, err, sizeof err))
-        return -usage("%s", err);
-    if (i >= argc)
-        return -usage("%s", "no PROGRAM given");
-    return i;
+        return -es_opts_fail(&p, "%s", err);
+    if (p.i >= argc)
+        return -es_opts_fail(&p, "%s", "no PROGRAM given");
+    return p.i;
 }
 
 int es_debug_cmd(int argc, char **argv)

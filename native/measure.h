@@ -65,9 +65,6 @@ int es_native_calibrate(const es_native_opts *o, double *ticks_per_cycle, char *
 int es_native_measure(const uint8_t *code, size_t len, const es_native_opts *o,
                       es_native_result *out);
 
-/* The subcommand: entrysim measure-native --file F [--reps N] [--json]
- * (argv after the command name).  Returns the process exit status. */
-int es_native_cmd(int argc, char **argv);
 
 #ifdef __cplusplus
 }

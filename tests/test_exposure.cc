@@ -16,6 +16,8 @@
 
 #include "decoder.h"
 #include "demo.h"
+#include "cmd_explain.h"
+#include "cmd_exposure.h"
 #include "exposure.h"
 #include "kernel.h"
 #include "machine.h"

@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "machine.h"
+#include "cmd_throughput.h"
 #include "timing.h"
 }
 

@@ -73,10 +73,6 @@ int es_timing_throughput_stats(const char *uarch, const uint8_t *code, size_t le
                                double *cycles, es_timing_stats *per_iter, char *err,
                                size_t errlen);
 
-/* `entrysim throughput [--uarch U] [--stats] HEX | --file BLOCKS`; returns
- * the exit status. */
-int es_throughput_cmd(int argc, char **argv);
-
 #ifdef __cplusplus
 }
 #endif

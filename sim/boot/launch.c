@@ -10,7 +10,6 @@
 #include "launch.h"
 #include "loader.h"
 #include "mitigations.h"
-#include "timing.h"
 
 /* The program's path as the guest sees it (under the root, which the guest
  * sees as /), or NULL when it lies outside the root. */
@@ -119,64 +118,4 @@ int es_launch(const es_launch_cfg *c, es_machine **out, char *err, size_t errlen
         return fail(m, ES_LAUNCH_ERROR, err, errlen, "guest kernel", m->message);
     *out = m;
     return ES_LAUNCH_OK;
-}
-
-es_kernel_opts es_kernel_opts_default(void)
-{
-    return (es_kernel_opts){.patches = ES_CONV_V417, .mitigations = ES_MIT_DEFAULT, .vendor = 1,
-                            .uarch = "znver4"};
-}
-
-int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *err,
-                  size_t errlen)
-{
-    if (!strcmp(name, "--convention")) {
-        if (!strcmp(val, "v4.16") || !strcmp(val, "4.16"))
-            k->patches = ES_CONV_V416;
-        else if (!strcmp(val, "v4.17") || !strcmp(val, "4.17"))
-            k->patches = ES_CONV_V417;
-        else
-            return snprintf(err, errlen, "--convention must be v4.16 or v4.17, not '%s'", val),
-                   -1;
-        k->convention = val;
-    } else if (!strcmp(name, "--patches")) {
-        char why[200];
-        if (es_patches_parse(val, &k->patches, why, sizeof why))
-            return snprintf(err, errlen, "--patches: %s", why), -1;
-        k->patch_list = val;
-    } else if (!strcmp(name, "--mitigations")) {
-        char why[200];
-        if (es_mitigations_parse(val, &k->mitigations, why, sizeof why))
-            return snprintf(err, errlen, "--mitigations: %s", why), -1;
-        k->mitigation_list = val;
-    } else if (!strcmp(name, "--cpu")) {
-        if (!strcmp(val, "intel"))
-            k->vendor = 0;
-        else if (!strcmp(val, "amd"))
-            k->vendor = 1;
-        else
-            return snprintf(err, errlen, "--cpu must be intel or amd, not '%s'", val), -1;
-    } else if (!strcmp(name, "--uarch")) {
-        for (const char *const *u = es_timing_uarchs(); *u; u++)
-            if (!strcmp(*u, val)) {
-                k->uarch = *u;
-                return 1;
-            }
-        return snprintf(err, errlen, "--uarch: unknown microarchitecture '%s' (znver4, skylake)",
-                        val),
-               -1;
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
-int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen)
-{
-    if (k->convention && k->patch_list) {
-        snprintf(err, errlen, "--convention and --patches both choose the kernel; give one "
-                              "(--patches lists commits applied on top of v4.16)");
-        return -1;
-    }
-    return 0;
 }

@@ -33,32 +33,6 @@ typedef struct es_launch_cfg {
     int stdin_fd, stdout_fd, stderr_fd; /* host fds behind guest 0, 1, 2 */
 } es_launch_cfg;
 
-/* The options that choose the guest kernel and the CPU, shared by every
- * command that starts a guest (run, debug): --convention v4.16|v4.17,
- * --patches LIST, --mitigations LIST, --cpu intel|amd, --uarch NAME. */
-typedef struct es_kernel_opts {
-    unsigned patches;        /* ES_PATCH_* (default ES_CONV_V417) */
-    unsigned mitigations;    /* ES_MIT_* (default ES_MIT_DEFAULT) */
-    int vendor;              /* 0 Intel, 1 AMD (default) */
-    const char *uarch;       /* cycle model (default "znver4") */
-    const char *convention;  /* as given, NULL when absent (conflict checks) */
-    const char *patch_list;
-    const char *mitigation_list;
-} es_kernel_opts;
-
-/* The defaults above. */
-es_kernel_opts es_kernel_opts_default(void);
-
-/* If `name` (with its `val`) is one of the options above, applies it and
- * returns 1; returns 0 when it is not one of them, -1 with a one-line
- * reason in err when the value is bad. */
-int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *err,
-                  size_t errlen);
-
-/* After all options: -1 with a reason when --convention and --patches were
- * both given (both choose the kernel), else 0. */
-int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen);
-
 /* PATH lookup as a shell does it: `prog` itself when it has a slash or
  * exists in the current directory, else the first regular file
  * DIR/prog of $PATH; `prog` when none (into buf, returned). */

@@ -1,0 +1,8 @@
+/* cmd_demo.h - `entrysim demo` (cmd_demo.c). */
+#ifndef ENTRYSIM_CLI_CMD_DEMO_H
+#define ENTRYSIM_CLI_CMD_DEMO_H
+
+/* argv[0] is the first argument after "demo" (there must be none). */
+int es_demo_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,126 @@
+/* cmd_exposure.c - `entrysim exposure --syscall NAME|--all ...`: which user
+ * values sit in which registers when the guest kernel's C code runs
+ * (es_exposure_report, analysis/exposure.c; docs/EXPOSURE.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_exposure.h"
+#include "exposure.h"
+#include "kernel.h"
+#include "kernel_opts.h"
+#include "opts.h"
+#include "timing.h"
+
+enum { X_KERNEL, X_UARCH, X_SYSCALL, X_ENTRY, X_ALL, X_JSON, X_TIMING };
+
+/* --uarch comes before the kernel rows so that it is exposure's own (it
+ * also takes `none`): the first row of a name wins. */
+static const es_opt exposure_opts[] = {
+    {"--uarch", true, X_UARCH},  {"--syscall", true, X_SYSCALL}, {"--entry", true, X_ENTRY},
+    {"--all", false, X_ALL},     {"--json", false, X_JSON},      {"--timing", false, X_TIMING},
+    ES_KERNEL_OPT_ROWS(X_KERNEL),
+};
+
+static int bad_argument(const es_opts *p)
+{
+    char conv[64], cpu[64];
+    return es_opts_fail(p,
+                        "exposure: unknown argument '%s' (usage: entrysim exposure --syscall "
+                        "NAME|--all [--entry E] [--convention %s] [--patches LIST] "
+                        "[--cpu %s] [--timing] [--uarch U|none] [--mitigations LIST] "
+                        "[--json])",
+                        p->arg, es_conventions_list(conv, sizeof conv),
+                        es_vendors_list(cpu, sizeof cpu));
+}
+
+static int set_entry(const es_opts *p, es_exposure_cfg *c)
+{
+    c->entry = es_entry_parse(p->val);
+    if (c->entry >= 0)
+        return 0;
+    const char *names[ES_ENTRY_COUNT + 1] = {NULL};
+    for (int e = 0; e < ES_ENTRY_COUNT; e++)
+        names[e] = es_entry_name(e);
+    char list[160];
+    return es_opts_fail(p, "--entry must be %s, not '%s'",
+                        es_opt_join(names, ", ", " or ", list, sizeof list), p->val);
+}
+
+static int set_uarch(const es_opts *p, es_exposure_cfg *c)
+{
+    c->opts.timing = true;
+    if (!strcmp(p->val, "none")) { /* none: count instructions */
+        c->opts.uarch = NULL;
+        return 0;
+    }
+    int u = es_opt_pick(p->val, es_timing_uarchs());
+    if (u >= 0) {
+        c->opts.uarch = es_timing_uarchs()[u];
+        return 0;
+    }
+    char list[128];
+    return es_opts_fail(p, "--uarch: unknown microarchitecture '%s' (%s, none)", p->val,
+                        es_uarchs_list(", ", list, sizeof list));
+}
+
+/* One option: 0, or the exit status of a usage error. */
+static int exposure_option(es_opts *p, int id, es_exposure_cfg *c, es_kernel_opts *k)
+{
+    char err[300];
+    switch (id) {
+    case X_KERNEL:
+        return es_kernel_opt(k, p->name, p->val, err, sizeof err) < 0
+                   ? es_opts_fail(p, "%s", err)
+                   : 0;
+    case X_UARCH:
+        return set_uarch(p, c);
+    case X_SYSCALL:
+        c->name = p->val;
+        return 0;
+    case X_ENTRY:
+        return set_entry(p, c);
+    case X_ALL:
+        c->all = true;
+        return 0;
+    case X_JSON:
+        c->json = true;
+        return 0;
+    case X_TIMING:
+        c->opts.timing = true;
+        return 0;
+    }
+    return bad_argument(p);
+}
+
+int es_exposure_cmd(int argc, char **argv)
+{
+    es_exposure_cfg c = {.convs = {ES_CONV_V416, ES_CONV_V417}, .nconv = 2,
+                         .entry = ES_ENTRY_SYSCALL64, .vendor = -1,
+                         .opts = {.timing = false, .uarch = es_kernel_opts_default().uarch}};
+    es_kernel_opts k = es_kernel_opts_default();
+    es_opts p = {.argc = argc, .argv = argv, .table = exposure_opts,
+                 .n = sizeof exposure_opts / sizeof exposure_opts[0], .mixed = true,
+                 .no_dashdash = true, .prefix = "entrysim: "};
+    char err[300];
+    for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;)
+        if ((rc = exposure_option(&p, id, &c, &k)))
+            return rc;
+    if (es_kernel_opts_check(&k, err, sizeof err))
+        return es_opts_fail(&p, "%s", err);
+    if (k.convention || k.patch_list) {
+        c.convs[0] = k.patches;
+        c.nconv = 1;
+    }
+    if (k.cpu)
+        c.vendor = k.vendor;
+    c.opts.mitigations = k.mitigations;
+    if (!c.name && !c.all)
+        return es_opts_fail(&p, "%s", "exposure: give --syscall NAME or --all");
+    if (c.vendor == 0 && c.entry == ES_ENTRY_SYSCALL32)
+        return es_opts_fail(&p, "%s", "exposure: syscall32 needs --cpu amd (Intel CPUs raise #UD "
+                                      "for SYSCALL in compatibility mode)");
+    if (c.vendor == 1 && c.entry == ES_ENTRY_SYSENTER32)
+        return es_opts_fail(&p, "%s", "exposure: sysenter32 needs --cpu intel (AMD CPUs raise #UD "
+                                      "for SYSENTER in long mode)");
+    return es_exposure_report(&c, stdout, stderr);
+}

@@ -1,0 +1,411 @@
+/* cmd_run.c - `entrysim run [OPTIONS] PROGRAM [ARGS...]`: a static Linux
+ * program on the simulated CPU with the host's stdin/stdout/stderr, under
+ * the modeled guest kernel (or --direct). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cmd_run.h"
+#include "gdbstub.h"
+#include "help.h"
+#include "host.h"
+#include "kernel.h"
+#include "kernel_opts.h"
+#include "launch.h"
+#include "machine.h"
+#include "mitigations.h"
+#include "opts.h"
+#include "phases.h"
+#include "timing.h"
+#include "vm.h"
+
+extern char **environ;
+
+/* Exit statuses (also in the --help text). */
+enum {
+    EX_USAGE = ES_EX_USAGE,
+    EX_ERROR = ES_EX_ERROR,
+    EX_OOM = 137,      /* 128 + SIGKILL, what Linux's OOM killer leaves */
+    EX_TIMEOUT = 124,  /* like timeout(1) */
+    EX_INSNS = 125,
+};
+
+static const char run_help[] =
+    "Options (before PROGRAM; `--` ends them):\n"
+    "  --convention {conv}\n"
+    "                    the guest kernel's syscall convention: Linux 4.16 (before\n"
+    "                    the pt_regs series) or 4.17 (after it; the default)\n"
+    "  --patches LIST    v4.16 plus the listed commits of the series, each named by\n"
+    "                    a unique prefix of at least 7 hex digits of its id:\n"
+    "                    {patches}\n"
+    "                    (e.g. --patches dfe6450,fa69714; '' = v4.16)\n"
+    "  --mitigations LIST\n"
+    "                    guest-kernel mitigations on top of the default ({mitdefault}):\n"
+    "                    {mitigations}; no-NAME removes one, none\n"
+    "                    clears them, all sets all (e.g. --mitigations pti,retpoline)\n"
+    "  --timing          run the cycle model (--uarch) and report cycles, IPC and\n"
+    "                    each system call's cycles by phase on stderr at the end\n"
+    "  --timing-json FILE\n"
+    "                    the same report as JSON in FILE (implies --timing)\n"
+    "  --uarch NAME      the cycle model's microarchitecture: {uarchs} (default\n"
+    "                    {uarch})\n"
+    "  --gdb [HOST]:PORT wait for gdb (target remote HOST:PORT) before the first\n"
+    "                    instruction and let it control the run\n"
+    "  --direct          no guest kernel: system calls go straight to host services\n"
+    "                    and faults end the run in the simulator\n"
+    "  --stats           print instructions retired, decodes, wall time, MIPS and\n"
+    "                    system calls to stderr at the end\n"
+    "  --kernel-stats    with --stats, also count instructions run at CPL 0 (the\n"
+    "                    guest kernel's share; attaches an observer, so slower)\n"
+    "  --null-observer   attach an observer that does nothing (measures what the\n"
+    "                    observer path costs; bench/mips.sh uses it)\n"
+    "  --max-insns N     stop after N instructions\n"
+    "  --timeout S       stop after S seconds of wall-clock time\n"
+    "  --mem-cap MB      guest memory allowed (default 1024 MiB)\n"
+    "  --root DIR        the directory the guest sees as / (default: .)\n"
+    "  --rw              allow the guest to write under the root\n"
+    "  --deterministic   fixed time, random bytes and time-stamp counter\n"
+    "  --cpu {cpu}   CPU vendor the guest sees (default amd)\n"
+    "\n"
+    "Exit status:\n"
+    "  0-255   the guest's own exit status\n"
+    "  128+N   the guest died of signal N (an unhandled fault: SIGSEGV 139,\n"
+    "          SIGILL 132, SIGFPE 136, SIGBUS 135, SIGTRAP 133)\n"
+    "  137     out of guest memory (--mem-cap)\n"
+    "  124     --timeout reached\n"
+    "  125     --max-insns reached\n"
+    "  126     PROGRAM is not a loadable static ELF executable\n"
+    "  127     PROGRAM not found\n"
+    "  2       bad usage\n"
+    "  1       simulator error (also a guest kernel panic)\n";
+
+
+void es_run_help(FILE *f)
+{
+    es_help_print(f, run_help);
+}
+
+typedef struct options {
+    bool stats, rw, deterministic, null_observer, kernel_stats;
+    bool direct;
+    es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
+    uint64_t max_insns;
+    double timeout;
+    uint64_t mem_cap_mb;
+    const char *root;
+    bool timing;
+    const char *timing_json;
+    const char *gdb;
+} options;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* --kernel-stats: instructions that begin at CPL 0 */
+typedef struct kernel_count {
+    uint64_t insns;
+} kernel_count;
+
+static void count_kernel(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    (void)d;
+    (void)rip;
+    if (m->cpl == 0)
+        ((kernel_count *)ctx)->insns++;
+}
+
+static void print_stats(es_machine *m, double secs, const kernel_count *kc)
+{
+    double mips = secs > 0 ? (double)m->icount / secs / 1e6 : 0;
+    uint64_t calls = m->host ? es_host_syscall_count(m) : 0;
+    fprintf(stderr,
+            "entrysim: stats: %llu instructions retired, %llu decodes (cache misses), "
+            "%.3f s wall, %.1f MIPS, %llu syscalls\n",
+            (unsigned long long)m->icount, (unsigned long long)m->decodes, secs, mips,
+            (unsigned long long)calls);
+    if (m->has_kernel) {
+        char name[64];
+        es_patches_name(es_kernel_patches(m), name, sizeof name);
+        fprintf(stderr, "entrysim: stats: guest kernel %s, %.0f syscalls per host second",
+                name, secs > 0 ? (double)calls / secs : 0.0);
+        if (kc)
+            fprintf(stderr, ", %llu instructions at CPL 0 (%.1f%%)",
+                    (unsigned long long)kc->insns,
+                    m->icount ? 100.0 * (double)kc->insns / (double)m->icount : 0.0);
+        fputc('\n', stderr);
+    }
+}
+
+/* A #PF on a page its VMA allows, not present: demand paging ran out of
+ * the memory cap (vm.c could not get a frame). */
+static bool fault_is_oom(es_machine *m)
+{
+    if (m->fault.vector != ES_VEC_PF || (m->fault.error & ES_PFEC_P))
+        return false;
+    int prot = es_vm_prot_at(m, m->fault.addr);
+    if (prot <= 0)
+        return false;
+    if (m->fault.error & ES_PFEC_I)
+        return (prot & ES_PROT_X) != 0;
+    if (m->fault.error & ES_PFEC_W)
+        return (prot & ES_PROT_W) != 0;
+    return true;
+}
+
+/* Runs a loaded machine to the end and turns the outcome into an exit
+ * status, reporting on stderr. */
+static void null_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    (void)ctx;
+    (void)m;
+    (void)d;
+    (void)rip;
+}
+
+/* The run stopped on a fault while the process's pages had used the whole
+ * cap: with a guest kernel the #PF went through the IDT to the kernel's
+ * handler (ES_HC_SIGNAL), which knows nothing of the host's cap. */
+static bool cap_exhausted(es_machine *m)
+{
+    return m->has_kernel && m->signal == 11 && (m->frames_used + 1) * 4096ull > m->mem_cap;
+}
+
+static int finish(es_machine *m, const options *o)
+{
+    if (o->null_observer) {
+        es_observer ob = {.retire = null_retire};
+        es_observe(m, &ob);
+    }
+    kernel_count kc = {0};
+    if (o->stats && o->kernel_stats && m->has_kernel) {
+        es_observer ob = {.ctx = &kc, .before = count_kernel};
+        es_observe(m, &ob);
+    }
+    double t0 = now();
+    /* --gdb may have run the guest to its end already */
+    if (m->stop == ES_STOP_NONE)
+        es_run(m);
+    double secs = now() - t0;
+    fflush(stdout);
+    int status;
+    switch (m->stop) {
+    case ES_STOP_EXIT:
+        status = m->exit_status & 0xff;
+        break;
+    case ES_STOP_FAULT:
+        if (fault_is_oom(m) || cap_exhausted(m)) {
+            fprintf(stderr,
+                    "entrysim: out of guest memory (--mem-cap %llu MiB) at rip=0x%llx touching "
+                    "0x%llx\n",
+                    (unsigned long long)o->mem_cap_mb, (unsigned long long)m->fault.rip,
+                    (unsigned long long)m->fault.addr);
+            status = EX_OOM;
+        } else {
+            fprintf(stderr, "entrysim: %s\n", m->message);
+            status = 128 + (m->signal ? m->signal : 11);
+        }
+        break;
+    case ES_STOP_INSNS:
+        fprintf(stderr, "entrysim: stopped after %llu instructions (--max-insns) at rip=0x%llx\n",
+                (unsigned long long)m->icount, (unsigned long long)m->rip);
+        status = EX_INSNS;
+        break;
+    case ES_STOP_TIME:
+        fprintf(stderr, "entrysim: stopped after %.1f s (--timeout) at rip=0x%llx\n", secs,
+                (unsigned long long)m->rip);
+        status = EX_TIMEOUT;
+        break;
+    case ES_STOP_HLT:
+        fprintf(stderr, "entrysim: the guest halted (HLT) at rip=0x%llx\n",
+                (unsigned long long)m->rip);
+        status = EX_ERROR;
+        break;
+    default:
+        fprintf(stderr, "entrysim: %s\n", m->message[0] ? m->message : "simulator error");
+        status = EX_ERROR;
+        break;
+    }
+    if (o->stats)
+        print_stats(m, secs, o->kernel_stats && m->has_kernel ? &kc : NULL);
+    return status;
+}
+
+enum {
+    O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
+    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT,
+};
+
+static const es_opt run_opts[] = {
+    ES_KERNEL_OPT_ROWS(O_KERNEL),
+    {"--direct", false, O_DIRECT},         {"--kernel-stats", false, O_KSTATS},
+    {"--timing", false, O_TIMING},         {"--timing-json", true, O_TJSON},
+    {"--gdb", true, O_GDB},                {"--stats", false, O_STATS},
+    {"--null-observer", false, O_NULLOBS}, {"--rw", false, O_RW},
+    {"--deterministic", false, O_DET},     {"--max-insns", true, O_MAXINSNS},
+    {"--mem-cap", true, O_MEMCAP},         {"--timeout", true, O_TIMEOUT},
+    {"--root", true, O_ROOT},
+};
+
+/* One option of the table but the kernel's: 0, or the usage error's status. */
+static int run_option(es_opts *p, int id, options *o)
+{
+    const char *val = p->val;
+    struct stat st;
+    switch (id) {
+    case O_DIRECT:
+        o->direct = true;
+        return 0;
+    case O_KSTATS:
+        o->kernel_stats = true;
+        return 0;
+    case O_TIMING:
+        o->timing = true;
+        return 0;
+    case O_STATS:
+        o->stats = true;
+        return 0;
+    case O_NULLOBS:
+        o->null_observer = true;
+        return 0;
+    case O_RW:
+        o->rw = true;
+        return 0;
+    case O_DET:
+        o->deterministic = true;
+        return 0;
+    case O_TJSON:
+        o->timing = true;
+        o->timing_json = val;
+        return 0;
+    case O_GDB:
+        o->gdb = val;
+        return 0;
+    case O_MAXINSNS:
+        if (!es_opt_u64(val, 1, UINT64_MAX, &o->max_insns))
+            return es_opts_fail(p, "--max-insns needs a positive number, not '%s'", val);
+        return 0;
+    case O_MEMCAP:
+        if (!es_opt_u64(val, 1, 65536, &o->mem_cap_mb))
+            return es_opts_fail(p, "--mem-cap needs a size in MiB (1..65536), not '%s'", val);
+        return 0;
+    case O_TIMEOUT:
+        if (!es_opt_double(val, 0, true, 1e9, &o->timeout))
+            return es_opts_fail(p, "--timeout needs a positive number of seconds, not '%s'",
+                                val);
+        return 0;
+    case O_ROOT:
+        if (stat(val, &st) != 0 || !S_ISDIR(st.st_mode))
+            return es_opts_fail(p, "--root: '%s' is not a directory", val);
+        o->root = val;
+        return 0;
+    }
+    return 0;
+}
+
+/* The options up to PROGRAM: its index in argv, or -(exit status). */
+static int run_parse(int argc, char **argv, options *o)
+{
+    es_opts p = {.argc = argc, .argv = argv, .table = run_opts,
+                 .n = sizeof run_opts / sizeof run_opts[0],
+                 .prefix = "entrysim: ", .trailer = "Try 'entrysim --help'.\n"};
+    char err[300];
+    int id, rc = 0;
+    while (!rc && (id = es_opts_next(&p)) != ES_OPT_DONE) {
+        if (id == ES_OPT_UNKNOWN)
+            rc = es_opts_fail(&p, "unknown option %s", p.arg);
+        else if (id == ES_OPT_NOVALUE)
+            rc = es_opts_fail(&p, "option %s needs a value", p.name);
+        else if (id == ES_OPT_EXTRA)
+            rc = es_opts_fail(&p, "option %s takes no value", p.name);
+        else if (id == O_KERNEL && es_kernel_opt(&o->k, p.name, p.val, err, sizeof err) < 0)
+            rc = es_opts_fail(&p, "%s", err);
+        else if (id != O_KERNEL)
+            rc = run_option(&p, id, o);
+    }
+    if (rc)
+        return -rc;
+    if (p.i >= argc)
+        return -es_opts_fail(&p, "%s", "run: no PROGRAM given");
+    if (es_kernel_opts_check(&o->k, err, sizeof err))
+        return -es_opts_fail(&p, "%s", err);
+    if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list))
+        return -es_opts_fail(&p, "%s", "--direct runs without the guest kernel; --convention, "
+                                       "--patches and --mitigations choose that kernel");
+    return p.i;
+}
+
+/* The report of --timing / --timing-json after the run. */
+static int timing_report(es_machine *m, const options *o, es_phases *ph, const char *prog,
+                         int status)
+{
+    char kname[64] = "direct", mname[64];
+    if (!o->direct)
+        es_patches_name(es_kernel_patches(m), kname, sizeof kname);
+    es_mitigations_name(o->direct ? 0 : o->k.mitigations, mname, sizeof mname);
+    es_run_meta meta = {.program = prog, .uarch = o->k.uarch, .kernel = kname,
+                        .mitigations = mname, .cpu = o->k.vendor ? "amd" : "intel",
+                        .exit_status = status};
+    es_phases_print(ph, m, &meta, stderr);
+    if (o->timing_json && es_phases_write_json(ph, m, &meta, o->timing_json)) {
+        fprintf(stderr, "entrysim: --timing-json: cannot write %s\n", o->timing_json);
+        if (status == 0)
+            status = EX_ERROR;
+    }
+    return status;
+}
+
+int es_run_cmd(int argc, char **argv)
+{
+    options o = {.mem_cap_mb = 1024, .root = ".", .k = es_kernel_opts_default()};
+    int i = run_parse(argc, argv, &o);
+    if (i < 0)
+        return -i;
+    const char *prog = argv[i];
+    es_launch_cfg lc = {
+        .program = prog, .argc = argc - i, .argv = argv + i, .envp = environ,
+        .root = o.root, .rw = o.rw, .deterministic = o.deterministic,
+        .mem_cap_mb = o.mem_cap_mb, .vendor = o.k.vendor, .direct = o.direct,
+        .patches = o.k.patches, .mitigations = o.k.mitigations, .max_insns = o.max_insns,
+        .timeout = o.timeout, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
+    };
+    es_machine *m;
+    char err[400];
+    int lrc = es_launch(&lc, &m, err, sizeof err);
+    if (lrc) {
+        fprintf(stderr, "entrysim: %s\n", err);
+        return lrc;
+    }
+    es_timing *t = NULL;
+    es_phases *ph = NULL;
+    if (o.timing) {
+        char err[200];
+        t = es_timing_new(o.k.uarch, err, sizeof err);
+        if (!t || es_timing_attach(t, m) || !(ph = es_phases_attach(m, t))) {
+            fprintf(stderr, "entrysim: --timing: %s\n", t ? "cannot attach the cycle model" : err);
+            es_timing_free(t);
+            es_launch_free(m);
+            return EX_ERROR;
+        }
+    }
+    if (o.gdb && es_gdb_serve(m, o.gdb)) {
+        fprintf(stderr, "entrysim: %s\n", m->message);
+        es_phases_free(ph);
+        es_timing_free(t);
+        es_launch_free(m);
+        return EX_ERROR;
+    }
+    int status = finish(m, &o);
+    if (o.timing)
+        status = timing_report(m, &o, ph, prog, status);
+    es_phases_free(ph);
+    es_timing_free(t);
+    es_launch_free(m);
+    return status;
+}
+

@@ -1,0 +1,132 @@
+/* kernel_opts.c - see kernel_opts.h.  Moved from sim/boot/launch.c: the
+ * machine library takes the parsed values (es_launch_cfg), it does not
+ * parse option names. */
+#include "kernel_opts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "mitigations.h"
+#include "opts.h"
+#include "timing.h"
+
+/* --convention: the two ends of the series ("4.16" is also accepted) */
+static const char *const conventions[] = {"v4.16", "v4.17", NULL};
+static const unsigned convention_patches[] = {ES_CONV_V416, ES_CONV_V417};
+
+/* --cpu: index = the vendor number of es_launch_cfg and es_machine */
+static const char *const vendors[] = {"intel", "amd", NULL};
+
+const char *es_conventions_list(char *buf, size_t n)
+{
+    return es_opt_join(conventions, "|", "|", buf, n);
+}
+
+const char *es_vendors_list(char *buf, size_t n)
+{
+    return es_opt_join(vendors, "|", "|", buf, n);
+}
+
+const char *es_uarchs_list(const char *sep, char *buf, size_t n)
+{
+    return es_opt_join(es_timing_uarchs(), sep, sep, buf, n);
+}
+
+const char *es_mitigations_list(char *buf, size_t n)
+{
+    /* es_mitigations_name prints the set in its table's order: "pti,retpoline,..." */
+    char raw[128];
+    es_mitigations_name(ES_MIT_ALL, raw, sizeof raw);
+    size_t k = 0;
+    for (const char *s = raw; *s && k + 3 < n; s++) {
+        buf[k++] = *s;
+        if (*s == ',')
+            buf[k++] = ' ';
+    }
+    buf[k] = 0;
+    return buf;
+}
+
+const char *es_patches_list(char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < ES_NPATCHES && k < n; i++) {
+        int w = snprintf(buf + k, n - k, "%s%.12s", i ? " " : "", es_patch_id(i));
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+    return buf;
+}
+
+es_kernel_opts es_kernel_opts_default(void)
+{
+    return (es_kernel_opts){.patches = ES_CONV_V417, .mitigations = ES_MIT_DEFAULT, .vendor = 1,
+                            .uarch = "znver4"};
+}
+
+static int set_convention(es_kernel_opts *k, const char *val, char *err, size_t errlen)
+{
+    for (int i = 0; conventions[i]; i++)
+        if (!strcmp(val, conventions[i]) || !strcmp(val, conventions[i] + 1)) {
+            k->patches = convention_patches[i];
+            k->convention = val;
+            return 1;
+        }
+    char names[64];
+    snprintf(err, errlen, "--convention must be %s, not '%s'",
+             es_opt_join(conventions, ", ", " or ", names, sizeof names), val);
+    return -1;
+}
+
+int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *err,
+                  size_t errlen)
+{
+    char why[200];
+    if (!strcmp(name, "--convention"))
+        return set_convention(k, val, err, errlen);
+    if (!strcmp(name, "--patches")) {
+        if (es_patches_parse(val, &k->patches, why, sizeof why))
+            return snprintf(err, errlen, "--patches: %s", why), -1;
+        k->patch_list = val;
+        return 1;
+    }
+    if (!strcmp(name, "--mitigations")) {
+        if (es_mitigations_parse(val, &k->mitigations, why, sizeof why))
+            return snprintf(err, errlen, "--mitigations: %s", why), -1;
+        k->mitigation_list = val;
+        return 1;
+    }
+    if (!strcmp(name, "--cpu")) {
+        int v = es_opt_pick(val, vendors);
+        if (v < 0)
+            return snprintf(err, errlen, "--cpu must be %s, not '%s'",
+                            es_opt_join(vendors, ", ", " or ", why, sizeof why), val),
+                   -1;
+        k->vendor = v;
+        k->cpu = val;
+        return 1;
+    }
+    if (!strcmp(name, "--uarch")) {
+        int u = es_opt_pick(val, es_timing_uarchs());
+        if (u < 0)
+            return snprintf(err, errlen, "--uarch: unknown microarchitecture '%s' (%s)", val,
+                            es_uarchs_list(", ", why, sizeof why)),
+                   -1;
+        k->uarch = es_timing_uarchs()[u];
+        return 1;
+    }
+    return 0;
+}
+
+int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen)
+{
+    if (k->convention && k->patch_list) {
+        snprintf(err, errlen, "--convention and --patches both choose the kernel; give one "
+                              "(--patches lists commits applied on top of v4.16)");
+        return -1;
+    }
+    return 0;
+}
