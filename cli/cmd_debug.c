@@ -14,7 +14,10 @@
 #include "kernel_opts.h"
 #include "mitigations.h"
 #include "opts.h"
+#include "dbg.h"
+#ifdef ES_HAVE_UI
 #include "ui_app.h"
+#endif
 
 enum { EX_OK = ES_EX_OK, EX_ERROR = ES_EX_ERROR, EX_USAGE = ES_EX_USAGE };
 
@@ -131,6 +134,72 @@ static int parse(int argc, char **argv, dopts *o)
     return p.i;
 }
 
+/* Runs --script (if any); returns EX_OK or EX_ERROR, with the bottom line
+ * of a handout -- where and why the script stopped -- in msg. */
+static int run_script(es_dbg *d, const char *script, char *msg, size_t msglen)
+{
+    int status = EX_OK;
+    char err[400];
+    if (script && es_dbg_exec_file(d, script, stdout) == ES_DBG_CMD_ERROR)
+        status = EX_ERROR;
+    fflush(stdout);
+    es_dbg_status st;
+    es_dbg_get_status(d, &st);
+    uint64_t rip = 0, off = 0;
+    es_dbg_resolve(d, "rip", &rip, err, sizeof err);
+    const char *sym = es_dbg_symbolize(d, rip, &off);
+    char where[160] = "";
+    if (sym && off)
+        snprintf(where, sizeof where, " <%s+0x%llx>", sym, (unsigned long long)off);
+    else if (sym)
+        snprintf(where, sizeof where, " <%s>", sym);
+    snprintf(msg, msglen, "[%s] insn %llu  0x%llx%s", es_dbg_stop_name(st.last_stop),
+             (unsigned long long)st.icount, (unsigned long long)rip, where);
+    return status;
+}
+
+#ifdef ES_HAVE_UI
+/* The SDL2 window, or headless: the script, then a PNG of the window. */
+static int run_front_end(es_dbg *d, const dopts *o, const char *prog)
+{
+    char err[400];
+    es_ui_app app;
+    if (es_ui_app_init(&app, d, o->font_px, o->w, o->h, err, sizeof err)) {
+        fprintf(stderr, "entrysim: debug: %s\n", err);
+        return EX_ERROR;
+    }
+    int status = EX_OK;
+    if (o->script || o->screenshot) {
+        status = run_script(d, o->script, app.view.message, sizeof app.view.message);
+        if (status == EX_OK && o->screenshot &&
+            es_ui_app_screenshot(&app, d, o->screenshot, err, sizeof err)) {
+            fprintf(stderr, "entrysim: debug: --screenshot: %s\n", err);
+            status = EX_ERROR;
+        }
+    } else {
+        char title[300];
+        snprintf(title, sizeof title, "entrysim debug - %s", prog);
+        status = es_ui_app_window(&app, title);
+    }
+    es_ui_app_free(&app);
+    return status;
+}
+#else
+/* Built without SDL2 (ENTRYSIM_UI=OFF): the session core still runs
+ * scripts; there is no window to open or draw. */
+static int run_front_end(es_dbg *d, const dopts *o, const char *prog)
+{
+    (void)prog;
+    if (!o->script || o->screenshot) {
+        fprintf(stderr, "entrysim: debug: this entrysim was built without the SDL2 window "
+                        "(cmake -DENTRYSIM_UI=ON); only --script runs\n");
+        return EX_USAGE;
+    }
+    char msg[256];
+    return run_script(d, o->script, msg, sizeof msg);
+}
+#endif
+
 int es_debug_cmd(int argc, char **argv)
 {
     dopts o = {.k = es_kernel_opts_default(),
@@ -165,42 +234,7 @@ int es_debug_cmd(int argc, char **argv)
             es_dbg_free(d);
             return EX_USAGE;
         }
-    es_ui_app app;
-    if (es_ui_app_init(&app, d, o.font_px, o.w, o.h, err, sizeof err)) {
-        fprintf(stderr, "entrysim: debug: %s\n", err);
-        es_dbg_free(d);
-        return EX_ERROR;
-    }
-    int status = EX_OK;
-    if (o.script || o.screenshot) {
-        if (o.script && es_dbg_exec_file(d, o.script, stdout) == ES_DBG_CMD_ERROR)
-            status = EX_ERROR;
-        fflush(stdout);
-        /* the bottom line of a handout: where and why the script stopped */
-        es_dbg_status st;
-        es_dbg_get_status(d, &st);
-        uint64_t rip = 0, off = 0;
-        es_dbg_resolve(d, "rip", &rip, err, sizeof err);
-        const char *sym = es_dbg_symbolize(d, rip, &off);
-        char where[160] = "";
-        if (sym && off)
-            snprintf(where, sizeof where, " <%s+0x%llx>", sym, (unsigned long long)off);
-        else if (sym)
-            snprintf(where, sizeof where, " <%s>", sym);
-        snprintf(app.view.message, sizeof app.view.message, "[%s] insn %llu  0x%llx%s",
-                 es_dbg_stop_name(st.last_stop), (unsigned long long)st.icount,
-                 (unsigned long long)rip, where);
-        if (status == EX_OK && o.screenshot &&
-            es_ui_app_screenshot(&app, d, o.screenshot, err, sizeof err)) {
-            fprintf(stderr, "entrysim: debug: --screenshot: %s\n", err);
-            status = EX_ERROR;
-        }
-    } else {
-        char title[300];
-        snprintf(title, sizeof title, "entrysim debug - %s", argv[pi]);
-        status = es_ui_app_window(&app, title);
-    }
-    es_ui_app_free(&app);
+    int status = run_front_end(d, &o, argv[pi]);
     es_dbg_free(d);
     return status;
 }

@@ -1,6 +1,6 @@
 # embed_kernel.cmake - puts the 16 guest kernel images (kernel_model/,
 # target es_kernel_images, files kernel-p00.elf .. kernel-p15.elf, one per
-# subset of the patch series) into es_core as read-only data, so entrysim
+# subset of the patch series) into es_sim as read-only data, so entrysim
 # and the tests carry their kernel with them (sim/kernel.c reads the table).
 #
 # Deferred to the end of the top-level CMakeLists.txt, so it works whether
@@ -44,9 +44,9 @@ function(es_embed_kernel_images)
   string(APPEND text "\t.size es_kernel_image_table, . - es_kernel_image_table\n")
   string(APPEND text "\t.section .note.GNU-stack,\"\",@progbits\n")
   file(CONFIGURE OUTPUT ${asm} CONTENT "${text}" @ONLY)
-  target_sources(es_core PRIVATE ${asm})
+  target_sources(es_sim PRIVATE ${asm})
   if(TARGET es_kernel_images)
-    add_dependencies(es_core es_kernel_images)
+    add_dependencies(es_sim es_kernel_images)
     # re-assemble whenever an image changes
     set_source_files_properties(${asm} DIRECTORY ${CMAKE_SOURCE_DIR}
                                 PROPERTIES OBJECT_DEPENDS "${images}")
