@@ -170,6 +170,12 @@ struct es_vmas; /* address-space bookkeeping (sim/vm.c) */
  * layer depends on no header of the higher one.  NULL = nothing to do.
  * None is called per instruction: only on a TLB miss that fails its walk,
  * on mapping changes and at es_machine_free. */
+/* A process's system-call ABI (which table its numbers index). */
+enum es_abi { ES_ABI_X64 = 0, ES_ABI_I386 = 1, ES_ABI_X32 = 2 };
+
+/* Guest x32 syscalls have this bit set in the number (__X32_SYSCALL_BIT). */
+#define ES_X32_SYSCALL_BIT 0x40000000ull
+
 typedef struct es_hooks {
     /* demand paging: mem.c's page walk failed for va; returns 0 when the
      * page now exists (retry the walk), -1 for a genuine fault.  Set by
@@ -183,6 +189,12 @@ typedef struct es_hooks {
      * the guest kernel image (sim/boot, set when an image is loaded). */
     void (*free_host)(es_machine *m);
     void (*free_kernel)(es_machine *m);
+    /* host services (sim/host, set by es_host_init): a guest system call in
+     * --direct mode, from SYSCALL/INT 0x80/SYSENTER (registers in, RAX out;
+     * returns a handler status), and the kernel model's ES_HC_SYSCALL
+     * hypercall (number and arguments given; returns the result) */
+    int (*host_syscall)(es_machine *m, int abi);
+    int64_t (*host_call)(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]);
 } es_hooks;
 
 /* Why a run stopped. */

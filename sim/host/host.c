@@ -51,6 +51,8 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     }
     m->host = h;
     m->hooks.free_host = es_host_free; /* es_machine_free calls it */
+    m->hooks.host_syscall = es_host_syscall; /* sim/isa/system.c, --direct */
+    m->hooks.host_call = es_host_call;       /* sim/priv.c, the hypercall */
     h->cfg = *cfg;
     h->rootfd = -1;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)

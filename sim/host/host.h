@@ -15,10 +15,6 @@
 extern "C" {
 #endif
 
-enum es_abi { ES_ABI_X64 = 0, ES_ABI_I386 = 1, ES_ABI_X32 = 2 };
-
-/* Guest x32 syscalls have this bit set in the number (__X32_SYSCALL_BIT). */
-#define ES_X32_SYSCALL_BIT 0x40000000ull
 
 typedef struct es_host_config {
     const char *root;   /* guest root directory (default ".") */

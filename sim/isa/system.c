@@ -5,11 +5,11 @@
  * SYSENTER go to priv.c, which also has SYSRET, SYSEXIT, LTR, LLDT and
  * VMCALL.
  */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
 #include "guest_cpuid.h"
-#include "host.h"
 #include "ops.h"
 #include "priv.h"
 #include "seg.h"
@@ -148,6 +148,17 @@ static void fix_i386_result(es_machine *m)
         m->gpr[ES_RAX] = (uint64_t)(int64_t)(int32_t)m->gpr[ES_RAX];
 }
 
+/* --direct: a system call goes straight to host services (installed as a
+ * hook by es_host_init, so the families do not depend on sim/host); with
+ * none, the call does not exist. */
+static int direct_syscall(es_machine *m, int abi)
+{
+    if (m->hooks.host_syscall)
+        return m->hooks.host_syscall(m, abi);
+    m->gpr[ES_RAX] = (uint64_t)-ENOSYS;
+    return ES_OK;
+}
+
 /* INT n: Linux's IDT lets user code reach only vectors 3 (#BP), 4 (#OF)
  * and 0x80; any other gate has DPL 0, so INT n raises #GP with the IDT
  * error code (vector << 3 | 2: IDT bit). */
@@ -157,7 +168,7 @@ int op_int(es_machine *m, const es_insn *d)
     if (m->has_kernel)
         return es_soft_int(m, v);
     if (v == 0x80) {
-        int rc = es_host_syscall(m, ES_ABI_I386);
+        int rc = direct_syscall(m, ES_ABI_I386);
         fix_i386_result(m);
         return rc;
     }
@@ -188,7 +199,7 @@ int op_syscall(es_machine *m, const es_insn *d)
         m->gpr[ES_RCX] = m->nrip;
         m->gpr[ES_R11] = m->rflags;
         int abi = (m->gpr[ES_RAX] & ES_X32_SYSCALL_BIT) ? ES_ABI_X32 : ES_ABI_X64;
-        return es_host_syscall(m, abi);
+        return direct_syscall(m, abi);
     }
     if (m->vendor != 1)
         return es_raise(m, ES_VEC_UD, 0);
@@ -202,7 +213,7 @@ int op_syscall(es_machine *m, const es_insn *d)
     uint64_t ecx = m->gpr[ES_RCX], ebp = m->gpr[ES_RBP];
     m->gpr[ES_RCX] = arg2;
     m->gpr[ES_RBP] = (uint32_t)arg6;
-    int rc = es_host_syscall(m, ES_ABI_I386);
+    int rc = direct_syscall(m, ES_ABI_I386);
     if (rc == ES_STOP && m->stop != ES_STOP_EXIT) {
         /* stopped with RIP at the instruction: leave it re-executable */
         m->gpr[ES_RCX] = ecx;
@@ -234,7 +245,7 @@ int op_sysenter(es_machine *m, const es_insn *d)
     }
     uint64_t ebp = m->gpr[ES_RBP];
     m->gpr[ES_RBP] = (uint32_t)arg6;
-    int rc = es_host_syscall(m, ES_ABI_I386);
+    int rc = direct_syscall(m, ES_ABI_I386);
     if (rc == ES_STOP && m->stop != ES_STOP_EXIT) {
         m->gpr[ES_RBP] = ebp; /* re-executable, as for SYSCALL */
         return rc;
