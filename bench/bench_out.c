@@ -1,9 +1,28 @@
 /* bench_out.c - results.csv, results.json and chart.svg of a bench run. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
+
+/* fopen(path, "w") that neither waits on a FIFO nor writes to a device:
+ * only a regular file (new or truncated) is written. */
+static FILE *create_out(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    FILE *f = NULL;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !ftruncate(fd, 0))
+        f = fdopen(fd, "w");
+    if (!f)
+        close(fd);
+    return f;
+}
 
 /* Per-call figures: the report's per-syscall row when it has one, else the
  * whole run divided by the workload's iterations. */
@@ -47,7 +66,7 @@ static void num(FILE *f, double v)
 
 int es_bench_write_csv(const char *path, const es_cell *cells, size_t n)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = create_out(path);
     if (!f)
         return -1;
     fputs("key", f);
@@ -100,7 +119,7 @@ static void json_axes(FILE *f, const es_cell *c)
 int es_bench_write_json(const char *path, const es_matrix *m, const es_cell *cells, size_t n,
                         const char *version)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = create_out(path);
     if (!f)
         return -1;
     size_t nok = 0, nfail = 0, nskip = 0;
@@ -209,7 +228,7 @@ int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cell
     const int bottom = 30 + (int)(longest < 12 ? 12 : longest) * 7; /* ~7 px a character */
     int width = left + right + (int)nbars * (barw + gap) + gap;
     int height = tpad + plot_h + bottom;
-    FILE *f = fopen(path, "w");
+    FILE *f = create_out(path);
     if (!f)
         return -1;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
