@@ -1,9 +1,28 @@
 /* bench_out.c - results.csv, results.json and chart.svg of a bench run. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
+
+/* fopen(path, "w") that neither waits on a FIFO nor writes to a device:
+ * only a regular file (new or truncated) is written. */
+static FILE *create_out(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    FILE *f = NULL;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !ftruncate(fd, 0))
+        f = fdopen(fd, "w");
+    if (!f)
+        close(fd);
+    return f;
+}
 
 /* Per-call figures: the report's per-syscall row when it has one, else the
  * whole run divided by the workload's iterations. */
@@ -47,7 +66,7 @@ static void num(FILE *f, double v)
 
 int es_bench_write_csv(const char *path, const es_cell *cells, size_t n)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = create_out(path);
     if (!f)
         return -1;
     fputs("key", f);
@@ -100,7 +119,7 @@ static void json_axes(FILE *f, const es_cell *c)
 int es_bench_write_json(const char *path, const es_matrix *m, const es_cell *cells, size_t n,
                         const char *version)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = create_out(path);
     if (!f)
         return -1;
     size_t nok = 0, nfail = 0, nskip = 0;
@@ -174,16 +193,22 @@ static double tick_step(double max)
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cells, size_t n)
+/* colours of the phases, in es_bench_phase_names order */
+static const char *const colour[ES_BENCH_NPHASES] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                                     "#59a14f", "#edc948", "#b07aa1"};
+
+/* The chart's geometry (pixels) and scale. */
+typedef struct svg_geom {
+    bool varies[AX_COUNT]; /* the axes that vary label the bars; the fixed
+                            * ones go in the title */
+    double step, top;      /* gridline step and the y axis' top value */
+    int left, right, tpad, plot_h, barw, gap, bottom, width, height;
+} svg_geom;
+
+static void svg_layout(svg_geom *g, const es_matrix *m, const es_cell *cells, size_t n)
 {
-    /* colours of the phases, in es_bench_phase_names order */
-    static const char *const colour[ES_BENCH_NPHASES] = {"#4e79a7", "#f28e2b", "#e15759",
-                                                         "#76b7b2", "#59a14f", "#edc948",
-                                                         "#b07aa1"};
-    /* the axes that vary label the bars; the fixed ones go in the title */
-    bool varies[AX_COUNT];
     for (int a = 0; a < AX_COUNT; a++)
-        varies[a] = m->naxis[a] > 1;
+        g->varies[a] = m->naxis[a] > 1;
     size_t nbars = 0;
     double max = 0;
     for (size_t i = 0; i < n; i++)
@@ -199,29 +224,32 @@ int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cell
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
         for (int a = 0; a < AX_COUNT; a++)
-            if (varies[a] && !cells[i].skip)
+            if (g->varies[a] && !cells[i].skip)
                 len += strlen(cells[i].v[a]) + 1;
         if (len > longest)
             longest = len;
     }
-    double step = tick_step(max), top = ceil(max / step) * step;
-    const int left = 80, right = 190, tpad = 60, plot_h = 320, barw = 34, gap = 14;
-    const int bottom = 30 + (int)(longest < 12 ? 12 : longest) * 7; /* ~7 px a character */
-    int width = left + right + (int)nbars * (barw + gap) + gap;
-    int height = tpad + plot_h + bottom;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
+    g->step = tick_step(max), g->top = ceil(max / g->step) * g->step;
+    g->left = 80, g->right = 190, g->tpad = 60, g->plot_h = 320, g->barw = 34, g->gap = 14;
+    g->bottom = 30 + (int)(longest < 12 ? 12 : longest) * 7; /* ~7 px a character */
+    g->width = g->left + g->right + (int)nbars * (g->barw + g->gap) + g->gap;
+    g->height = g->tpad + g->plot_h + g->bottom;
+}
+
+/* The document's head, the title with the fixed axes, the y axis. */
+static void svg_head(FILE *f, const svg_geom *g, const es_matrix *m)
+{
+    const int left = g->left, tpad = g->tpad, plot_h = g->plot_h, width = g->width;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            width, height, width, height);
+            width, g->height, width, g->height);
     fputs("<text x=\"10\" y=\"22\" font-size=\"15\">entrysim bench: ", f);
     xml(f, m->name);
     fputs(" &#8212; cycles per system call by phase</text>\n<text x=\"10\" y=\"42\">", f);
     for (int a = 0, first = 1; a < AX_COUNT; a++)
-        if (!varies[a] && m->naxis[a] == 1) {
+        if (!g->varies[a] && m->naxis[a] == 1) {
             fprintf(f, "%s%s ", first ? "" : " &#183; ", es_bench_axis_names[a]);
             xml(f, m->axes[a][0]);
             first = 0;
@@ -231,74 +259,93 @@ int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cell
     fprintf(f, "<g class=\"axis\">\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
             left, tpad, left, tpad + plot_h);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", left,
-            tpad + plot_h, width - right, tpad + plot_h);
-    for (double v = 0; v <= top + step / 2; v += step) {
-        double y = tpad + plot_h - v / top * plot_h;
+            tpad + plot_h, width - g->right, tpad + plot_h);
+    for (double v = 0; v <= g->top + g->step / 2; v += g->step) {
+        double y = tpad + plot_h - v / g->top * plot_h;
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-                left + 1, y, width - right, y, left - 6, y + 4, v);
+                left + 1, y, width - g->right, y, left - 6, y + 4, v);
     }
     fprintf(f, "<text transform=\"translate(18 %d) rotate(-90)\" text-anchor=\"middle\">"
                "cycles per call</text>\n</g>\n",
             tpad + plot_h / 2);
-    /* one stacked bar per cell */
-    int x = left + gap;
-    for (size_t i = 0; i < n; i++) {
-        const es_cell *c = &cells[i];
-        if (c->skip)
+}
+
+/* The stacked segments of a finished cell's bar at x. */
+static void svg_stack(FILE *f, const svg_geom *g, const es_cell *c, int x, const char *label)
+{
+    fprintf(f, "<g class=\"bar\" data-key=\"%s\">\n<title>", c->key);
+    xml(f, label);
+    fprintf(f, ": %.1f cycles per call</title>\n", per_call(c));
+    double y = g->tpad + g->plot_h, sum = 0;
+    for (int p = 0; p < ES_BENCH_NPHASES; p++)
+        sum += phase_per_call(c, p);
+    /* phases of the report; a run without a per-phase split (no
+     * syscalls seen) is one grey segment of its whole per-call cost */
+    for (int p = 0; p < ES_BENCH_NPHASES && sum > 0; p++) {
+        double h = phase_per_call(c, p) / g->top * g->plot_h;
+        if (h <= 0)
             continue;
-        char label[512] = "";
-        size_t k = 0;
-        for (int a = 0; a < AX_COUNT; a++)
-            if (varies[a] && k < sizeof label)
-                k += (size_t)snprintf(label + k, sizeof label - k, "%s%s", k ? " " : "", c->v[a]);
-        if (!k)
-            snprintf(label, sizeof label, "%s", c->v[AX_WORKLOAD]);
-        if (ok(c)) {
-            fprintf(f, "<g class=\"bar\" data-key=\"%s\">\n<title>", c->key);
-            xml(f, label);
-            fprintf(f, ": %.1f cycles per call</title>\n", per_call(c));
-            double y = tpad + plot_h, sum = 0;
-            for (int p = 0; p < ES_BENCH_NPHASES; p++)
-                sum += phase_per_call(c, p);
-            /* phases of the report; a run without a per-phase split (no
-             * syscalls seen) is one grey segment of its whole per-call cost */
-            for (int p = 0; p < ES_BENCH_NPHASES && sum > 0; p++) {
-                double h = phase_per_call(c, p) / top * plot_h;
-                if (h <= 0)
-                    continue;
-                y -= h;
-                fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" "
-                           "fill=\"%s\"/>\n",
-                        es_bench_phase_names[p], x, y, barw, h, colour[p]);
-            }
-            if (sum <= 0) {
-                double h = per_call(c) / top * plot_h;
-                y -= h;
-                fprintf(f, "<rect class=\"total\" x=\"%d\" y=\"%.2f\" width=\"%d\" "
-                           "height=\"%.2f\" fill=\"#999\"/>\n",
-                        x, y, barw, h);
-            }
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\">%.0f</text>\n",
-                    x + barw / 2.0, y - 4, per_call(c));
-        } else {
-            fprintf(f, "<g class=\"failed\" data-key=\"%s\">\n<text x=\"%.1f\" y=\"%d\" "
-                       "text-anchor=\"middle\" fill=\"#c00\">failed</text>\n",
-                    c->key, x + barw / 2.0, tpad + plot_h - 6);
-        }
-        fprintf(f, "<text transform=\"translate(%.1f %d) rotate(-90)\" text-anchor=\"end\">",
-                x + barw / 2.0 + 4, tpad + plot_h + 8);
-        xml(f, label);
-        fputs("</text>\n</g>\n", f);
-        x += barw + gap;
+        y -= h;
+        fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" "
+                   "fill=\"%s\"/>\n",
+                es_bench_phase_names[p], x, y, g->barw, h, colour[p]);
     }
+    if (sum <= 0) {
+        double h = per_call(c) / g->top * g->plot_h;
+        y -= h;
+        fprintf(f, "<rect class=\"total\" x=\"%d\" y=\"%.2f\" width=\"%d\" "
+                   "height=\"%.2f\" fill=\"#999\"/>\n",
+                x, y, g->barw, h);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\">%.0f</text>\n",
+            x + g->barw / 2.0, y - 4, per_call(c));
+}
+
+/* One cell's bar (or its "failed" mark) at x, with its label. */
+static void svg_bar(FILE *f, const svg_geom *g, const es_cell *c, int x)
+{
+    char label[512] = "";
+    size_t k = 0;
+    for (int a = 0; a < AX_COUNT; a++)
+        if (g->varies[a] && k < sizeof label)
+            k += (size_t)snprintf(label + k, sizeof label - k, "%s%s", k ? " " : "", c->v[a]);
+    if (!k)
+        snprintf(label, sizeof label, "%s", c->v[AX_WORKLOAD]);
+    if (ok(c))
+        svg_stack(f, g, c, x, label);
+    else
+        fprintf(f, "<g class=\"failed\" data-key=\"%s\">\n<text x=\"%.1f\" y=\"%d\" "
+                   "text-anchor=\"middle\" fill=\"#c00\">failed</text>\n",
+                c->key, x + g->barw / 2.0, g->tpad + g->plot_h - 6);
+    fprintf(f, "<text transform=\"translate(%.1f %d) rotate(-90)\" text-anchor=\"end\">",
+            x + g->barw / 2.0 + 4, g->tpad + g->plot_h + 8);
+    xml(f, label);
+    fputs("</text>\n</g>\n", f);
+}
+
+int es_bench_write_svg(const char *path, const es_matrix *m, const es_cell *cells, size_t n)
+{
+    svg_geom g;
+    svg_layout(&g, m, cells, n);
+    FILE *f = create_out(path);
+    if (!f)
+        return -1;
+    svg_head(f, &g, m);
+    /* one stacked bar per cell */
+    int x = g.left + g.gap;
+    for (size_t i = 0; i < n; i++)
+        if (!cells[i].skip) {
+            svg_bar(f, &g, &cells[i], x);
+            x += g.barw + g.gap;
+        }
     /* legend, top of the stack first as in the bars */
     fputs("<g class=\"legend\">\n", f);
     for (int p = ES_BENCH_NPHASES - 1, row = 0; p >= 0; p--, row++) {
-        int ly = tpad + row * 20;
+        int ly = g.tpad + row * 20;
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/>"
                    "<text x=\"%d\" y=\"%d\">%s</text>\n",
-                width - right + 20, ly, colour[p], width - right + 40, ly + 11,
+                g.width - g.right + 20, ly, colour[p], g.width - g.right + 40, ly + 11,
                 es_bench_phase_names[p]);
     }
     fputs("</g>\n</svg>\n", f);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "escape.h"
 #include "matrix.h"
 
 #ifndef ES_BENCH_VERSION
@@ -60,7 +61,8 @@ typedef struct run_cfg {
     int jobs;
     double timeout;
     bool verbose;
-    sigset_t child_mask; /* the mask before run_cells blocked the stop signals */
+    sigset_t child_mask; /* the mask before es_bench_run blocked the stop signals */
+    sigset_t stop;       /* SIGINT, SIGTERM, SIGHUP */
 } run_cfg;
 
 /* The program a cell runs (malloc'd path). */
@@ -84,32 +86,38 @@ static char *cell_program(const run_cfg *rc, const es_cell *c)
     return p;
 }
 
-/* Workload arguments with {entry} {syscall} {iterations} expanded. */
+/* Workload arguments with {entry} {syscall} {iterations} expanded, of any
+ * length (an argument too long for exec fails its cell when it starts). */
 static char *expand(const char *tmpl, const es_cell *c)
 {
-    char buf[1024], num[32];
-    size_t n = 0;
+    char num[32];
     snprintf(num, sizeof num, "%lld", c->iterations);
-    for (const char *p = tmpl; *p && n + 1 < sizeof buf;) {
-        const char *val = NULL;
-        size_t skip = 0;
-        if (!strncmp(p, "{entry}", 7))
-            val = c->v[AX_ENTRY], skip = 7;
-        else if (!strncmp(p, "{syscall}", 9))
-            val = c->v[AX_SYSCALL], skip = 9;
-        else if (!strncmp(p, "{iterations}", 12))
-            val = num, skip = 12;
-        if (val) {
-            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s", val);
-            if (n >= sizeof buf)
-                n = sizeof buf - 1;
-            p += skip;
+    static const struct {
+        const char *name;
+        size_t len;
+    } vars[] = {{"{entry}", 7}, {"{syscall}", 9}, {"{iterations}", 12}};
+    const char *vals[] = {c->v[AX_ENTRY], c->v[AX_SYSCALL], num};
+    size_t cap = strlen(tmpl) + 1, n = 0;
+    for (const char *p = tmpl; (p = strchr(p, '{')); p++)
+        cap += strlen(c->v[AX_ENTRY]) + strlen(c->v[AX_SYSCALL]) + sizeof num; /* enough */
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    for (const char *p = tmpl; *p;) {
+        size_t k = 0;
+        while (k < COUNT(vars) && strncmp(p, vars[k].name, vars[k].len))
+            k++;
+        if (k < COUNT(vars)) {
+            size_t l = strlen(vals[k]);
+            memcpy(buf + n, vals[k], l);
+            n += l;
+            p += vars[k].len;
         } else {
             buf[n++] = *p++;
         }
     }
     buf[n] = 0;
-    return es_bench_sdup(buf);
+    return buf;
 }
 
 /* argv of a cell's child (NULL-terminated, strings malloc'd). */
@@ -236,13 +244,21 @@ static void cell_key(const run_cfg *rc, es_cell *c, uint64_t exe_hash, const cha
  * is ignored on reading */
 #define STORE_FIELDS (5 + ES_BENCH_NPHASES)
 
-static void store_load(const char *path, es_cell *cells, size_t n)
+/* Takes the finished cells of the store at path (none when it does not
+ * exist yet); -1 with the reason on stderr when it cannot be read (a FIFO
+ * or a directory is refused, not waited on). */
+static int store_load(const char *path, es_cell *cells, size_t n)
 {
     size_t len;
-    char err[300];
+    char err[PATH_MAX + 64];
+    struct stat st;
+    if (stat(path, &st) && errno == ENOENT)
+        return 0; /* a new store */
     char *text = es_bench_read_file(path, &len, err, sizeof err);
-    if (!text)
-        return; /* a new store */
+    if (!text) {
+        fprintf(stderr, "entrysim: bench: %s\n", es_escape_ctl(err, sizeof err, err));
+        return -1;
+    }
     for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = 0;
         if (*line == '#')
@@ -273,6 +289,7 @@ static void store_load(const char *path, es_cell *cells, size_t n)
             }
     }
     free(text);
+    return 0;
 }
 
 static int store_append(const char *path, const es_cell *c)
@@ -287,11 +304,16 @@ static int store_append(const char *path, const es_cell *c)
     if (n + 2 > (int)sizeof line)
         return -1;
     line[n++] = '\n';
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    if (st.st_size == 0) {
         static const char head[] =
             "# entrysim bench store v1: key cycles instructions calls call_cycles iterations "
             "<7 phases> <axes>\n";
@@ -414,115 +436,151 @@ static void fail_pending(es_cell *cells, size_t n, const char *why)
             cells[i].state = CELL_FAILED, setnote(&cells[i], "%s", why);
 }
 
-/* Runs the pending cells, at most rc->jobs at once.  SIGINT, SIGTERM and
- * SIGHUP are blocked meanwhile and waited for with the children (no
- * handler, no global flag): on one, the running children are killed and
- * their cells and the unstarted ones fail as interrupted; what finished is
- * already in the store.  Returns that signal, or 0. */
-static int run_cells(run_cfg *rc, es_cell *cells, size_t n, size_t todo)
+/* A stop signal taken within ts (NULL: a pending one only), or 0. */
+static int take_stop(const run_cfg *rc, const struct timespec *ts)
 {
-    slot *slots = calloc((size_t)rc->jobs, sizeof *slots);
-    if (!slots) {
+    static const struct timespec zero = {0, 0};
+    int sig = sigtimedwait(&rc->stop, NULL, ts ? ts : &zero);
+    return sig > 0 ? sig : 0;
+}
+
+/* The state of run_cells. */
+typedef struct cells_run {
+    const run_cfg *rc;
+    es_cell *cells;
+    size_t n, todo, next, done;
+    slot *slots;
+    int running, stopped;
+} cells_run;
+
+/* Starts pending cells in the free slots. */
+static void start_cells(cells_run *r)
+{
+    const run_cfg *rc = r->rc;
+    while (r->running < rc->jobs && r->next < r->n) {
+        es_cell *c = &r->cells[r->next];
+        if (c->skip || c->state != CELL_PENDING) {
+            r->next++;
+            continue;
+        }
+        slot *s = NULL;
+        for (int j = 0; j < rc->jobs && !s; j++)
+            if (!r->slots[j].pid)
+                s = &r->slots[j];
+        if (spawn_cell(rc, c, &s->pid)) {
+            c->state = CELL_FAILED;
+            s->pid = 0;
+            fprintf(stderr, "entrysim: bench: %s: %s\n", c->key, c->note);
+        } else {
+            s->cell = r->next;
+            clock_gettime(CLOCK_MONOTONIC, &s->start);
+            r->running++;
+        }
+        r->next++;
+    }
+}
+
+static void report_cell(const cells_run *r, const es_cell *c)
+{
+    if (!r->rc->verbose && c->state != CELL_FAILED)
+        return;
+    fprintf(stderr, "[%zu/%zu] %s", r->done, r->todo, c->key);
+    for (int a = 0; a < AX_COUNT; a++)
+        fprintf(stderr, " %s", c->v[a]);
+    if (c->state == CELL_FAILED)
+        fprintf(stderr, ": FAILED: %s\n", c->note);
+    else
+        fprintf(stderr, ": %.1f cycles/call\n",
+                c->calls > 0 ? c->call_cycles / c->calls : c->cycles / (double)c->iterations);
+}
+
+/* Reaps slot s if its child ended (or kills it past the timeout); true
+ * when the slot is free again.  A child killed by a signal while a stop
+ * signal is pending was killed by that stop (a signal sent to the whole
+ * process group, as timeout(1) and ^C do): the run stops and the cell
+ * counts as interrupted, not failed by its own fault. */
+static bool reap_slot(cells_run *r, slot *s)
+{
+    int st = 0;
+    pid_t pid = waitpid(s->pid, &st, WNOHANG);
+    bool timed_out = false;
+    if (pid == 0 && since(&s->start) > r->rc->timeout) {
+        kill(s->pid, SIGKILL);
+        pid = waitpid(s->pid, &st, 0);
+        timed_out = true;
+    }
+    if (pid == 0 || (pid < 0 && errno == EINTR))
+        return false;
+    if (pid > 0 && !timed_out && WIFSIGNALED(st) && (r->stopped = take_stop(r->rc, NULL))) {
+        s->pid = -1; /* reaped: stop_cells must not signal or wait for it again */
+        return false;
+    }
+    es_cell *c = &r->cells[s->cell];
+    if (pid < 0) {
+        c->state = CELL_FAILED;
+        setnote(c, "waitpid: %s", strerror(errno));
+    } else {
+        finish_cell(r->rc, c, st, timed_out);
+    }
+    r->done++;
+    report_cell(r, c);
+    s->pid = 0;
+    r->running--;
+    return true;
+}
+
+/* After a stop signal: the running cells are killed and failed as
+ * interrupted, the unstarted ones as not run. */
+static void stop_cells(cells_run *r)
+{
+    fprintf(stderr, "entrysim: bench: %s: stopping %d running cell%s\n", strsignal(r->stopped),
+            r->running, r->running == 1 ? "" : "s");
+    for (int j = 0; j < r->rc->jobs; j++) {
+        slot *s = &r->slots[j];
+        if (!s->pid)
+            continue;
+        if (s->pid > 0) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+        }
+        r->cells[s->cell].state = CELL_FAILED;
+        setnote(&r->cells[s->cell], "interrupted (%s)", strsignal(r->stopped));
+        s->pid = 0;
+    }
+    fail_pending(r->cells, r->n, "not run: interrupted");
+}
+
+/* Runs the pending cells, at most rc->jobs at once.  The caller has
+ * blocked rc->stop (SIGINT, SIGTERM, SIGHUP); they are waited for with the
+ * children (no handler, no global flag): on one, the running children are
+ * killed and their cells and the unstarted ones fail as interrupted; what
+ * finished is already in the store.  Returns that signal, or 0. */
+static int run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
+{
+    cells_run r = {rc, cells, n, todo, 0, 0, calloc((size_t)rc->jobs, sizeof(slot)), 0, 0};
+    if (!r.slots) {
         fail_pending(cells, n, "out of memory");
         return 0;
     }
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
-    sigprocmask(SIG_BLOCK, &stop, &rc->child_mask);
-    int stopped = 0;
-    int running = 0;
-    size_t next = 0, done = 0;
-    while ((running || next < n) && !stopped) {
-        while (running < rc->jobs && next < n) {
-            es_cell *c = &cells[next];
-            if (c->skip || c->state != CELL_PENDING) {
-                next++;
-                continue;
-            }
-            slot *s = NULL;
-            for (int j = 0; j < rc->jobs && !s; j++)
-                if (!slots[j].pid)
-                    s = &slots[j];
-            if (spawn_cell(rc, c, &s->pid)) {
-                c->state = CELL_FAILED;
-                s->pid = 0;
-                fprintf(stderr, "entrysim: bench: %s: %s\n", c->key, c->note);
-            } else {
-                s->cell = next;
-                clock_gettime(CLOCK_MONOTONIC, &s->start);
-                running++;
-            }
-            next++;
-        }
+    while ((r.running || r.next < n) && !r.stopped) {
+        start_cells(&r);
         bool reaped = false;
-        for (int j = 0; j < rc->jobs; j++) {
-            slot *s = &slots[j];
-            if (!s->pid)
-                continue;
-            int st = 0;
-            pid_t r = waitpid(s->pid, &st, WNOHANG);
-            bool timed_out = false;
-            if (r == 0 && since(&s->start) > rc->timeout) {
-                kill(s->pid, SIGKILL);
-                r = waitpid(s->pid, &st, 0);
-                timed_out = true;
-            }
-            if (r == 0 || (r < 0 && errno == EINTR))
-                continue;
-            es_cell *c = &cells[s->cell];
-            if (r < 0) {
-                c->state = CELL_FAILED;
-                setnote(c, "waitpid: %s", strerror(errno));
-            } else {
-                finish_cell(rc, c, st, timed_out);
-            }
-            done++;
-            if (rc->verbose || c->state == CELL_FAILED) {
-                fprintf(stderr, "[%zu/%zu] %s", done, todo, c->key);
-                for (int a = 0; a < AX_COUNT; a++)
-                    fprintf(stderr, " %s", c->v[a]);
-                if (c->state == CELL_FAILED)
-                    fprintf(stderr, ": FAILED: %s\n", c->note);
-                else
-                    fprintf(stderr, ": %.1f cycles/call\n",
-                            c->calls > 0 ? c->call_cycles / c->calls : c->cycles / (double)c->iterations);
-            }
-            s->pid = 0;
-            running--;
-            reaped = true;
-        }
-        if (!reaped && running) {
+        for (int j = 0; j < rc->jobs && !r.stopped; j++)
+            if (r.slots[j].pid > 0)
+                reaped |= reap_slot(&r, &r.slots[j]);
+        if (!reaped && r.running && !r.stopped) {
             struct timespec ts = {0, 5 * 1000 * 1000};
-            int sig = sigtimedwait(&stop, NULL, &ts);
-            if (sig > 0)
-                stopped = sig;
+            r.stopped = take_stop(rc, &ts);
         }
     }
-    if (!stopped) {
-        /* one that came while nothing was running: taken here, not
-         * delivered (and fatal) when the mask is restored */
-        struct timespec zero = {0, 0};
-        int sig = sigtimedwait(&stop, NULL, &zero);
-        stopped = sig > 0 ? sig : 0;
-    }
-    if (stopped) {
-        fprintf(stderr, "entrysim: bench: %s: stopping %d running cell%s\n", strsignal(stopped),
-                running, running == 1 ? "" : "s");
-        for (int j = 0; j < rc->jobs; j++)
-            if (slots[j].pid) {
-                kill(slots[j].pid, SIGKILL);
-                waitpid(slots[j].pid, NULL, 0);
-                cells[slots[j].cell].state = CELL_FAILED;
-                setnote(&cells[slots[j].cell], "interrupted (%s)", strsignal(stopped));
-            }
-        fail_pending(cells, n, "not run: interrupted");
-    }
-    sigprocmask(SIG_SETMASK, &rc->child_mask, NULL);
-    free(slots);
-    return stopped;
+    /* one that came while nothing was running: taken here, not delivered
+     * (and fatal) when the mask is restored */
+    if (!r.stopped)
+        r.stopped = take_stop(rc, NULL);
+    if (r.stopped)
+        stop_cells(&r);
+    free(r.slots);
+    return r.stopped;
 }
 
 /* ------------------------------------------------------------------ the run */
@@ -541,38 +599,44 @@ static int mkdirs(const char *path)
     return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-int es_bench_run(const es_bench_cfg *cfg)
-{
-    const char *matrix = cfg->matrix, *out = cfg->out, *runner = cfg->runner,
-               *workloads = cfg->workloads, *self = cfg->self;
-    bool list = cfg->list, verbose = cfg->verbose;
-    long jobs = cfg->jobs > 0 ? cfg->jobs : sysconf(_SC_NPROCESSORS_ONLN);
-    double timeout = cfg->timeout;
-    if (jobs < 1)
-        jobs = 1;
-
+/* What es_bench_run works on: the matrix, its cells, and the paths. */
+typedef struct bench {
     es_matrix m;
-    char err[512];
-    if (es_matrix_load(matrix, &m, err, sizeof err)) {
-        fprintf(stderr, "entrysim: bench: %s\n", err);
-        return 2;
-    }
     es_cell *cells;
-    size_t n = es_matrix_cells(&m, &cells);
-    size_t nskip = 0;
-    for (size_t i = 0; i < n; i++)
-        nskip += cells[i].skip != NULL;
-
-    /* the programs: entrysim (or the runner) and the workloads directory */
+    size_t n, nskip, missing;
     char exe[PATH_MAX], wdir[PATH_MAX], odir[PATH_MAX];
-    if (!realpath(runner ? runner : self, exe)) {
-        fprintf(stderr, "entrysim: bench: %s: %s\n", runner ? runner : self, strerror(errno));
-        free(cells);
-        es_matrix_free(&m);
-        return 2;
-    }
-    if (workloads) {
-        (void)pathf(wdir, sizeof wdir, "%s", workloads);
+    run_cfg rc;
+} bench;
+
+static void bench_free(bench *b)
+{
+    free(b->cells);
+    es_matrix_free(&b->m);
+}
+
+/* Prints "entrysim: bench: " and the message with its control characters
+ * escaped (it quotes paths and names the user gave); returns 2. */
+static int bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bench_fail(const char *fmt, ...)
+{
+    char msg[2 * PATH_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "entrysim: bench: %s\n", es_escape_ctl(msg, sizeof msg, msg));
+    return 2;
+}
+
+/* The programs (entrysim or the runner, the workloads directory) and the
+ * output directory; 0 or the exit status 2. */
+static int bench_paths(bench *b, const es_bench_cfg *cfg)
+{
+    const char *runner = cfg->runner, *self = cfg->self;
+    if (!realpath(runner ? runner : self, b->exe))
+        return bench_fail("%s: %s", runner ? runner : self, strerror(errno));
+    if (cfg->workloads) {
+        (void)pathf(b->wdir, sizeof b->wdir, "%s", cfg->workloads);
     } else {
         char me[PATH_MAX];
         if (!realpath(self, me))
@@ -580,115 +644,166 @@ int es_bench_run(const es_bench_cfg *cfg)
         char *slash = strrchr(me, '/');
         if (slash)
             *slash = 0;
-        (void)pathf(wdir, sizeof wdir, "%s/bench", slash ? me : ".");
+        (void)pathf(b->wdir, sizeof b->wdir, "%s/bench", slash ? me : ".");
     }
-    if (out)
-        (void)pathf(odir, sizeof odir, "%s", out);
+    if (cfg->out)
+        (void)pathf(b->odir, sizeof b->odir, "%s", cfg->out);
     else
-        (void)pathf(odir, sizeof odir, "bench-results/%s", m.name);
+        (void)pathf(b->odir, sizeof b->odir, "bench-results/%s", b->m.name);
     /* room for "/cells/KEY.json" and the like after the directories */
-    if (strlen(odir) > PATH_MAX - 64 || strlen(wdir) > PATH_MAX - 64) {
-        fprintf(stderr, "entrysim: bench: --out or --workloads path too long\n");
-        free(cells);
-        es_matrix_free(&m);
-        return 2;
-    }
-    run_cfg rc = {odir, exe, wdir, (int)jobs, timeout, verbose, {{0}}};
-    sigprocmask(SIG_BLOCK, NULL, &rc.child_mask);
+    if (strlen(b->odir) > PATH_MAX - 64 || strlen(b->wdir) > PATH_MAX - 64)
+        return bench_fail("--out or --workloads path too long");
+    return 0;
+}
+
+/* Every runnable cell's key; a cell whose workload cannot be read fails
+ * at once.  0 or the exit status 2. */
+static int key_cells(bench *b)
+{
     uint64_t exe_hash = 0;
-    if (!hash_file(exe, &exe_hash)) {
-        fprintf(stderr, "entrysim: bench: cannot read %s\n", exe);
-        free(cells);
-        es_matrix_free(&m);
-        return 2;
-    }
-    size_t missing = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (cells[i].skip)
+    if (!hash_file(b->exe, &exe_hash))
+        return bench_fail("cannot read %s", b->exe);
+    for (size_t i = 0; i < b->n; i++) {
+        es_cell *c = &b->cells[i];
+        if (c->skip)
             continue;
-        char *prog = cell_program(&rc, &cells[i]);
+        char *prog = cell_program(&b->rc, c);
         bool prog_ok = false;
         if (prog)
-            cell_key(&rc, &cells[i], exe_hash, prog, &prog_ok);
+            cell_key(&b->rc, c, exe_hash, prog, &prog_ok);
         if (!prog_ok) {
-            cells[i].state = CELL_FAILED;
-            setnote(&cells[i],
-                     "workload %s cannot be read (build the bench_workloads target, or "
-                     "--workloads DIR)",
-                     prog ? prog : "?");
-            missing++;
+            c->state = CELL_FAILED;
+            setnote(c,
+                    "workload %s cannot be read (build the bench_workloads target, or "
+                    "--workloads DIR)",
+                    prog ? prog : "?");
+            b->missing++;
         }
         free(prog);
     }
+    return 0;
+}
 
-    if (list) {
-        for (size_t i = 0; i < n; i++) {
-            printf("%s", cells[i].skip ? "skip            " : cells[i].key);
-            for (int a = 0; a < AX_COUNT; a++)
-                printf(" %s", cells[i].v[a]);
-            printf(" %lld", cells[i].iterations);
-            if (cells[i].skip)
-                printf("  (%s)", cells[i].skip);
-            else if (cells[i].state == CELL_FAILED)
-                printf("  (%s)", cells[i].note);
-            putchar('\n');
-        }
-        printf("%zu cells, %zu skipped as impossible\n", n - nskip, nskip);
-        free(cells);
-        es_matrix_free(&m);
-        return 0;
+static void list_cells(const bench *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const es_cell *c = &b->cells[i];
+        printf("%s", c->skip ? "skip            " : c->key);
+        for (int a = 0; a < AX_COUNT; a++)
+            printf(" %s", c->v[a]);
+        printf(" %lld", c->iterations);
+        if (c->skip)
+            printf("  (%s)", c->skip);
+        else if (c->state == CELL_FAILED)
+            printf("  (%s)", c->note);
+        putchar('\n');
     }
+    printf("%zu cells, %zu skipped as impossible\n", b->n - b->nskip, b->nskip);
+}
 
-    char path[PATH_MAX + 32];
-    (void)pathf(path, sizeof path, "%s/cells", odir);
-    if (mkdirs(path)) {
-        fprintf(stderr, "entrysim: bench: cannot create %s: %s\n", path, strerror(errno));
-        free(cells);
-        es_matrix_free(&m);
-        return 2;
-    }
-    (void)pathf(path, sizeof path, "%s/store.tsv", odir);
-    store_load(path, cells, n);
-    size_t reused = 0, todo = 0;
-    for (size_t i = 0; i < n; i++) {
-        reused += cells[i].state == CELL_REUSED;
-        todo += !cells[i].skip && cells[i].state == CELL_PENDING;
-    }
-    fprintf(stderr, "entrysim: bench: %s: %zu cells: %zu to run (-j %ld), %zu already in %s",
-            m.name, n - nskip, todo, jobs, reused, path);
-    if (nskip)
-        fprintf(stderr, "; %zu impossible combinations skipped (results.json lists them)", nskip);
+/* The line saying what will run, and each distinct skip reason once. */
+static void announce(const bench *b, const char *store, size_t todo, size_t reused)
+{
+    fprintf(stderr, "entrysim: bench: %s: %zu cells: %zu to run (-j %d), %zu already in %s",
+            b->m.name, b->n - b->nskip, todo, b->rc.jobs, reused, store);
+    if (b->nskip)
+        fprintf(stderr, "; %zu impossible combinations skipped (results.json lists them)",
+                b->nskip);
     fputc('\n', stderr);
-    /* each distinct reason once */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < b->n; i++) {
         bool seen = false;
-        for (size_t j = 0; j < i && cells[i].skip; j++)
-            seen |= cells[j].skip == cells[i].skip;
-        if (cells[i].skip && !seen)
-            fprintf(stderr, "  skipped: %s\n", cells[i].skip);
+        for (size_t j = 0; j < i && b->cells[i].skip; j++)
+            seen |= b->cells[j].skip == b->cells[i].skip;
+        if (b->cells[i].skip && !seen)
+            fprintf(stderr, "  skipped: %s\n", b->cells[i].skip);
     }
-    int stopped = run_cells(&rc, cells, n, todo);
+}
 
-    size_t failed = 0, ran = 0;
-    for (size_t i = 0; i < n; i++) {
-        failed += !cells[i].skip && cells[i].state == CELL_FAILED;
-        ran += cells[i].state == CELL_DONE;
-    }
-    int status = failed ? 1 : 0;
-    const char *names[] = {"results.csv", "results.json", "chart.svg"};
+/* results.csv, results.json, chart.svg; 0 or 1 when one cannot be written. */
+static int write_outputs(const bench *b)
+{
+    static const char *const names[] = {"results.csv", "results.json", "chart.svg"};
+    char path[PATH_MAX + 32];
+    int status = 0;
     for (int k = 0; k < 3; k++) {
-        (void)pathf(path, sizeof path, "%s/%s", odir, names[k]);
-        int r = k == 0   ? es_bench_write_csv(path, cells, n)
-                : k == 1 ? es_bench_write_json(path, &m, cells, n, "entrysim " ES_BENCH_VERSION)
-                         : es_bench_write_svg(path, &m, cells, n);
+        (void)pathf(path, sizeof path, "%s/%s", b->odir, names[k]);
+        int r = k == 0   ? es_bench_write_csv(path, b->cells, b->n)
+                : k == 1 ? es_bench_write_json(path, &b->m, b->cells, b->n,
+                                               "entrysim " ES_BENCH_VERSION)
+                         : es_bench_write_svg(path, &b->m, b->cells, b->n);
         if (r) {
-            fprintf(stderr, "entrysim: bench: cannot write %s\n", path);
+            bench_fail("cannot write %s", path);
             status = 1;
         }
     }
+    return status;
+}
+
+/* Runs the cells and writes the outputs.  The stop signals stay blocked
+ * until the outputs are written: a second one (timeout(1) signals the
+ * process and then its group; ^C pressed twice) must not kill bench
+ * between the cells' end and results.csv.  Returns the exit status. */
+static int run_and_write(bench *b)
+{
+    char path[PATH_MAX + 32];
+    (void)pathf(path, sizeof path, "%s/cells", b->odir);
+    if (mkdirs(path))
+        return bench_fail("cannot create %s: %s", path, strerror(errno));
+    (void)pathf(path, sizeof path, "%s/store.tsv", b->odir);
+    if (store_load(path, b->cells, b->n))
+        return 2;
+    size_t reused = 0, todo = 0, failed = 0, ran = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        reused += b->cells[i].state == CELL_REUSED;
+        todo += !b->cells[i].skip && b->cells[i].state == CELL_PENDING;
+    }
+    announce(b, path, todo, reused);
+    sigprocmask(SIG_BLOCK, &b->rc.stop, NULL);
+    int stopped = run_cells(&b->rc, b->cells, b->n, todo);
+    for (size_t i = 0; i < b->n; i++) {
+        failed += !b->cells[i].skip && b->cells[i].state == CELL_FAILED;
+        ran += b->cells[i].state == CELL_DONE;
+    }
+    int status = write_outputs(b) | (failed ? 1 : 0);
     fprintf(stderr, "entrysim: bench: %zu ran, %zu reused, %zu failed%s; %s/results.csv\n", ran,
-            reused, failed, missing ? " (workloads missing)" : "", odir);
-    free(cells);
-    es_matrix_free(&m);
+            reused, failed, b->missing ? " (workloads missing)" : "", b->odir);
+    fflush(stderr);
+    /* signals that came after the first: it decides the exit status */
+    while (take_stop(&b->rc, NULL))
+        ;
+    sigprocmask(SIG_SETMASK, &b->rc.child_mask, NULL);
     return stopped ? 128 + stopped : status; /* like a shell: 130 after SIGINT */
+}
+
+int es_bench_run(const es_bench_cfg *cfg)
+{
+    bench *b = calloc(1, sizeof *b);
+    if (!b)
+        return bench_fail("out of memory");
+    char err[512];
+    if (es_matrix_load(cfg->matrix, &b->m, err, sizeof err)) {
+        free(b);
+        return bench_fail("%s", err);
+    }
+    b->n = es_matrix_cells(&b->m, &b->cells);
+    for (size_t i = 0; i < b->n; i++)
+        b->nskip += b->cells[i].skip != NULL;
+    long jobs = cfg->jobs > 0 ? cfg->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+    int status = bench_paths(b, cfg);
+    b->rc = (run_cfg){b->odir, b->exe, b->wdir, jobs < 1 ? 1 : (int)jobs, cfg->timeout,
+                      cfg->verbose, {{0}}, {{0}}};
+    sigprocmask(SIG_BLOCK, NULL, &b->rc.child_mask);
+    sigemptyset(&b->rc.stop);
+    sigaddset(&b->rc.stop, SIGINT);
+    sigaddset(&b->rc.stop, SIGTERM);
+    sigaddset(&b->rc.stop, SIGHUP);
+    if (!status)
+        status = key_cells(b);
+    if (!status && cfg->list)
+        list_cells(b);
+    else if (!status)
+        status = run_and_write(b);
+    bench_free(b);
+    free(b);
+    return status;
 }

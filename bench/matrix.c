@@ -3,12 +3,16 @@
  * figures of a cell's timing report.  Running the cells: bench_run.c;
  * outputs: bench_out.c; bench/README.md documents the format and rules. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
+#include "escape.h"
 #include "kernel.h"
 #include "mitigations.h"
 
@@ -208,60 +212,96 @@ static int load_workload(es_matrix *m, es_toml *t, const char *file, const char 
     return 0;
 }
 
-int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err, size_t errlen)
+/* The tables: [matrix] and [workload.NAME] (loaded here); no key outside
+ * them. */
+static int load_tables(es_matrix *m, es_toml *t, const char *file, char *err, size_t errlen)
 {
-    memset(m, 0, sizeof *m);
-    es_toml t;
-    char why[300];
-    if (es_toml_parse(text, &t, why, sizeof why)) {
-        snprintf(err, errlen, "%s:%s", file, why);
-        return -1;
-    }
-    int rc = -1;
     bool have_matrix = false;
-    for (size_t i = 0; i < t.nkeys; i++)
-        if (!*t.keys[i].table) {
+    for (size_t i = 0; i < t->nkeys; i++)
+        if (!*t->keys[i].table) {
             snprintf(err, errlen, "%s:%d: key '%s' outside any table (put it under [matrix])",
-                     file, t.keys[i].line, t.keys[i].key);
-            goto out;
+                     file, t->keys[i].line, t->keys[i].key);
+            return -1;
         }
-    for (size_t i = 0; i < t.ntables; i++) {
-        if (!strcmp(t.tables[i], "matrix")) {
+    for (size_t i = 0; i < t->ntables; i++) {
+        const char *tab = t->tables[i];
+        int line = t->table_lines[i];
+        if (!strcmp(tab, "matrix")) {
             have_matrix = true;
-        } else if (!strncmp(t.tables[i], "workload.", 9) && !strchr(t.tables[i] + 9, '.')) {
-            if (!strcmp(t.tables[i] + 9, "sysloop")) {
-                snprintf(err, errlen, "%s:%d: 'sysloop' is the built-in workload", file,
-                         t.table_lines[i]);
-                goto out;
+        } else if (!strncmp(tab, "workload.", 9) && !strchr(tab + 9, '.')) {
+            if (!strcmp(tab + 9, "sysloop")) {
+                snprintf(err, errlen, "%s:%d: 'sysloop' is the built-in workload", file, line);
+                return -1;
             }
-            if (load_workload(m, &t, file, t.tables[i] + 9, t.table_lines[i], err, errlen))
-                goto out;
+            if (load_workload(m, t, file, tab + 9, line, err, errlen))
+                return -1;
         } else {
             snprintf(err, errlen, "%s:%d: unknown table [%s] (expected [matrix] or "
-                     "[workload.NAME])", file, t.table_lines[i], t.tables[i]);
-            goto out;
+                     "[workload.NAME])", file, line, tab);
+            return -1;
         }
     }
-    if (!have_matrix) {
-        merr(err, errlen, file, NULL, "no [matrix] table%s", "");
-        goto out;
-    }
-    es_tkey *k = es_toml_get(&t, "matrix", "name");
-    if (k && (k->type != ES_TV_STRING || !plain(k->str))) {
-        merr(err, errlen, file, k, "name must be a string without blanks%s", "");
-        goto out;
-    }
+    if (!have_matrix)
+        return merr(err, errlen, file, NULL, "no [matrix] table%s", "");
+    return 0;
+}
+
+/* The name (default: the file's base name without .toml).  It names the
+ * directory bench-results/NAME, so it must stay one path component below
+ * it. */
+static int load_name(es_matrix *m, es_toml *t, const char *file, char *err, size_t errlen)
+{
+    es_tkey *k = es_toml_get(t, "matrix", "name");
+    if (k && (k->type != ES_TV_STRING || !plain(k->str)))
+        return merr(err, errlen, file, k, "name must be a string without blanks%s", "");
     if (k) {
         m->name = es_bench_sdup(k->str);
     } else {
-        /* the file's base name without .toml */
         const char *b = strrchr(file, '/');
         m->name = es_bench_sdup(b ? b + 1 : file);
         char *dot = m->name ? strrchr(m->name, '.') : NULL;
         if (dot && !strcmp(dot, ".toml"))
             *dot = 0;
     }
-    es_toml_get(&t, "matrix", "description"); /* free text, for readers */
+    if (!m->name)
+        return merr(err, errlen, file, k, "out of memory%s", "");
+    if (!*m->name || !strcmp(m->name, ".") || strchr(m->name, '/') || strstr(m->name, ".."))
+        return merr(err, errlen, file, k,
+                    "name '%s' must not be empty, '.', or hold '/' or '..' (it names a "
+                    "directory under bench-results/)",
+                    m->name);
+    return 0;
+}
+
+/* Every listed workload is defined, and the built-in sysloop can make
+ * every listed syscall. */
+static int check_workloads(es_matrix *m, es_toml *t, const char *file, char *err,
+                           size_t errlen)
+{
+    for (size_t i = 0; i < m->naxis[AX_WORKLOAD]; i++) {
+        const char *w = m->axes[AX_WORKLOAD][i];
+        bool found = !strcmp(w, "sysloop");
+        for (size_t j = 0; j < m->nworkloads; j++)
+            found |= !strcmp(w, m->workloads[j].name);
+        if (!found)
+            return merr(err, errlen, file, es_toml_get(t, "matrix", "workloads"),
+                        "workload '%s' is neither sysloop nor a [workload.NAME] table", w);
+    }
+    if (m->nworkloads && !in_list("sysloop", (const char *const *)m->axes[AX_WORKLOAD],
+                                  m->naxis[AX_WORKLOAD]))
+        return 0;
+    for (size_t i = 0; i < m->naxis[AX_SYSCALL]; i++)
+        if (!in_list(m->axes[AX_SYSCALL][i], sysloop_syscalls, COUNT(sysloop_syscalls)))
+            return merr(err, errlen, file, es_toml_get(t, "matrix", "syscalls"),
+                        "sysloop cannot call '%s' (getpid getppid read write gettimeofday time "
+                        "getcpu)",
+                        m->axes[AX_SYSCALL][i]);
+    return 0;
+}
+
+/* The axes, with one default value for each axis left out. */
+static int load_axes(es_matrix *m, es_toml *t, const char *file, char *err, size_t errlen)
+{
     static const struct {
         const char *key;
         int axis;
@@ -270,43 +310,46 @@ int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err,
                 {"mitigations", AX_MITIGATIONS}, {"syscalls", AX_SYSCALL},
                 {"uarch", AX_UARCH}, {"cpu", AX_CPU}, {"workloads", AX_WORKLOAD}};
     for (size_t i = 0; i < COUNT(axes); i++)
-        if (load_axis(m, &t, file, axes[i].key, axes[i].axis, err, errlen))
-            goto out;
-    /* defaults: one value per axis left out */
+        if (load_axis(m, t, file, axes[i].key, axes[i].axis, err, errlen))
+            return -1;
     static const char *const defaults[AX_COUNT] = {"v4.17",  "syscall64", "nospec", "getpid",
                                                    "znver4", "amd",       "sysloop"};
     for (int a = 0; a < AX_COUNT; a++)
         if (!m->naxis[a] && add_value(m, a, defaults[a], err, errlen, file, NULL))
-            goto out;
-    for (size_t i = 0; i < m->naxis[AX_WORKLOAD]; i++) {
-        const char *w = m->axes[AX_WORKLOAD][i];
-        bool found = !strcmp(w, "sysloop");
-        for (size_t j = 0; j < m->nworkloads; j++)
-            found |= !strcmp(w, m->workloads[j].name);
-        if (!found) {
-            merr(err, errlen, file, es_toml_get(&t, "matrix", "workloads"),
-                 "workload '%s' is neither sysloop nor a [workload.NAME] table", w);
-            goto out;
-        }
-    }
-    if (m->nworkloads == 0 || in_list("sysloop", (const char *const *)m->axes[AX_WORKLOAD],
-                                      m->naxis[AX_WORKLOAD]))
-        for (size_t i = 0; i < m->naxis[AX_SYSCALL]; i++)
-            if (!in_list(m->axes[AX_SYSCALL][i], sysloop_syscalls, COUNT(sysloop_syscalls))) {
-                merr(err, errlen, file, es_toml_get(&t, "matrix", "syscalls"),
-                     "sysloop cannot call '%s' (getpid getppid read write gettimeofday time "
-                     "getcpu)",
-                     m->axes[AX_SYSCALL][i]);
-                goto out;
-            }
+            return -1;
+    return 0;
+}
+
+static int load_iterations(es_matrix *m, es_toml *t, const char *file, char *err,
+                           size_t errlen)
+{
     m->iterations = 1000;
-    if ((k = es_toml_get(&t, "matrix", "iterations"))) {
-        if (k->type != ES_TV_INT || k->i < 1 || k->i > 1000000000) {
-            merr(err, errlen, file, k, "iterations must be an integer from 1 to 10^9%s", "");
-            goto out;
-        }
-        m->iterations = k->i;
+    es_tkey *k = es_toml_get(t, "matrix", "iterations");
+    if (!k)
+        return 0;
+    if (k->type != ES_TV_INT || k->i < 1 || k->i > 1000000000)
+        return merr(err, errlen, file, k, "iterations must be an integer from 1 to 10^9%s", "");
+    m->iterations = k->i;
+    return 0;
+}
+
+int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    es_toml t;
+    char why[300];
+    if (es_toml_parse(text, &t, why, sizeof why)) {
+        snprintf(err, errlen, "%s:%s", file, why);
+        es_escape_ctl(err, errlen, err);
+        return -1;
     }
+    int rc = -1;
+    if (load_tables(m, &t, file, err, errlen) || load_name(m, &t, file, err, errlen))
+        goto out;
+    es_toml_get(&t, "matrix", "description"); /* free text, for readers */
+    if (load_axes(m, &t, file, err, errlen) || check_workloads(m, &t, file, err, errlen) ||
+        load_iterations(m, &t, file, err, errlen))
+        goto out;
     for (size_t i = 0; i < t.nkeys; i++)
         if (!t.keys[i].used) {
             snprintf(err, errlen, "%s:%d: unknown key '%s' in [%s]", file, t.keys[i].line,
@@ -316,18 +359,43 @@ int es_matrix_parse(const char *text, const char *file, es_matrix *m, char *err,
     rc = 0;
 out:
     es_toml_free(&t);
-    if (rc)
+    if (rc) {
+        es_escape_ctl(err, errlen, err); /* values and file names quoted in it */
         es_matrix_free(m);
+    }
     return rc;
+}
+
+/* Opens path for reading without waiting (a FIFO would block until a
+ * writer came) and refuses anything but a regular file. */
+static FILE *open_regular(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 char *es_bench_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    FILE *f = open_regular(path, err, errlen);
+    if (!f)
         return NULL;
-    }
     size_t cap = 4096, n = 0;
     char *s = malloc(cap);
     size_t r;
@@ -359,11 +427,13 @@ int es_matrix_load(const char *path, es_matrix *m, char *err, size_t errlen)
     char *text = es_bench_read_file(path, &n, err, errlen);
     if (!text) {
         memset(m, 0, sizeof *m);
+        es_escape_ctl(err, errlen, err);
         return -1;
     }
     int rc;
     if (strlen(text) != n) {
         snprintf(err, errlen, "%s: a NUL byte in the file (not a text matrix)", path);
+        es_escape_ctl(err, errlen, err);
         memset(m, 0, sizeof *m);
         rc = -1;
     } else {

@@ -283,9 +283,17 @@ static int run_option(es_opts *p, int id, options *o)
         o->timing = true;
         o->timing_json = val;
         return 0;
-    case O_GDB:
+    case O_GDB: {
+        /* [HOST]:PORT; the port checked here so that a bad one is a usage
+         * error (2), as es_gdb_listen words it */
+        const char *colon = strrchr(val, ':');
+        int port;
+        if (!colon || !es_opt_int(colon + 1, 0, 65535, &port))
+            return es_opts_fail(p, "--gdb %s: expected [HOST]:PORT, the port a number 0..65535",
+                                val);
         o->gdb = val;
         return 0;
+    }
     case O_MAXINSNS:
         if (!es_opt_u64(val, 1, UINT64_MAX, &o->max_insns))
             return es_opts_fail(p, "--max-insns needs a positive number, not '%s'", val);

@@ -6,11 +6,21 @@
 #include <string.h>
 
 #include "cmd_throughput.h"
+#include "escape.h"
 #include "machine.h"
 #include "kernel_opts.h"
 #include "measure.h"
 #include "opts.h"
 #include "timing.h"
+
+/* s with its control characters made visible (malloc'd; NULL when out of
+ * memory) */
+static char *escaped(const char *s)
+{
+    size_t n = 4 * strlen(s) + 1;
+    char *d = malloc(n);
+    return d ? es_escape_ctl(d, n, s) : NULL;
+}
 
 static int one_block(const char *uarch, const char *hex, bool stats, FILE *out)
 {
@@ -22,7 +32,9 @@ static int one_block(const char *uarch, const char *hex, bool stats, FILE *out)
     if (es_native_parse_hex(hex, code, sizeof code, &len, err, sizeof err) ||
         es_timing_throughput_stats(uarch, code, len, ES_MODE_64, &c, stats ? &s : NULL, err,
                                    sizeof err)) {
-        fprintf(out, "%s\terror: %s\n", hex, err);
+        char *shown = escaped(hex);
+        fprintf(out, "%s\terror: %s\n", shown ? shown : "?", err);
+        free(shown);
         return 1;
     }
     fprintf(out, "%s\t%.3f", hex, c);
@@ -45,12 +57,16 @@ static int file_blocks(const char *uarch, const char *file, bool stats, int *bad
 {
     FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
     if (!f) {
-        fprintf(stderr, "entrysim: throughput: cannot open %s\n", file);
+        char *shown = escaped(file);
+        fprintf(stderr, "entrysim: throughput: cannot open %s\n", shown ? shown : "the --file");
+        free(shown);
         return 2;
     }
-    char line[3 * ES_NATIVE_MAX_BLOCK];
-    while (fgets(line, sizeof line, f)) {
-        size_t n = strlen(line);
+    /* lines of any length: a long one is one (refused) block, not pieces */
+    char *line = NULL;
+    size_t cap = 0;
+    for (ssize_t got; (got = getline(&line, &cap, f)) >= 0;) {
+        size_t n = (size_t)got;
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
                      line[n - 1] == '\t'))
             line[--n] = 0;
@@ -66,6 +82,7 @@ static int file_blocks(const char *uarch, const char *file, bool stats, int *bad
         *bad |= one_block(uarch, p, stats, stdout);
         fflush(stdout);
     }
+    free(line);
     if (f != stdin)
         fclose(f);
     return 0;

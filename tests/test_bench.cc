@@ -695,3 +695,98 @@ TEST_F(BenchRun, CustomWorkloadArguments)
     EXPECT_NE(log.find("run --deterministic --timing-json "), std::string::npos) << log;
     EXPECT_NE(log.find("--mitigations none,nospec --cpu amd"), std::string::npos) << log;
 }
+
+// Issue 12 item 9: a stop signal that comes while the first one is being
+// handled (timeout(1) signals the process and then its group; a user may
+// press ^C twice) must not kill bench before it writes its outputs.  The
+// process is stopped while both signals are queued, so both are pending
+// at once whatever the machine's load; the test waits for conditions (the
+// store holds the finished cells, the hanging cell has started), not for
+// a time.
+TEST_F(BenchRun, SecondStopSignalStillWritesResults)
+{
+    std::string m = dir + "/m.toml", out = dir + "/out";
+    spit(m, "[matrix]\nentries = [\"syscall64\", \"int80\", \"x32\"]\niterations = 5\n");
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::string cmd = "exec env FAKE_RUNNER_LOG=" + dir + "/runner.log FAKE_RUNNER_HANG=x32 " +
+                          ES_TEST_ENTRYSIM " bench --matrix " + m + " --out " + out +
+                          " --workloads " ES_TEST_WORKLOADS " --runner " ES_TEST_FAKE_RUNNER
+                          " -j 1 2>" + dir + "/stderr >" + dir + "/stdout";
+        execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
+        _exit(127);
+    }
+    bool ready = false;
+    for (int i = 0; i < 6000 && !ready; i++) { // up to 60 s on a very busy machine
+        ready = lines(slurp(out + "/store.tsv")).size() == 3 && runner_calls() == 3;
+        if (!ready)
+            usleep(10000);
+    }
+    EXPECT_TRUE(ready) << slurp(dir + "/stderr");
+    kill(pid, SIGSTOP);
+    kill(pid, SIGHUP);
+    kill(pid, SIGTERM);
+    kill(pid, SIGCONT);
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    err_text = slurp(dir + "/stderr");
+    ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st) << "\n" << err_text;
+    EXPECT_TRUE(WEXITSTATUS(st) == 128 + SIGHUP || WEXITSTATUS(st) == 128 + SIGTERM)
+        << WEXITSTATUS(st);
+    EXPECT_NE(err_text.find("stopping 1 running cell"), std::string::npos) << err_text;
+    std::string csv = slurp(out + "/results.csv");
+    EXPECT_EQ(count(csv, ",ok,"), 2u) << csv;
+    EXPECT_NE(csv.find("interrupted ("), std::string::npos) << csv;
+}
+
+// Issue 12 item 8: the matrix name becomes a directory under bench-results/
+TEST(BenchMatrix, NameCannotLeaveTheResultsDirectory)
+{
+    for (const char *name : {"..", "../up", "a/b", "/tmp/abs", ".", "x..y"}) {
+        std::string e = parse_err(std::string("[matrix]\nname = \"") + name + "\"\n");
+        EXPECT_NE(e.find("m.toml:2: name"), std::string::npos) << name << ": " << e;
+        EXPECT_NE(e.find("'/' or '..'"), std::string::npos) << name << ": " << e;
+    }
+    EXPECT_EQ(parse_err("[matrix]\nname = \"ok.name-1\"\n"), "");
+}
+
+// Issue 12 item 8: user input quoted in an error message has its control
+// characters escaped (a lone CR, escapes in strings)
+TEST(BenchMatrix, ErrorsEscapeControlCharacters)
+{
+    std::string e = parse_err("[matrix]\rentries = [\"syscall64\"]\n"); // a lone CR
+    EXPECT_EQ(e.find('\r'), std::string::npos) << e;
+    EXPECT_NE(e.find("\\r"), std::string::npos) << e;
+    e = parse_err("[matrix]\nentries = [\"sys\\tcall\\n\"]\n");
+    EXPECT_EQ(e.find_first_of("\t\n"), std::string::npos) << e;
+    EXPECT_NE(e.find("sys\\tcall\\n"), std::string::npos) << e;
+}
+
+// Issue 12 item 8: a workload argument longer than 1023 bytes reaches the
+// runner whole
+TEST_F(BenchRun, LongWorkloadArgumentsAreNotCut)
+{
+    std::string m = dir + "/w.toml", big(5000, 'a');
+    spit(m, "[matrix]\nworkloads = [\"mine\"]\niterations = 7\n"
+            "[workload.mine]\nprogram = \"" ES_TEST_WORKLOADS "/sysloop64\"\n"
+            "args = [\"" + big + "{iterations}\", \"{entry}\"]\n");
+    ASSERT_EQ(fake(m, dir + "/o"), 0) << err_text;
+    std::string log = slurp(dir + "/runner.log");
+    EXPECT_NE(log.find(" " + big + "7 syscall64\n"), std::string::npos) << log.size();
+}
+
+// Issue 12 items 3 and 8: a FIFO as the store (or the matrix) is refused,
+// not opened for a writer that never comes
+TEST_F(BenchRun, FifoStoreIsRefusedNotWaitedFor)
+{
+    std::string m = dir + "/m.toml", out = dir + "/out";
+    spit(m, "[matrix]\n");
+    ASSERT_EQ(system(("mkdir -p " + out + " && mkfifo " + out + "/store.tsv").c_str()), 0);
+    EXPECT_EQ(fake(m, out, "timeout -s KILL 10"), 2) << err_text;
+    EXPECT_NE(err_text.find("store.tsv: not a regular file"), std::string::npos) << err_text;
+    std::string fifo = dir + "/fifo.toml";
+    ASSERT_EQ(system(("mkfifo " + fifo).c_str()), 0);
+    EXPECT_EQ(fake(fifo, dir + "/o2", "timeout -s KILL 10"), 2) << err_text;
+    EXPECT_NE(err_text.find("fifo.toml: not a regular file"), std::string::npos) << err_text;
+}

@@ -105,6 +105,30 @@ TEST(Throughput, FileSkipsBlankAndCommentLinesAndReportsEach)
     std::remove(good.c_str());
 }
 
+// Issue 12 item 8: a --file line of any length is one block (here one
+// too long to time), not split into pieces at 12 KiB
+TEST(Throughput, LongFileLinesAreNotSplit)
+{
+    std::string f = temp_file(std::string(20000, '9') + "\n4801c0\n");
+    Out o = cmd({"--file", f});
+    EXPECT_EQ(o.rc, 1);
+    EXPECT_EQ(o.text, std::string(20000, '9') + "\terror: block too long\n4801c0\t1.000\n");
+    std::remove(f.c_str());
+}
+
+// Issue 12 item 8: the quoted block of an error line has its control
+// characters escaped (a lone CR in the input reaches no output raw)
+TEST(Throughput, ErrorLinesEscapeControlCharacters)
+{
+    std::string f = temp_file("48\r001c0\n");
+    Out o = cmd({"--file", f});
+    EXPECT_EQ(o.rc, 1);
+    EXPECT_EQ(o.text, "48\\r001c0\terror: not a hex digit\n");
+    std::remove(f.c_str());
+    o = cmd({"48\x1b[2J"});
+    EXPECT_EQ(o.text, "48\\x1b[2J\terror: not a hex digit\n");
+}
+
 TEST(Throughput, UsageErrors)
 {
     EXPECT_EQ(cmd({}).rc, 2);
