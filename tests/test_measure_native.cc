@@ -168,3 +168,52 @@ TEST(MeasureNativeCalibrate, TicksPerCycleIsPositive)
 #endif
 
 } // namespace
+
+// A block that takes over the measuring child (issue 12, item 1): it finds
+// the harness's data page from its own address (lea rax, [rip]; the page
+// after its code page), points the saved RSP at a fake frame there whose
+// return address is code hidden in its own movabs immediates, and so runs
+// that code when the harness returns.  Each immediate is 6 bytes of code and
+// a jmp over the next movabs opcode.  67 bytes: 50 copies stay in one page.
+std::string hijack_block(const char *c1, const char *c2, const char *c3)
+{
+    return std::string("488d0500000000" // lea rax, [rip]
+                       "482500f0ffff"   // and rax, -4096
+                       "480500100000"   // add rax, 0x1000: the harness data page
+                       "488d0d0d000000" // lea rcx, [rip+13]: the hidden code
+                       "48894870"       // mov [rax+0x70], rcx: the fake return address
+                       "488d5040"       // lea rdx, [rax+0x40]: the fake frame
+                       "488910") +      // mov [rax], rdx: the saved RSP
+           "48bb" + c1 + "48bb" + c2 + "48bb" + c3;
+}
+
+TEST(MeasureNativeSandbox, HijackedChildCannotKillItsParent)
+{
+    // push 110; pop rax; syscall (getppid) / mov edi, eax; push 9; pop rsi /
+    // push 62; pop rax; syscall (kill(getppid(), SIGKILL)); jmp $
+    std::string blk = hijack_block("6a6e580f0590eb02", "89c76a095e90eb02", "6a3e580f05ebfe90");
+    ASSERT_EQ(check(blk.c_str()), "ok"); // the static filter cannot see it
+    es_native_opts o = fast_opts();
+    es_native_result r;
+    auto b = hex(blk.c_str());
+    // without the sandbox this test process is killed here
+    EXPECT_NE(es_native_measure(b.data(), b.size(), &o, &r), 0);
+    EXPECT_NE(std::string(r.error).find("sandbox"), std::string::npos) << r.error;
+}
+
+TEST(MeasureNativeSandbox, HijackedChildCannotWriteToTheTerminal)
+{
+    // push 1; pop rdi; push rsp; pop rsi / push 6; pop rdx; push 1; pop rax /
+    // syscall (write(1, rsp, 6)); push 60; pop rax; syscall (exit)
+    std::string blk = hijack_block("6a015f545e90eb02", "6a065a6a0158eb02", "0f056a3c580f0590");
+    ASSERT_EQ(check(blk.c_str()), "ok");
+    es_native_opts o = fast_opts();
+    es_native_result r;
+    auto b = hex(blk.c_str());
+    testing::internal::CaptureStdout();
+    int rc = es_native_measure(b.data(), b.size(), &o, &r);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(rc, 0);
+    EXPECT_EQ(out, "");
+    EXPECT_NE(std::string(r.error).find("sandbox"), std::string::npos) << r.error;
+}
