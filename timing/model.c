@@ -42,34 +42,6 @@
 #include "mem.h"
 #include "tm_int.h"
 
-/* ---- port reservation ---- */
-
-static inline bool port_free(const uint32_t *s, uint64_t c, uint16_t occ)
-{
-    for (uint16_t k = 0; k < occ; k++)
-        if (s[(c + k) & (TM_SLOTW - 1)] == (uint32_t)(c + k + 1)) /* cycle + 1: 0 = never */
-            return false;
-    return true;
-}
-
-uint64_t tm_port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t occ)
-{
-    if (!mask)
-        return at;
-    for (uint64_t c = at;; c++) {
-        for (uint32_t mm = mask; mm; mm &= mm - 1) {
-            uint32_t *s = t->slot + (size_t)__builtin_ctz(mm) * TM_SLOTW;
-            /* past half the window everything older is stale anyway:
-             * take the slot (bounded work for pathological streams) */
-            if (port_free(s, c, occ) || c - at >= TM_SLOTW / 2) {
-                for (uint16_t k = 0; k < occ; k++)
-                    s[(c + k) & (TM_SLOTW - 1)] = (uint32_t)(c + k + 1);
-                return c;
-            }
-        }
-    }
-}
-
 /* ---- observer hooks ---- */
 
 static uint64_t linear_of(es_machine *m, const es_insn *d, const es_operand *o, uint64_t rip)

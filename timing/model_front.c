@@ -346,8 +346,8 @@ static void sinfo_branch(const tm_uarch *u, const es_insn *d, uint32_t tc, tm_si
                  !(s->memop != 0xff && d->nops == 2 && d->o[1].kind == ES_OPK_IMM);
 }
 
-static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
-                        tm_sinfo *s)
+void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
+                    tm_sinfo *s)
 {
     const tm_uarch *u = &t->u;
     const char *name = es_op_name(d->op);
@@ -369,24 +369,6 @@ static void build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t 
     sinfo_oplat(u, d, name, tc, s);
     sinfo_branch(u, d, tc, s);
 }
-
-const tm_sinfo *tm_sinfo_of(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip)
-{
-    const es_dentry *e = (const es_dentry *)((const char *)d - offsetof(es_dentry, insn));
-    size_t idx = (size_t)(e - m->dcache);
-    if (e->key && idx < (1u << ES_DCACHE_BITS)) {
-        tm_sinfo *s = &t->sc[idx];
-        if (s->key == e->key && s->gen == e->gen)
-            return s;
-        build_sinfo(t, m, d, rip, s);
-        s->key = e->key;
-        s->gen = e->gen;
-        return s;
-    }
-    build_sinfo(t, m, d, rip, &t->scratch);
-    return &t->scratch;
-}
-
 
 /* Front end: cycle at which the instruction at rip can be decoded and
  * handed to dispatch. */

@@ -1,9 +1,11 @@
-/* tm_int.h - internals of the cycle model shared by the files of sim/timing/.
+/* tm_int.h - internals of the cycle model shared by the files of timing/.
  *
  * tables.c  parses the embedded tables/uarch/ data (core parameters, per-form
  *           costs, privileged transitions) into tm_uarch;
- * model.c   the out-of-order core: the observer hooks, dispatch, port
- *           reservation, execute and in-order retire, the public API;
+ * model.c   the out-of-order core: the observer hooks, dispatch, execute
+ *           and in-order retire, the public API (port reservation and the
+ *           static-info cache lookup are inline below: every instruction
+ *           calls them several times, from more than one file);
  * model_front.c  the front end: per-instruction static info cached per
  *           decode-cache entry (form, costs, register sets), fetch and
  *           decode timing, branch prediction;
@@ -246,13 +248,57 @@ static inline uint64_t ready_of(const es_timing *t, uint64_t mask)
     return r;
 }
 
-/* model.c: reserves one uop busy `occ` cycles on a port of `mask` at the
- * first cycle >= at; returns that cycle. */
-uint64_t tm_port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t occ);
+static inline bool tm_port_free(const uint32_t *s, uint64_t c, uint16_t occ)
+{
+    for (uint16_t k = 0; k < occ; k++)
+        if (s[(c + k) & (TM_SLOTW - 1)] == (uint32_t)(c + k + 1)) /* cycle + 1: 0 = never */
+            return false;
+    return true;
+}
+
+/* Port reservation (model.c's execute, model_mem.c's load/store issue):
+ * reserves one uop busy `occ` cycles on a port of `mask` at the first cycle
+ * >= at; returns that cycle.  Inline: several calls per instruction. */
+static inline uint64_t tm_port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t occ)
+{
+    if (!mask)
+        return at;
+    for (uint64_t c = at;; c++) {
+        for (uint32_t mm = mask; mm; mm &= mm - 1) {
+            uint32_t *s = t->slot + (size_t)__builtin_ctz(mm) * TM_SLOTW;
+            /* past half the window everything older is stale anyway:
+             * take the slot (bounded work for pathological streams) */
+            if (tm_port_free(s, c, occ) || c - at >= TM_SLOTW / 2) {
+                for (uint16_t k = 0; k < occ; k++)
+                    s[(c + k) & (TM_SLOTW - 1)] = (uint32_t)(c + k + 1);
+                return c;
+            }
+        }
+    }
+}
 
 /* model_front.c */
-/* Static information of the instruction d at rip, cached per decode-cache entry. */
-const tm_sinfo *tm_sinfo_of(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip);
+/* Builds the static information of the instruction d at rip into s. */
+void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip, tm_sinfo *s);
+
+/* Static information of the instruction d at rip, cached per decode-cache
+ * entry (inline: asked for by every instruction, built once per entry). */
+static inline const tm_sinfo *tm_sinfo_of(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    const es_dentry *e = (const es_dentry *)((const char *)d - offsetof(es_dentry, insn));
+    size_t idx = (size_t)(e - m->dcache);
+    if (e->key && idx < (1u << ES_DCACHE_BITS)) {
+        tm_sinfo *s = &t->sc[idx];
+        if (s->key == e->key && s->gen == e->gen)
+            return s;
+        tm_build_sinfo(t, m, d, rip, s);
+        s->key = e->key;
+        s->gen = e->gen;
+        return s;
+    }
+    tm_build_sinfo(t, m, d, rip, &t->scratch);
+    return &t->scratch;
+}
 /* Cycle at which the instruction at rip can be dispatched. */
 uint64_t tm_front_end(es_timing *t, uint64_t rip, const tm_sinfo *s);
 /* Fetch and dispatch restart at cycle `at` (mispredict, serialisation). */
