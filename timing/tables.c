@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,9 +225,8 @@ static int add_port(tm_uarch *u, const char *name, uint32_t units, char *err, si
     return 0;
 }
 
-/* Port mask of resource `name` (all its units), adding it when new. */
-static int port_mask(tm_uarch *u, cfg *c, const char *name, uint32_t *mask, char *err,
-                     size_t errlen)
+/* Mask of the ports named `name` or `name.K` (0 when none is). */
+static uint32_t ports_named(const tm_uarch *u, const char *name)
 {
     size_t n = strlen(name);
     uint32_t m = 0;
@@ -234,6 +234,14 @@ static int port_mask(tm_uarch *u, cfg *c, const char *name, uint32_t *mask, char
         if (!strncmp(u->port_name[p], name, n) &&
             (u->port_name[p][n] == 0 || u->port_name[p][n] == '.'))
             m |= 1u << p;
+    return m;
+}
+
+/* Port mask of resource `name` (all its units), adding it when new. */
+static int port_mask(tm_uarch *u, cfg *c, const char *name, uint32_t *mask, char *err,
+                     size_t errlen)
+{
+    uint32_t m = ports_named(u, name);
     if (!m) {
         char k[64];
         snprintf(k, sizeof k, "units.%s", name);
@@ -253,25 +261,21 @@ static int port_mask(tm_uarch *u, cfg *c, const char *name, uint32_t *mask, char
     return 0;
 }
 
-/* llvm-mca's resource pressure "ALU0:0.25+ALU1:0.25+...": resources with
- * the same name stem and the same cycles share one group of uops (a uop
- * that may go to any of them); memory resources (ports.lsu_modelled) are
- * left to the load/store unit of the model. */
-static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cost *out,
+/* Resources of one pressure string that share a group of uops: the same
+ * name stem and the same cycles. */
+typedef struct port_share {
+    char stem[16];
+    int q;
+    uint32_t mask;
+    double total;
+    bool exact; /* a resource named in ports.exact_occupancy */
+} port_share;
+
+/* The groups of the pressure string s into grp[0..*ng) (at most 8). */
+static int port_shares(tm_uarch *u, cfg *c, const char *s, port_share *grp, int *ng,
                        char *err, size_t errlen)
 {
     const char *lsu = cfg_str(c, "ports.lsu_modelled");
-    struct {
-        char stem[16];
-        int q;
-        uint32_t mask;
-        double total;
-        bool exact; /* a resource named in ports.exact_occupancy */
-    } grp[8];
-    int ng = 0;
-    out->ngroups = 0;
-    if (!strcmp(s, "-"))
-        return 0;
     for (const char *p = s; *p;) {
         const char *e = strchr(p, '+');
         size_t n = e ? (size_t)(e - p) : strlen(p);
@@ -300,52 +304,70 @@ static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cos
             }
         int q = (int)lround(cyc * 10); /* 0.33 and 0.34 are the same share */
         int g;
-        for (g = 0; g < ng; g++)
+        for (g = 0; g < *ng; g++)
             if (!strcmp(grp[g].stem, stem) && abs(grp[g].q - q) <= 1)
                 break;
-        if (g == ng) {
-            if (ng == 8)
+        if (g == *ng) {
+            if (*ng == 8)
                 continue;
-            snprintf(grp[ng].stem, sizeof grp[ng].stem, "%s", stem);
-            grp[ng].q = q;
-            grp[ng].mask = 0;
-            grp[ng].total = 0;
-            grp[ng].exact = false;
-            ng++;
+            grp[g] = (port_share){.q = q};
+            snprintf(grp[g].stem, sizeof grp[g].stem, "%s", stem);
+            ++*ng;
         }
         grp[g].mask |= mask;
         grp[g].total += cyc;
         grp[g].exact |= in_list(cfg_str(c, "ports.exact_occupancy"), tok);
     }
-    for (int g = 0; g < ng && out->ngroups < TM_MAXGROUPS; g++) {
-        tm_group *t = &out->g[out->ngroups++];
-        t->mask = grp[g].mask;
-        int members = __builtin_popcount(grp[g].mask);
-        long total = lround(grp[g].total);
-        if (total < 1)
-            total = 1;
-        if (members == 1 && total > 1) {
-            /* one unit busy for several cycles: not pipelined (divider) */
-            t->n = 1;
-            t->occ = (uint16_t)(total > 255 ? 255 : total);
-        } else {
-            /* uops spread over a set; never more uops than the form has */
-            long n = total;
-            if (uops && n > uops)
-                n = uops;
-            t->n = (uint16_t)n;
-            t->occ = 1;
-            /* fewer uops than the group's busy cycles (llvm "FP45:2" for
-             * the one-uop movq xmm, r64, rthroughput 1): on the groups
-             * ports.exact_occupancy names, each uop holds its unit for its
-             * share so the form keeps llvm's throughput; elsewhere llvm's
-             * extra cycles are artefacts (mov r32, imm32 at 0.5/cycle) */
-            if (total > n && grp[g].exact) {
-                long occ = (total + n - 1) / n;
-                t->occ = (uint16_t)(occ > 255 ? 255 : occ);
-            }
-        }
+    return 0;
+}
+
+/* The uops of one group of a form with `uops` uops. */
+static void group_of(const port_share *sh, uint16_t uops, tm_group *t)
+{
+    t->mask = sh->mask;
+    int members = __builtin_popcount(sh->mask);
+    long total = lround(sh->total);
+    if (total < 1)
+        total = 1;
+    if (members == 1 && total > 1) {
+        /* one unit busy for several cycles: not pipelined (divider) */
+        t->n = 1;
+        t->occ = (uint16_t)(total > 255 ? 255 : total);
+        return;
     }
+    /* uops spread over a set; never more uops than the form has */
+    long n = total;
+    if (uops && n > uops)
+        n = uops;
+    t->n = (uint16_t)n;
+    t->occ = 1;
+    /* fewer uops than the group's busy cycles (llvm "FP45:2" for
+     * the one-uop movq xmm, r64, rthroughput 1): on the groups
+     * ports.exact_occupancy names, each uop holds its unit for its
+     * share so the form keeps llvm's throughput; elsewhere llvm's
+     * extra cycles are artefacts (mov r32, imm32 at 0.5/cycle) */
+    if (total > n && sh->exact) {
+        long occ = (total + n - 1) / n;
+        t->occ = (uint16_t)(occ > 255 ? 255 : occ);
+    }
+}
+
+/* llvm-mca's resource pressure "ALU0:0.25+ALU1:0.25+...": resources with
+ * the same name stem and the same cycles share one group of uops (a uop
+ * that may go to any of them); memory resources (ports.lsu_modelled) are
+ * left to the load/store unit of the model. */
+static int parse_ports(tm_uarch *u, cfg *c, const char *s, uint16_t uops, tm_cost *out,
+                       char *err, size_t errlen)
+{
+    port_share grp[8];
+    int ng = 0;
+    out->ngroups = 0;
+    if (!strcmp(s, "-"))
+        return 0;
+    if (port_shares(u, c, s, grp, &ng, err, errlen))
+        return -1;
+    for (int g = 0; g < ng && out->ngroups < TM_MAXGROUPS; g++)
+        group_of(&grp[g], uops, &out->g[out->ngroups++]);
     return 0;
 }
 
@@ -366,6 +388,19 @@ static int split_tabs(char *line, char **f, int max)
         p = t + 1;
     }
     return n;
+}
+
+/* The next row of a .tsv text into line, its fields in f (at most max),
+ * skipping comments and blank lines; returns the field count, 0 at the end. */
+static int next_row(const char **p, char *line, size_t cap, int *lineno, char **f, int max)
+{
+    while (next_line(p, line, cap)) {
+        ++*lineno;
+        if (line[0] == '#' || !line[0])
+            continue;
+        return split_tabs(line, f, max);
+    }
+    return 0;
 }
 
 static int col_of(char **f, int n, const char *name)
@@ -415,12 +450,8 @@ static int parse_tsv(tm_uarch *u, cfg *c, const char *text, const char *file, si
     char line[1024];
     char *f[16];
     cols k = {-1, -1, -1, -1, -1, -1};
-    int lineno = 0;
-    for (const char *p = text; next_line(&p, line, sizeof line);) {
-        lineno++;
-        if (line[0] == '#' || !line[0])
-            continue;
-        int n = split_tabs(line, f, 16);
+    int lineno = 0, n;
+    for (const char *p = text; (n = next_row(&p, line, sizeof line, &lineno, f, 16));) {
         if (k.form < 0) {
             k = (cols){col_of(f, n, "form"), col_of(f, n, "uops"), col_of(f, n, "latency"),
                        col_of(f, n, "ports"), col_of(f, n, "load"), col_of(f, n, "store")};
@@ -465,12 +496,8 @@ static int parse_priv(tm_uarch *u, const char *text, char *err, size_t errlen)
     bool seen[TP_COUNT] = {0};
     char line[512];
     char *f[8];
-    int lineno = 0;
-    for (const char *p = text; next_line(&p, line, sizeof line);) {
-        lineno++;
-        if (line[0] == '#' || !line[0])
-            continue;
-        int n = split_tabs(line, f, 8);
+    int lineno = 0, n;
+    for (const char *p = text; (n = next_row(&p, line, sizeof line, &lineno, f, 8));) {
         if (n < 3) {
             snprintf(err, errlen, "%s.priv.tsv line %d: expected form, cycles, kind, source",
                      u->name, lineno);
@@ -574,10 +601,10 @@ void tm_uarch_free(tm_uarch *u)
     memset(u, 0, sizeof *u);
 }
 
-int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
+/* The embedded tables of `name`; NULL with a message when it is unknown
+ * or lacks a required file. */
+static const es_uarch_data *uarch_data(const char *name, char *err, size_t errlen)
 {
-    memset(u, 0, sizeof *u);
-    err[0] = 0;
     const es_uarch_data *d = NULL;
     for (const es_uarch_data *e = es_uarch_table; e->name; e++)
         if (!strcmp(e->name, name))
@@ -588,92 +615,122 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                      list[0] ? ", " : "", e->name);
         snprintf(err, errlen, "unknown microarchitecture '%s' (known: %s)", name, list);
-        return -1;
+        return NULL;
     }
-    u->name = d->name;
     if (!d->llvm) {
         snprintf(err, errlen, "tables/uarch/%s.llvm.tsv is missing", name);
-        return -1;
+        return NULL;
     }
     if (!d->priv) {
         snprintf(err, errlen, "tables/uarch/%s.priv.tsv is missing (privileged transitions)", name);
-        return -1;
+        return NULL;
     }
-    cfg c = {.err = err, .errlen = errlen};
-    snprintf(c.file, sizeof c.file, "%s.cfg", name);
-    int rc = -1;
-    if (cfg_parse(&c, d->cfg))
-        goto out;
+    return d;
+}
 
-    u->fetch_bytes = cfg_num(&c, "fetch.bytes_per_cycle");
-    u->taken_branch_bubble = cfg_num(&c, "fetch.taken_branch_bubble");
-    u->taken_ends_group = cfg_num(&c, "fetch.taken_branch_ends_group");
-    u->decode_width = cfg_num(&c, "decode.width");
-    u->opcache_entries = cfg_num(&c, "opcache.entries");
-    u->opcache_ops = cfg_num(&c, "opcache.ops_per_cycle");
-    u->opcache_ways = cfg_num(&c, "opcache.assoc");
-    u->dispatch_width = cfg_num(&c, "dispatch.width");
-    u->retire_width = cfg_num(&c, "retire.width");
-    u->rob_entries = cfg_num(&c, "rob.entries");
-    u->sched_entries = cfg_num(&c, "sched.int_entries") + cfg_num(&c, "sched.fp_entries");
-    u->macro_fusion = cfg_num(&c, "rename.macro_fusion");
-    u->move_elim = cfg_num(&c, "rename.move_elimination");
-    u->zero_idioms = cfg_num(&c, "rename.zero_idioms");
-    u->sbb_same_independent = cfg_num(&c, "rename.sbb_same_reg_independent");
-    u->stack_engine = cfg_num(&c, "rename.stack_engine");
-    u->load_pipes = cfg_num(&c, "lsu.loads_per_cycle");
-    u->store_pipes = cfg_num(&c, "lsu.stores_per_cycle");
-    u->vec_store_pipes = cfg_num(&c, "lsu.vec_stores_per_cycle");
-    u->agus = cfg_num(&c, "lsu.memops_per_cycle");
-    u->store_occupancy = cfg_num(&c, "lsu.store_occupancy");
-    u->store_pair_line = cfg_num(&c, "lsu.store_pair_bytes");
-    u->mem_ops_per_kcycle = cfg_num(&c, "lsu.mem_ops_per_1000_cycles");
-    u->load_queue = cfg_num(&c, "lsu.load_queue");
-    u->store_queue = cfg_num(&c, "lsu.store_queue");
-    u->stlf_latency = cfg_num(&c, "lsu.stlf_latency");
-    u->stlf_fail_penalty = cfg_num(&c, "lsu.stlf_fail_penalty");
-    u->split_penalty = cfg_num(&c, "lsu.split_penalty");
-    u->memrename = cfg_num(&c, "memrename.enabled");
-    u->memrename_latency = cfg_num(&c, "memrename.latency");
-    u->complex_addr_latency = cfg_num(&c, "lsu.complex_addr_latency");
-    u->alias_penalty = cfg_num(&c, "l1d.alias_penalty");
-    const char *bases = cfg_str(&c, "memrename.bases");
+/* A required .cfg number and the tm_uarch field it adds to (two rows for
+ * one field sum: sched.int_entries + sched.fp_entries). */
+typedef struct cfg_field {
+    const char *key;
+    size_t off;
+} cfg_field;
+
+#define F(key, field) {key, offsetof(tm_uarch, field)}
+/* in the order they are read: the first missing one is the one reported */
+static const cfg_field core_fields[] = {
+    F("fetch.bytes_per_cycle", fetch_bytes),
+    F("fetch.taken_branch_bubble", taken_branch_bubble),
+    F("fetch.taken_branch_ends_group", taken_ends_group),
+    F("decode.width", decode_width),
+    F("opcache.entries", opcache_entries),
+    F("opcache.ops_per_cycle", opcache_ops),
+    F("opcache.assoc", opcache_ways),
+    F("dispatch.width", dispatch_width),
+    F("retire.width", retire_width),
+    F("rob.entries", rob_entries),
+    F("sched.int_entries", sched_entries),
+    F("sched.fp_entries", sched_entries),
+    F("rename.macro_fusion", macro_fusion),
+    F("rename.move_elimination", move_elim),
+    F("rename.zero_idioms", zero_idioms),
+    F("rename.sbb_same_reg_independent", sbb_same_independent),
+    F("rename.stack_engine", stack_engine),
+    F("lsu.loads_per_cycle", load_pipes),
+    F("lsu.stores_per_cycle", store_pipes),
+    F("lsu.vec_stores_per_cycle", vec_store_pipes),
+    F("lsu.memops_per_cycle", agus),
+    F("lsu.store_occupancy", store_occupancy),
+    F("lsu.store_pair_bytes", store_pair_line),
+    F("lsu.mem_ops_per_1000_cycles", mem_ops_per_kcycle),
+    F("lsu.load_queue", load_queue),
+    F("lsu.store_queue", store_queue),
+    F("lsu.stlf_latency", stlf_latency),
+    F("lsu.stlf_fail_penalty", stlf_fail_penalty),
+    F("lsu.split_penalty", split_penalty),
+    F("memrename.enabled", memrename),
+    F("memrename.latency", memrename_latency),
+    F("lsu.complex_addr_latency", complex_addr_latency),
+    F("l1d.alias_penalty", alias_penalty),
+    F("l1d.latency", l1d_latency),
+    F("l1d.fp_latency", l1d_fp_latency),
+    F("llvm.load_latency", llvm_load_latency),
+    F("llvm.fp_load_latency", llvm_fp_load_latency),
+    F("mem.latency", mem_latency),
+};
+static const cfg_field pred_fields[] = {
+    F("pagewalk.latency", pagewalk_latency),
+    F("bpred.bht_entries", bht_entries),
+    F("btb.l1_entries", btb_entries),
+    F("btb.l2_entries", btb_entries),
+    F("ras.entries", ras_entries),
+    F("branch.mispredict_penalty", mispredict_penalty),
+};
+#undef F
+
+static void read_fields(tm_uarch *u, cfg *c, const cfg_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        *(uint32_t *)((char *)u + f[i].off) += cfg_num(c, f[i].key);
+}
+
+/* Every .cfg parameter of the core, caches, TLBs and predictors; -1 with
+ * c's message on the first missing or bad one, or a zero width. */
+static int read_params(tm_uarch *u, cfg *c, const char *name, char *err, size_t errlen)
+{
+    read_fields(u, c, core_fields, sizeof core_fields / sizeof core_fields[0]);
+    const char *bases = cfg_str(c, "memrename.bases");
     u->memrename_bases = bases ? gpr_mask_of(bases) : 0;
-    u->l1d_latency = cfg_num(&c, "l1d.latency");
-    u->l1d_fp_latency = cfg_num(&c, "l1d.fp_latency");
-    u->llvm_load_latency = cfg_num(&c, "llvm.load_latency");
-    u->llvm_fp_load_latency = cfg_num(&c, "llvm.fp_load_latency");
-    u->mem_latency = cfg_num(&c, "mem.latency");
-    uint32_t line = cfg_num(&c, "l1d.line_bytes");
-    u->l1i = cache_of(&c, "l1i", line, false);
-    u->l1d = cache_of(&c, "l1d", line, true);
-    u->l2 = cache_of(&c, "l2", line, true);
-    u->l3 = cache_of(&c, "l3", line, true);
-    u->itlb1 = tlb_of(&c, "itlb", "l1");
-    u->itlb2 = tlb_of(&c, "itlb", "l2");
-    u->itlb2.latency = cfg_num(&c, "itlb.l2_latency");
-    u->dtlb1 = tlb_of(&c, "dtlb", "l1");
-    u->dtlb2 = tlb_of(&c, "dtlb", "l2");
-    u->dtlb2.latency = cfg_num(&c, "dtlb.l2_latency");
-    u->pagewalk_latency = cfg_num(&c, "pagewalk.latency");
-    u->bht_entries = cfg_num(&c, "bpred.bht_entries");
-    u->btb_entries = cfg_num(&c, "btb.l1_entries") + cfg_num(&c, "btb.l2_entries");
-    u->ras_entries = cfg_num(&c, "ras.entries");
-    u->mispredict_penalty = cfg_num(&c, "branch.mispredict_penalty");
-    u->dflt.uops = (uint16_t)cfg_num(&c, "default.uops");
-    u->dflt.lat = (uint16_t)cfg_num(&c, "default.latency");
-    if (c.bad)
-        goto out;
+    uint32_t line = cfg_num(c, "l1d.line_bytes");
+    u->l1i = cache_of(c, "l1i", line, false);
+    u->l1d = cache_of(c, "l1d", line, true);
+    u->l2 = cache_of(c, "l2", line, true);
+    u->l3 = cache_of(c, "l3", line, true);
+    u->itlb1 = tlb_of(c, "itlb", "l1");
+    u->itlb2 = tlb_of(c, "itlb", "l2");
+    u->itlb2.latency = cfg_num(c, "itlb.l2_latency");
+    u->dtlb1 = tlb_of(c, "dtlb", "l1");
+    u->dtlb2 = tlb_of(c, "dtlb", "l2");
+    u->dtlb2.latency = cfg_num(c, "dtlb.l2_latency");
+    read_fields(u, c, pred_fields, sizeof pred_fields / sizeof pred_fields[0]);
+    u->dflt.uops = (uint16_t)cfg_num(c, "default.uops");
+    u->dflt.lat = (uint16_t)cfg_num(c, "default.latency");
+    if (c->bad)
+        return -1;
     if (!u->dispatch_width || !u->retire_width || !u->rob_entries || !u->load_pipes ||
         !u->store_pipes || !u->agus || !u->store_queue || !u->store_occupancy) {
         snprintf(err, errlen, "%s.cfg: widths, rob.entries and lsu.* must be positive", name);
-        goto out;
+        return -1;
     }
-    /* the default form runs on the integer ALUs */
-    const char *alus = cfg_str(&c, "ports.int_alu");
+    return 0;
+}
+
+/* The default form (forms no table knows) runs on the integer ALUs. */
+static int default_form(tm_uarch *u, cfg *c, const char *name, char *err, size_t errlen)
+{
+    const char *alus = cfg_str(c, "ports.int_alu");
     if (!alus) {
         snprintf(err, errlen, "%s.cfg: missing parameter ports.int_alu", name);
-        goto out;
+        return -1;
     }
     u->dflt.ngroups = 1;
     u->dflt.g[0].n = 1;
@@ -686,26 +743,26 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
         while (*p == ',' || *p == ' ')
             p++;
         uint32_t m;
-        if (tok[0] && port_mask(u, &c, tok, &m, err, errlen))
-            goto out;
+        if (tok[0] && port_mask(u, c, tok, &m, err, errlen))
+            return -1;
         u->dflt.g[0].mask |= tok[0] ? m : 0;
     }
+    return 0;
+}
 
+/* The per-form rows: llvm's, then the overrides in precedence order
+ * (published, then host measurements), and their hash index. */
+static int read_forms(tm_uarch *u, cfg *c, const es_uarch_data *d, const char *name,
+                      char *err, size_t errlen)
+{
+    const char *const texts[] = {d->llvm, d->published, d->measured};
+    const char *const kinds[] = {"llvm", "published", "measured"};
     size_t cap = 0;
-    char file[64];
-    snprintf(file, sizeof file, "%s.llvm.tsv", name);
-    if (parse_tsv(u, &c, d->llvm, file, &cap, false, err, errlen))
-        goto out;
-    /* overrides in precedence order: published, then host measurements */
-    if (d->published) {
-        snprintf(file, sizeof file, "%s.published.tsv", name);
-        if (parse_tsv(u, &c, d->published, file, &cap, true, err, errlen))
-            goto out;
-    }
-    if (d->measured) {
-        snprintf(file, sizeof file, "%s.measured.tsv", name);
-        if (parse_tsv(u, &c, d->measured, file, &cap, true, err, errlen))
-            goto out;
+    for (int i = 0; i < 3; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.%s.tsv", name, kinds[i]);
+        if (texts[i] && parse_tsv(u, c, texts[i], file, &cap, i > 0, err, errlen))
+            return -1;
     }
     uint32_t hsize = 1;
     while (hsize < u->nrows * 2 + 2)
@@ -713,7 +770,7 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     u->hash = malloc(hsize * sizeof *u->hash);
     if (!u->hash) {
         snprintf(err, errlen, "out of memory");
-        goto out;
+        return -1;
     }
     memset(u->hash, 0xff, hsize * sizeof *u->hash);
     u->hmask = hsize - 1;
@@ -723,28 +780,42 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
             i = (i + 1) & u->hmask;
         u->hash[i] = (uint32_t)r;
     }
-    if (parse_priv(u, d->priv, err, errlen))
-        goto out;
-    /* the load/store unit's pseudo-ports: loads, stores, address units */
+    return 0;
+}
+
+/* The load/store unit's pseudo-ports: loads, stores, vector stores where
+ * they have their own pipes, address units. */
+static int lsu_ports(tm_uarch *u, char *err, size_t errlen)
+{
     if (add_port(u, "LD", u->load_pipes, err, errlen) ||
         add_port(u, "ST", u->store_pipes, err, errlen) ||
         (u->vec_store_pipes && add_port(u, "SV", u->vec_store_pipes, err, errlen)) ||
         add_port(u, "AG", u->agus, err, errlen))
-        goto out;
-    for (int p = 0; p < u->nports; p++) {
-        if (!strncmp(u->port_name[p], "LD", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
-            u->ld_mask |= 1u << p;
-        if (!strncmp(u->port_name[p], "ST", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
-            u->st_mask |= 1u << p;
-        if (!strncmp(u->port_name[p], "SV", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
-            u->stv_mask |= 1u << p;
-        if (!strncmp(u->port_name[p], "AG", 2) && (u->port_name[p][2] == 0 || u->port_name[p][2] == '.'))
-            u->ag_mask |= 1u << p;
-    }
+        return -1;
+    u->ld_mask = ports_named(u, "LD");
+    u->st_mask = ports_named(u, "ST");
+    u->stv_mask = ports_named(u, "SV");
+    u->ag_mask = ports_named(u, "AG");
     if (!u->vec_store_pipes) /* 0: vector stores share the integer store pipes */
         u->stv_mask = u->st_mask;
-    rc = 0;
-out:
+    return 0;
+}
+
+int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
+{
+    memset(u, 0, sizeof *u);
+    err[0] = 0;
+    const es_uarch_data *d = uarch_data(name, err, errlen);
+    if (!d)
+        return -1;
+    u->name = d->name;
+    cfg c = {.err = err, .errlen = errlen};
+    snprintf(c.file, sizeof c.file, "%s.cfg", name);
+    int rc = -1;
+    if (!cfg_parse(&c, d->cfg) && !read_params(u, &c, name, err, errlen) &&
+        !default_form(u, &c, name, err, errlen) && !read_forms(u, &c, d, name, err, errlen) &&
+        !parse_priv(u, d->priv, err, errlen) && !lsu_ports(u, err, errlen))
+        rc = 0;
     free(c.kv);
     if (rc)
         tm_uarch_free(u);

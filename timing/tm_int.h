@@ -1,10 +1,17 @@
-/* tm_int.h - internals of the cycle model shared by the files of sim/timing/.
+/* tm_int.h - internals of the cycle model shared by the files of timing/.
  *
  * tables.c  parses the embedded tables/uarch/ data (core parameters, per-form
  *           costs, privileged transitions) into tm_uarch;
- * model.c   the out-of-order core: per-instruction static info cached per
- *           decode-cache entry, then dispatch / issue / execute / retire
- *           times computed in program order at retire;
+ * model.c   the out-of-order core: the observer hooks, dispatch, execute
+ *           and in-order retire, the public API (port reservation and the
+ *           static-info cache lookup are inline below: every instruction
+ *           calls them several times, from more than one file);
+ * model_front.c  the front end: per-instruction static info cached per
+ *           decode-cache entry (form, costs, register sets), fetch and
+ *           decode timing, branch prediction;
+ * model_mem.c  the memory side: caches and TLBs, load and store issue,
+ *           the store queue with store-to-load forwarding and memory
+ *           renaming;
  * throughput.c  BHive-style steady-state block throughput and its command.
  */
 #ifndef ENTRYSIM_TM_INT_H
@@ -112,5 +119,209 @@ const tm_row *tm_find_form(const tm_uarch *u, const char *form);
  * (imm8 vs imm32, r16 vs r32 ...); NULL when the mnemonic is unknown. */
 const tm_row *tm_find_similar(const tm_uarch *u, const char *mnem, const char *const *kinds,
                               int nkinds);
+
+/* ---- the model's state, shared by model.c, model_front.c, model_mem.c ---- */
+
+/* Cycles of port reservation kept per port: enough for the ROB's worth of
+ * uops in flight; small enough to stay in the host's L2. */
+#define TM_SLOTW 512u
+
+/* Register file indices of the dependency tracker. */
+enum { TR_GPR = 0, TR_FLAGS = 16, TR_XMM = 17, TR_X87 = 33, TR_COUNT = 34 };
+
+enum tm_kind { TK_NORMAL, TK_MOVE, TK_ZERO };
+enum tm_branch { TB_NONE, TB_COND, TB_JMP, TB_INDIRECT, TB_CALL, TB_CALL_INDIRECT, TB_RET };
+enum tm_memkind { TM_NOADDR = 0, TM_EXPLICIT, TM_PUSH, TM_POP };
+
+typedef struct tm_sinfo {
+    uint64_t key; /* the decode-cache entry's key and generation it describes */
+    uint32_t gen;
+    uint64_t src, dst, addr; /* register masks (TR_* bits) */
+    tm_cost cost;
+    uint16_t oplat;   /* latency after the load data arrived (load forms) */
+    uint8_t kind, branch, fusible, priv; /* priv: enum tm_priv or TP_NONE */
+    uint8_t load, store, memkind, memop, msize, fp;
+    uint8_t stack; /* RSP updated by the stack engine */
+    uint8_t len;
+    uint8_t agu_extra; /* cycles a complex address adds before the load (lsu.complex_addr_latency) */
+} tm_sinfo;
+
+typedef struct tm_store {
+    uint64_t addr, data_ready, retire, expr;
+    uint32_t size;
+    uint32_t split;
+    uint32_t base_ver; /* write count of the base register when the store renamed */
+} tm_store;
+
+#define TM_UTAGS 1024 /* physical lines whose linear alias the model remembers */
+#define TM_HINTS 256 /* way hints per cache: O(1) hits in highly associative TLBs */
+
+typedef struct tm_cache {
+    uint64_t *tag, *stamp;
+    uint32_t sets, ways, shift, setmask; /* setmask: sets - 1 when a power of two, else 0 */
+    uint64_t clock, last; /* last line hit (fast path) */
+    uint16_t hint[TM_HINTS]; /* way where a line hashing here was last found */
+} tm_cache;
+
+struct es_timing {
+    tm_uarch u;
+    es_machine *m;
+    tm_sinfo *sc;     /* one per decode-cache entry */
+    tm_sinfo scratch; /* page-crossing instructions (not cached by the core) */
+
+    /* set by the before hook for the retire hook */
+    const tm_sinfo *pend;
+    uint64_t pend_ea, pend_pa, pend_expr;
+    uint8_t pend_priv;
+
+    /* clocks */
+    uint64_t fe_cycle, serial_until, last_retire, prev_retire;
+    uint64_t ucode_free; /* the microcode sequencer's next free cycle */
+    uint32_t fe_used, retire_used, dec_used;
+    uint64_t dec_cycle;
+    uint64_t ready[TR_COUNT];
+    /* writes per register, except the stack engine's RSP updates: memory
+     * renaming matches a load to a store only while the base register
+     * still holds the same value (same rename generation) */
+    uint32_t wver[TR_COUNT];
+    uint64_t *rob;
+    uint32_t rob_pos; /* index of the next uop's ROB entry */
+    /* scheduler: the cycle each of the last sched.*_entries uops issued; a
+     * uop dispatches only once the one that many older has left (else a
+     * port-bound stream would queue without bound behind the ROB) */
+    uint64_t *sched;
+    uint32_t sched_pos;
+    /* the linear line that last touched each physical line (direct-mapped
+     * by physical line): AMD's L1D finds a line through a linear-address
+     * micro-tag, so a second linear alias of the same physical line misses
+     * it and is refetched (AMD SOG "linear aliasing"; BHive maps every page
+     * onto one physical page, so RSP and other bases alias) */
+    uint64_t utag_pa[TM_UTAGS], utag_va[TM_UTAGS];
+    uint32_t *slot; /* [port][TM_SLOTW]: (cycle + 1) a port is busy in, 32-bit stamps */
+    /* memory operations issued per cycle (lsu.mem_ops_per_1000_cycles):
+     * count and (cycle + 1) stamp per slot of the same window */
+    uint8_t mem_used[TM_SLOTW];
+    uint32_t mem_stamp[TM_SLOTW];
+    tm_store *sq;
+    uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
+    /* store pairing (lsu.store_pair_bytes): physical chunk + 1 of the
+     * last scalar store that took a store-pipe slot of its own (0: none, or
+     * already paired) and the cycle of that slot */
+    uint64_t st_pair_line, st_pair_cycle;
+    /* fusion: end rip of the last fusible cmp/test and its result */
+    uint64_t fuse_rip, fuse_ready;
+
+    tm_cache l1i, l1d, l2, l3, itlb1, itlb2, dtlb1, dtlb2, opc;
+    uint64_t last_iline, last_ipage;
+    bool iline_in_opc;
+
+    uint8_t *bht;
+    uint64_t ghist;
+    uint64_t *btb;
+    uint64_t *ras;
+    uint32_t ras_top;
+
+    es_timing_stats st;
+};
+
+/* Times of one instruction on its way through the core (on_retire in
+ * model.c fills it; the load/store issue of model_mem.c reads and
+ * advances it). */
+typedef struct tm_flow {
+    uint64_t dsp;      /* dispatch cycle */
+    uint64_t src;      /* register operands ready */
+    uint64_t data;     /* operands ready, the load's data included */
+    uint64_t issued;   /* the last cycle a uop of the instruction issued */
+    uint64_t result;   /* its register result ready */
+    uint64_t complete; /* every uop done: it may retire */
+    bool has_addr;     /* the before hook computed its address (pend_ea, pend_pa) */
+} tm_flow;
+
+static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* The cycle the last of the registers in `mask` (TR_* bits) is ready. */
+static inline uint64_t ready_of(const es_timing *t, uint64_t mask)
+{
+    uint64_t r = 0;
+    for (; mask; mask &= mask - 1)
+        r = max64(r, t->ready[__builtin_ctzll(mask)]);
+    return r;
+}
+
+static inline bool tm_port_free(const uint32_t *s, uint64_t c, uint16_t occ)
+{
+    for (uint16_t k = 0; k < occ; k++)
+        if (s[(c + k) & (TM_SLOTW - 1)] == (uint32_t)(c + k + 1)) /* cycle + 1: 0 = never */
+            return false;
+    return true;
+}
+
+/* Port reservation (model.c's execute, model_mem.c's load/store issue):
+ * reserves one uop busy `occ` cycles on a port of `mask` at the first cycle
+ * >= at; returns that cycle.  Inline: several calls per instruction. */
+static inline uint64_t tm_port_alloc(es_timing *t, uint32_t mask, uint64_t at, uint16_t occ)
+{
+    if (!mask)
+        return at;
+    for (uint64_t c = at;; c++) {
+        for (uint32_t mm = mask; mm; mm &= mm - 1) {
+            uint32_t *s = t->slot + (size_t)__builtin_ctz(mm) * TM_SLOTW;
+            /* past half the window everything older is stale anyway:
+             * take the slot (bounded work for pathological streams) */
+            if (tm_port_free(s, c, occ) || c - at >= TM_SLOTW / 2) {
+                for (uint16_t k = 0; k < occ; k++)
+                    s[(c + k) & (TM_SLOTW - 1)] = (uint32_t)(c + k + 1);
+                return c;
+            }
+        }
+    }
+}
+
+/* model_front.c */
+/* Builds the static information of the instruction d at rip into s. */
+void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip, tm_sinfo *s);
+
+/* Static information of the instruction d at rip, cached per decode-cache
+ * entry (inline: asked for by every instruction, built once per entry). */
+static inline const tm_sinfo *tm_sinfo_of(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    const es_dentry *e = (const es_dentry *)((const char *)d - offsetof(es_dentry, insn));
+    size_t idx = (size_t)(e - m->dcache);
+    if (e->key && idx < (1u << ES_DCACHE_BITS)) {
+        tm_sinfo *s = &t->sc[idx];
+        if (s->key == e->key && s->gen == e->gen)
+            return s;
+        tm_build_sinfo(t, m, d, rip, s);
+        s->key = e->key;
+        s->gen = e->gen;
+        return s;
+    }
+    tm_build_sinfo(t, m, d, rip, &t->scratch);
+    return &t->scratch;
+}
+/* Cycle at which the instruction at rip can be dispatched. */
+uint64_t tm_front_end(es_timing *t, uint64_t rip, const tm_sinfo *s);
+/* Fetch and dispatch restart at cycle `at` (mispredict, serialisation). */
+void tm_redirect(es_timing *t, uint64_t at);
+/* A retired branch from rip to next whose condition/target was ready at
+ * `resolved`: prediction, and the front end's redirect or bubble. */
+void tm_branch(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next, uint64_t resolved);
+
+/* model_mem.c */
+int tm_cache_init(tm_cache *c, const tm_cache_cfg *g);
+void tm_cache_free(tm_cache *c);
+/* Looks up (and on a miss fills) the line of addr; true on a hit. */
+bool tm_cache_access(tm_cache *c, uint64_t addr);
+void tm_cache_flush(tm_cache *c);
+/* Cycles a two-level TLB adds to an access at va (0 on a first-level hit). */
+uint32_t tm_tlb_cycles(es_timing *t, tm_cache *l1, tm_cache *l2, uint32_t l2_latency,
+                       uint64_t va, uint64_t *misses);
+/* Issue of the load of s: sets f->issued and f->data. */
+void tm_load_issue(es_timing *t, const tm_sinfo *s, tm_flow *f);
+/* Issue of the store of s: advances f->issued and f->complete and fills
+ * the store queue's next entry (tm_store_retired commits it). */
+void tm_store_issue(es_timing *t, const tm_sinfo *s, tm_flow *f);
+/* The store just issued retired at cycle `at`: its queue entry is in use. */
+void tm_store_retired(es_timing *t, uint64_t at);
 
 #endif
