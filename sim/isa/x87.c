@@ -88,6 +88,16 @@ static uint16_t arith_reg(const es_machine *m, int k, const long double *x, cons
 DEF_ARITH_M(32, float, "s")
 DEF_ARITH_M(64, double, "l")
 
+/* An empty st(0) where a value is needed is a stack underflow: reports
+ * it and, when masked, writes the indefinite to st(0).  Returns ES_OK
+ * (the instruction is done either way). */
+static int st0_underflow(es_machine *m)
+{
+    if (es_x87_stack_fault(m, 0))
+        st_set_indef(m, 0);
+    return ES_OK;
+}
+
 /* D8 (st0 op m32 / st0 op st(i)), DA (m32int), DC (m64 / st(i) op st0),
  * DE (m16int / st(i) op st0 and pop). */
 int op_arith(es_machine *m, const es_insn *d)
@@ -101,11 +111,8 @@ int op_arith(es_machine *m, const es_insn *d)
         uint64_t v;
         TRY(es_load(m, es_lin(m, d, mo), (esc == 0 || esc == 2) ? 4 : esc == 4 ? 8 : 2, &v));
         note(m, d, mo);
-        if (st_empty(m, 0)) {
-            if (es_x87_stack_fault(m, 0))
-                st_set_indef(m, 0);
-            return ES_OK;
-        }
+        if (st_empty(m, 0))
+            return st0_underflow(m);
         uint16_t sw;
         if (esc == 0) {
             float f;
@@ -577,11 +584,8 @@ int op_sign(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
-    if (st_empty(m, 0)) {
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
-    }
+    if (st_empty(m, 0))
+        return st0_underflow(m);
     es_f80 f;
     memset(&f, 0, sizeof f);
     memcpy(f.b, &ST(m, 0), 10);
@@ -601,9 +605,7 @@ int op_fcmov(es_machine *m, const es_insn *d)
     note(m, d, NULL);
     if (st_empty(m, 0) || st_empty(m, i)) {
         /* the host writes the indefinite whatever the condition */
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
+        return st0_underflow(m);
     }
     uint64_t f = m->rflags;
     int c;
@@ -682,9 +684,7 @@ int op_unary(es_machine *m, const es_insn *d)
         /* FSIN/FCOS clear C2 ("in range") on a stack fault too (host) */
         if (d->op == ES_OP_FSIN || d->op == ES_OP_FCOS)
             set_cc(m, ES_FSW_C2, 0);
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
+        return st0_underflow(m);
     }
     long double r;
     uint16_t cc = ES_FSW_C1;
@@ -710,9 +710,7 @@ int op_binary01(es_machine *m, const es_insn *d)
     if (st_empty(m, 0) || st_empty(m, 1)) {
         if (prem) /* C2 ("incomplete") cleared on a stack fault (host) */
             set_cc(m, ES_FSW_C2, 0);
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
+        return st0_underflow(m);
     }
     long double r;
     uint16_t cc = ES_FSW_C1;
