@@ -48,47 +48,57 @@ static inline uint64_t ptr_get(const uint8_t *p, unsigned sz)
     return v;
 }
 
-/* Binary RMW op: dest = dest OP src, flags from FLAGS(a, b, r, size).
+/* Read-modify-write op: dest = EXPR (of a = dest, and for NSRC == 2 of
+ * b = source), flags FLAGS(a, b, r, sz) replace WHICH.  NSRC is a constant,
+ * so each handler keeps its own straight-line body.
  * Memory destinations: the load faults before anything changes, the store
  * before any flag does, so a fault leaves the machine as it was. */
-#define BINOP(name, EXPR, FLAGS, WHICH)                                                            \
+#define RMWOP(name, NSRC, EXPR, FLAGS, WHICH)                                                      \
     static __attribute__((noinline)) int name##_generic(es_machine *m, const es_insn *d)           \
     {                                                                                              \
-        uint64_t a, b, r, cf = m->rflags & ES_CF;                                                  \
+        uint64_t a, b = 0, r, cf = m->rflags & ES_CF;                                              \
         unsigned sz = d->o[0].size;                                                                \
         uint8_t *p = rmw_ptr(m, d);                                                                \
         (void)cf;                                                                                  \
-        if (d->o[0].kind == ES_OPK_GPR) { /* memory or high-byte source */                        \
+        (void)b;                                                                                   \
+        if (NSRC == 2 && d->o[0].kind == ES_OPK_GPR) { /* memory or high-byte source */            \
             a = m->gpr[d->o[0].reg];                                                               \
             TRY(es_rd(m, d, 1, &b));                                                               \
             r = (EXPR);                                                                            \
             es_gpr_set(m, d->o[0].reg, sz, r);                                                     \
         } else if (p) {                                                                            \
             a = ptr_get(p, sz);                                                                    \
-            TRY(es_rd(m, d, 1, &b)); /* register or immediate: cannot fault */                     \
+            if (NSRC == 2) /* register or immediate: cannot fault */                               \
+                TRY(es_rd(m, d, 1, &b));                                                           \
             r = (EXPR);                                                                            \
             memcpy(p, &r, sz);                                                                     \
         } else {                                                                                   \
             TRY(es_rd(m, d, 0, &a));                                                               \
-            TRY(es_rd(m, d, 1, &b));                                                               \
+            if (NSRC == 2)                                                                         \
+                TRY(es_rd(m, d, 1, &b));                                                           \
             r = (EXPR);                                                                            \
             TRY(es_wr(m, d, 0, r));                                                                \
         }                                                                                          \
         es_set_flags(m, (FLAGS), (WHICH));                                                         \
         return ES_OK;                                                                              \
     }                                                                                              \
-    int name(es_machine *m, const es_insn *d)                                               \
+    int name(es_machine *m, const es_insn *d)                                                      \
     {                                                                                              \
-        if (__builtin_expect(!reg_form(d), 0))                                                     \
+        int fast = NSRC == 2 ? reg_form(d) : d->o[0].kind == ES_OPK_GPR;                           \
+        if (__builtin_expect(!fast, 0))                                                            \
             return name##_generic(m, d);                                                           \
         uint64_t cf = m->rflags & ES_CF;                                                           \
         unsigned sz = d->o[0].size;                                                                \
-        uint64_t a = m->gpr[d->o[0].reg], b = reg_src(m, &d->o[1]), r = (EXPR);                    \
+        uint64_t a = m->gpr[d->o[0].reg], b = NSRC == 2 ? reg_src(m, &d->o[1]) : 0, r = (EXPR);    \
         (void)cf;                                                                                  \
+        (void)b;                                                                                   \
         es_gpr_set(m, d->o[0].reg, sz, r);                                                         \
         es_set_flags(m, (FLAGS), (WHICH));                                                         \
         return ES_OK;                                                                              \
     }
+
+/* Binary op: dest = dest OP src. */
+#define BINOP(name, EXPR, FLAGS, WHICH) RMWOP(name, 2, EXPR, FLAGS, WHICH)
 
 BINOP(op_add, a + b, es_flags_add(a, b, 0, sz), ES_ARITH_FLAGS)
 BINOP(op_adc, a + b + cf, es_flags_add(a, b, cf, sz), ES_ARITH_FLAGS)
@@ -98,16 +108,24 @@ BINOP(op_and, a & b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 BINOP(op_or, a | b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 BINOP(op_xor, a ^ b, es_flags_logic(r, sz), ES_ARITH_FLAGS)
 
+/* The operands of CMP and TEST, which only read them. */
+static inline __attribute__((always_inline)) int read_pair(es_machine *m, const es_insn *d,
+                                                           uint64_t *a, uint64_t *b)
+{
+    if (__builtin_expect(reg_form(d), 1)) {
+        *a = m->gpr[d->o[0].reg];
+        *b = reg_src(m, &d->o[1]);
+        return ES_OK;
+    }
+    TRY(es_rd(m, d, 0, a));
+    TRY(es_rd(m, d, 1, b));
+    return ES_OK;
+}
+
 int op_cmp(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
-    if (__builtin_expect(reg_form(d), 1)) {
-        a = m->gpr[d->o[0].reg];
-        b = reg_src(m, &d->o[1]);
-    } else {
-        TRY(es_rd(m, d, 0, &a));
-        TRY(es_rd(m, d, 1, &b));
-    }
+    TRY(read_pair(m, d, &a, &b));
     es_set_flags(m, es_flags_sub(a, b, 0, d->o[0].size), ES_ARITH_FLAGS);
     return ES_OK;
 }
@@ -115,46 +133,13 @@ int op_cmp(es_machine *m, const es_insn *d)
 int op_test(es_machine *m, const es_insn *d)
 {
     uint64_t a, b;
-    if (__builtin_expect(reg_form(d), 1)) {
-        a = m->gpr[d->o[0].reg];
-        b = reg_src(m, &d->o[1]);
-    } else {
-        TRY(es_rd(m, d, 0, &a));
-        TRY(es_rd(m, d, 1, &b));
-    }
+    TRY(read_pair(m, d, &a, &b));
     es_set_flags(m, es_flags_logic(a & b, d->o[0].size), ES_ARITH_FLAGS);
     return ES_OK;
 }
 
-/* One-operand RMW op: dest = EXPR(a); flags FLAGS replace WHICH. */
-#define UNOP(name, EXPR, FLAGS, WHICH)                                                             \
-    static __attribute__((noinline)) int name##_generic(es_machine *m, const es_insn *d)           \
-    {                                                                                              \
-        uint64_t a, r;                                                                             \
-        unsigned sz = d->o[0].size;                                                                \
-        uint8_t *p = rmw_ptr(m, d);                                                                \
-        if (p) {                                                                                   \
-            a = ptr_get(p, sz);                                                                    \
-            r = (EXPR);                                                                            \
-            memcpy(p, &r, sz);                                                                     \
-        } else {                                                                                   \
-            TRY(es_rd(m, d, 0, &a));                                                               \
-            r = (EXPR);                                                                            \
-            TRY(es_wr(m, d, 0, r));                                                                \
-        }                                                                                          \
-        es_set_flags(m, (FLAGS), (WHICH));                                                         \
-        return ES_OK;                                                                              \
-    }                                                                                              \
-    int name(es_machine *m, const es_insn *d)                                               \
-    {                                                                                              \
-        if (__builtin_expect(d->o[0].kind != ES_OPK_GPR, 0))                                       \
-            return name##_generic(m, d);                                                           \
-        unsigned sz = d->o[0].size;                                                                \
-        uint64_t a = m->gpr[d->o[0].reg], r = (EXPR);                                              \
-        es_gpr_set(m, d->o[0].reg, sz, r);                                                         \
-        es_set_flags(m, (FLAGS), (WHICH));                                                         \
-        return ES_OK;                                                                              \
-    }
+/* One-operand op: dest = EXPR(a); flags FLAGS replace WHICH. */
+#define UNOP(name, EXPR, FLAGS, WHICH) RMWOP(name, 1, EXPR, FLAGS, WHICH)
 
 /* INC and DEC leave CF alone (SDM Vol. 2A, INC: "The CF flag is not
  * affected"), which is what lets ADC loops use them as counters. */

@@ -26,12 +26,21 @@
 static inline unsigned al_of(const es_machine *m) { return (unsigned)(m->gpr[ES_RAX] & 0xff); }
 static inline unsigned ah_of(const es_machine *m) { return (unsigned)((m->gpr[ES_RAX] >> 8) & 0xff); }
 
-int op_aaa(es_machine *m, const es_insn *d)
+/* AAA and AAS: adjust AL after an unpacked-BCD add or subtract; AAA's
+ * "AX <- AX + 106H" lets the carry out of AL reach AH, AAS takes 6 from AL
+ * and 1 from AH. */
+static inline __attribute__((always_inline)) int ascii_adjust(es_machine *m, const es_insn *d,
+                                                              int sub)
 {
     BCD_GUARD(m, d);
     uint64_t ax = m->gpr[ES_RAX] & 0xffff, f = 0;
     if ((ax & 0x0f) > 9 || (m->rflags & ES_AF)) {
-        ax += 0x106;
+        if (sub) {
+            ax = (ax - 6) & 0xffff;
+            ax = (ax - 0x100) & 0xffff; /* AH <- AH - 1 */
+        } else {
+            ax += 0x106;
+        }
         f = ES_AF | ES_CF;
     }
     ax &= 0xff0f;
@@ -40,36 +49,28 @@ int op_aaa(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-int op_aas(es_machine *m, const es_insn *d)
-{
-    BCD_GUARD(m, d);
-    uint64_t ax = m->gpr[ES_RAX] & 0xffff, f = 0;
-    if ((ax & 0x0f) > 9 || (m->rflags & ES_AF)) {
-        ax = (ax - 6) & 0xffff;
-        ax = (ax - 0x100) & 0xffff; /* AH <- AH - 1 */
-        f = ES_AF | ES_CF;
-    }
-    ax &= 0xff0f;
-    es_gpr_set(m, ES_RAX, 2, ax);
-    es_set_flags(m, f | es_flags_szp(ax & 0xff, 1), ES_ARITH_FLAGS);
-    return ES_OK;
-}
+int op_aaa(es_machine *m, const es_insn *d) { return ascii_adjust(m, d, 0); }
+int op_aas(es_machine *m, const es_insn *d) { return ascii_adjust(m, d, 1); }
 
-int op_daa(es_machine *m, const es_insn *d)
+/* DAA and DAS: adjust AL after a packed-BCD add or subtract. */
+static inline __attribute__((always_inline)) int decimal_adjust(es_machine *m,
+                                                                const es_insn *d, int sub)
 {
     BCD_GUARD(m, d);
     unsigned al = al_of(m), old_al = al;
     int old_cf = (m->rflags & ES_CF) != 0, cf = 0;
     uint64_t f = 0;
     if ((al & 0x0f) > 9 || (m->rflags & ES_AF)) {
-        cf = old_cf || al + 6 > 0xff;
-        al = (al + 6) & 0xff;
+        cf = old_cf || (sub ? al < 6 : al + 6 > 0xff);
+        al = (sub ? al - 6 : al + 6) & 0xff;
         f |= ES_AF;
     }
     if (old_al > 0x99 || old_cf) {
-        al = (al + 0x60) & 0xff;
+        al = (sub ? al - 0x60 : al + 0x60) & 0xff;
         cf = 1;
-    } else {
+    } else if (!sub) {
+        /* SDM DAS: unlike DAA, the second step leaves CF from the first
+         * when old_AL <= 99H and old_CF = 0 */
         cf = 0;
     }
     es_gpr_set(m, ES_RAX, 1, al);
@@ -77,27 +78,8 @@ int op_daa(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-int op_das(es_machine *m, const es_insn *d)
-{
-    BCD_GUARD(m, d);
-    unsigned al = al_of(m), old_al = al;
-    int old_cf = (m->rflags & ES_CF) != 0, cf = 0;
-    uint64_t f = 0;
-    if ((al & 0x0f) > 9 || (m->rflags & ES_AF)) {
-        cf = old_cf || al < 6;
-        al = (al - 6) & 0xff;
-        f |= ES_AF;
-    }
-    if (old_al > 0x99 || old_cf) {
-        al = (al - 0x60) & 0xff;
-        cf = 1;
-    }
-    /* SDM DAS: unlike DAA, the second step leaves CF from the first when
-     * old_AL <= 99H and old_CF = 0 */
-    es_gpr_set(m, ES_RAX, 1, al);
-    es_set_flags(m, f | (cf ? ES_CF : 0) | es_flags_szp(al, 1), ES_ARITH_FLAGS);
-    return ES_OK;
-}
+int op_daa(es_machine *m, const es_insn *d) { return decimal_adjust(m, d, 0); }
+int op_das(es_machine *m, const es_insn *d) { return decimal_adjust(m, d, 1); }
 
 /* AAM imm8: AH = AL / imm8, AL = AL % imm8; #DE when imm8 is 0. */
 int op_aam(es_machine *m, const es_insn *d)

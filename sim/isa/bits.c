@@ -22,6 +22,14 @@
 
 enum { BT_TEST, BT_SET, BT_RESET, BT_COMPLEMENT };
 
+/* The value BTS, BTR or BTC writes back: v with bit `bit` set, cleared
+ * or flipped. */
+static inline uint64_t bt_apply(uint64_t v, uint64_t bit, int kind)
+{
+    uint64_t mask = 1ull << bit;
+    return kind == BT_SET ? v | mask : kind == BT_RESET ? v & ~mask : v ^ mask;
+}
+
 static inline int bt_common(es_machine *m, const es_insn *d, int kind)
 {
     const es_operand *o = &d->o[0];
@@ -31,13 +39,9 @@ static inline int bt_common(es_machine *m, const es_insn *d, int kind)
     if (o->kind != ES_OPK_MEM || d->o[1].kind == ES_OPK_IMM) {
         bit = off & (w - 1);
         TRY(es_rd(m, d, 0, &v));
-        uint64_t cf = (v >> bit) & 1;
-        if (kind != BT_TEST) {
-            uint64_t mask = 1ull << bit;
-            v = kind == BT_SET ? v | mask : kind == BT_RESET ? v & ~mask : v ^ mask;
-            TRY(es_wr(m, d, 0, v));
-        }
-        es_set_flags(m, cf, ES_CF);
+        if (kind != BT_TEST)
+            TRY(es_wr(m, d, 0, bt_apply(v, bit, kind)));
+        es_set_flags(m, (v >> bit) & 1, ES_CF);
         return ES_OK;
     }
     int64_t s = es_sext(off, sz);
@@ -51,13 +55,9 @@ static inline int bt_common(es_machine *m, const es_insn *d, int kind)
     if (d->mode != ES_MODE_64)
         lin = (uint32_t)lin;
     TRY(es_load(m, lin, sz, &v));
-    uint64_t cf = (v >> bit) & 1;
-    if (kind != BT_TEST) {
-        uint64_t mask = 1ull << bit;
-        v = kind == BT_SET ? v | mask : kind == BT_RESET ? v & ~mask : v ^ mask;
-        TRY(es_store(m, lin, sz, v));
-    }
-    es_set_flags(m, cf, ES_CF);
+    if (kind != BT_TEST)
+        TRY(es_store(m, lin, sz, bt_apply(v, bit, kind)));
+    es_set_flags(m, (v >> bit) & 1, ES_CF);
     return ES_OK;
 }
 
@@ -78,7 +78,8 @@ static inline void bsf_flags(es_machine *m, uint64_t index, int zero)
     es_set_flags(m, f, ES_ARITH_FLAGS);
 }
 
-int op_bsf(es_machine *m, const es_insn *d)
+static inline __attribute__((always_inline)) int
+bit_scan(es_machine *m, const es_insn *d, int reverse)
 {
     uint64_t s;
     TRY(es_rd(m, d, 1, &s));
@@ -86,50 +87,34 @@ int op_bsf(es_machine *m, const es_insn *d)
         bsf_flags(m, 0, 1);
         return ES_OK;
     }
-    uint64_t r = (uint64_t)__builtin_ctzll(s);
+    uint64_t r = reverse ? (uint64_t)(63 - __builtin_clzll(s)) : (uint64_t)__builtin_ctzll(s);
     TRY(es_wr(m, d, 0, r));
     bsf_flags(m, r, 0);
     return ES_OK;
 }
 
-int op_bsr(es_machine *m, const es_insn *d)
-{
-    uint64_t s;
-    TRY(es_rd(m, d, 1, &s));
-    if (s == 0) {
-        bsf_flags(m, 0, 1);
-        return ES_OK;
-    }
-    uint64_t r = (uint64_t)(63 - __builtin_clzll(s));
-    TRY(es_wr(m, d, 0, r));
-    bsf_flags(m, r, 0);
-    return ES_OK;
-}
+int op_bsf(es_machine *m, const es_insn *d) { return bit_scan(m, d, 0); }
+int op_bsr(es_machine *m, const es_insn *d) { return bit_scan(m, d, 1); }
 
 /* LZCNT/TZCNT: CF = (source == 0), ZF = (result == 0); of the undefined
  * ones Zen clears SF, AF and PF and leaves OF unchanged. */
 #define CNT_FLAGS (ES_CF | ES_ZF | ES_SF | ES_AF | ES_PF)
-int op_lzcnt(es_machine *m, const es_insn *d)
+static inline __attribute__((always_inline)) int
+zero_count(es_machine *m, const es_insn *d, int leading)
 {
     uint64_t s;
     unsigned w = d->o[0].size * 8;
     TRY(es_rd(m, d, 1, &s));
-    uint64_t r = s ? (uint64_t)(__builtin_clzll(s) - (64 - w)) : w;
+    uint64_t r = !s ? w
+                 : leading ? (uint64_t)(__builtin_clzll(s) - (64 - w))
+                           : (uint64_t)__builtin_ctzll(s);
     TRY(es_wr(m, d, 0, r));
     es_set_flags(m, (s ? 0 : ES_CF) | (r ? 0 : ES_ZF), CNT_FLAGS);
     return ES_OK;
 }
 
-int op_tzcnt(es_machine *m, const es_insn *d)
-{
-    uint64_t s;
-    unsigned w = d->o[0].size * 8;
-    TRY(es_rd(m, d, 1, &s));
-    uint64_t r = s ? (uint64_t)__builtin_ctzll(s) : w;
-    TRY(es_wr(m, d, 0, r));
-    es_set_flags(m, (s ? 0 : ES_CF) | (r ? 0 : ES_ZF), CNT_FLAGS);
-    return ES_OK;
-}
+int op_lzcnt(es_machine *m, const es_insn *d) { return zero_count(m, d, 1); }
+int op_tzcnt(es_machine *m, const es_insn *d) { return zero_count(m, d, 0); }
 
 /* POPCNT: ZF = (source == 0), the other five cleared (SDM). */
 int op_popcnt(es_machine *m, const es_insn *d)
@@ -211,38 +196,26 @@ int op_bextr(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-int op_blsi(es_machine *m, const es_insn *d)
+/* BLSI (lowest set bit; CF = source != 0), BLSMSK (mask up to it) and
+ * BLSR (reset it); CF = source == 0 for the last two. */
+enum { BLS_ISOLATE, BLS_MASK, BLS_RESET };
+
+static inline __attribute__((always_inline)) int
+bls(es_machine *m, const es_insn *d, int kind)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
     TRY(es_rd(m, d, 1, &s));
-    uint64_t r = s & (0 - s) & es_mask(sz);
+    uint64_t r = kind == BLS_ISOLATE ? s & (0 - s) : kind == BLS_MASK ? s ^ (s - 1) : s & (s - 1);
+    r &= es_mask(sz);
     TRY(es_wr(m, d, 0, r));
-    bmi_flags(m, r, sz, s != 0);
+    bmi_flags(m, r, sz, kind == BLS_ISOLATE ? s != 0 : s == 0);
     return ES_OK;
 }
 
-int op_blsmsk(es_machine *m, const es_insn *d)
-{
-    uint64_t s;
-    unsigned sz = d->o[0].size;
-    TRY(es_rd(m, d, 1, &s));
-    uint64_t r = (s ^ (s - 1)) & es_mask(sz);
-    TRY(es_wr(m, d, 0, r));
-    bmi_flags(m, r, sz, s == 0);
-    return ES_OK;
-}
-
-int op_blsr(es_machine *m, const es_insn *d)
-{
-    uint64_t s;
-    unsigned sz = d->o[0].size;
-    TRY(es_rd(m, d, 1, &s));
-    uint64_t r = s & (s - 1) & es_mask(sz);
-    TRY(es_wr(m, d, 0, r));
-    bmi_flags(m, r, sz, s == 0);
-    return ES_OK;
-}
+int op_blsi(es_machine *m, const es_insn *d) { return bls(m, d, BLS_ISOLATE); }
+int op_blsmsk(es_machine *m, const es_insn *d) { return bls(m, d, BLS_MASK); }
+int op_blsr(es_machine *m, const es_insn *d) { return bls(m, d, BLS_RESET); }
 
 /* BZHI dest, src, index: clear the bits from index[7:0] up; CF = index is
  * past the top bit. */
@@ -259,33 +232,25 @@ int op_bzhi(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-int op_pdep(es_machine *m, const es_insn *d)
+/* PDEP scatters the low source bits to the mask's set bits; PEXT gathers
+ * the source bits under the mask into the low bits. */
+static inline __attribute__((always_inline)) int
+deposit_extract(es_machine *m, const es_insn *d, int extract)
 {
     uint64_t s, mask, r = 0;
     TRY(es_rd(m, d, 1, &s));
     TRY(es_rd(m, d, 2, &mask));
     for (uint64_t k = 1; mask; k <<= 1) {
         uint64_t low = mask & (0 - mask);
-        if (s & k)
-            r |= low;
+        if (extract ? s & low : s & k)
+            r |= extract ? k : low;
         mask ^= low;
     }
     return es_wr(m, d, 0, r) ? ES_FAULT : ES_OK;
 }
 
-int op_pext(es_machine *m, const es_insn *d)
-{
-    uint64_t s, mask, r = 0;
-    TRY(es_rd(m, d, 1, &s));
-    TRY(es_rd(m, d, 2, &mask));
-    for (uint64_t k = 1; mask; k <<= 1) {
-        uint64_t low = mask & (0 - mask);
-        if (s & low)
-            r |= k;
-        mask ^= low;
-    }
-    return es_wr(m, d, 0, r) ? ES_FAULT : ES_OK;
-}
+int op_pdep(es_machine *m, const es_insn *d) { return deposit_extract(m, d, 0); }
+int op_pext(es_machine *m, const es_insn *d) { return deposit_extract(m, d, 1); }
 
 /* ---- ADX: add with carry through CF only (ADCX) or OF only (ADOX) ---- */
 

@@ -30,35 +30,43 @@ static inline void div_flags(es_machine *m)
     es_set_flags(m, ES_AF, ES_SF | ES_ZF | ES_PF | ES_AF);
 }
 
+/* The double-width register of the one-operand forms, for sz < 8: AX for
+ * bytes, else rDX:rAX (DX:AX or EDX:EAX). */
+static inline uint64_t pair_get(const es_machine *m, unsigned sz)
+{
+    return sz == 1 ? es_gpr_get(m, ES_RAX, 2)
+                   : (es_gpr_get(m, ES_RDX, sz) << (sz * 8)) | es_gpr_get(m, ES_RAX, sz);
+}
+
+/* Writes the two halves of a one-operand result: AH = hi, AL = lo for
+ * bytes, else rDX = hi, rAX = lo (MUL/IMUL: the product; DIV/IDIV: hi is
+ * the remainder, lo the quotient). */
+static inline void pair_set(es_machine *m, unsigned sz, uint64_t hi, uint64_t lo)
+{
+    if (sz == 1) {
+        es_gpr_set(m, ES_RAX, 2, ((hi & 0xff) << 8) | (lo & 0xff));
+    } else {
+        es_gpr_set(m, ES_RAX, sz, lo);
+        es_gpr_set(m, ES_RDX, sz, hi);
+    }
+}
+
 int op_mul(es_machine *m, const es_insn *d)
 {
     uint64_t s;
     unsigned sz = d->o[0].size;
     TRY(es_rd(m, d, 0, &s));
     uint64_t a = es_gpr_get(m, ES_RAX, sz), lo, hi;
-    switch (sz) {
-    case 1: {
-        uint64_t p = a * s;
-        es_gpr_set(m, ES_RAX, 2, p);
-        mul_flags(m, (p >> 8) != 0);
-        return ES_OK;
-    }
-    case 2:
-    case 4: {
-        uint64_t p = a * s;
-        lo = p & es_mask(sz);
-        hi = p >> (sz * 8);
-        break;
-    }
-    default: {
+    if (sz == 8) {
         unsigned __int128 p = (unsigned __int128)a * s;
         lo = (uint64_t)p;
         hi = (uint64_t)(p >> 64);
-        break;
+    } else {
+        uint64_t p = a * s; /* fits: both factors have sz * 8 <= 32 bits */
+        lo = p & es_mask(sz);
+        hi = p >> (sz * 8);
     }
-    }
-    es_gpr_set(m, ES_RAX, sz, lo);
-    es_gpr_set(m, ES_RDX, sz, hi);
+    pair_set(m, sz, hi, lo);
     mul_flags(m, hi != 0);
     return ES_OK;
 }
@@ -89,12 +97,7 @@ int op_imul(es_machine *m, const es_insn *d)
         TRY(es_rd(m, d, 0, &b));
         a = es_gpr_get(m, ES_RAX, sz);
         uint64_t lo = imul_trunc(a, b, sz, &ovf, &hi);
-        if (sz == 1) {
-            es_gpr_set(m, ES_RAX, 2, (hi << 8) | lo);
-        } else {
-            es_gpr_set(m, ES_RAX, sz, lo);
-            es_gpr_set(m, ES_RDX, sz, hi);
-        }
+        pair_set(m, sz, hi, lo);
         mul_flags(m, ovf);
         return ES_OK;
     }
@@ -123,18 +126,11 @@ int op_div(es_machine *m, const es_insn *d)
         m->gpr[ES_RAX] = (uint64_t)(n / s);
         m->gpr[ES_RDX] = (uint64_t)(n % s);
     } else {
-        unsigned bits = sz * 8;
-        uint64_t n = sz == 1 ? es_gpr_get(m, ES_RAX, 2)
-                             : (es_gpr_get(m, ES_RDX, sz) << bits) | es_gpr_get(m, ES_RAX, sz);
+        uint64_t n = pair_get(m, sz);
         uint64_t q = n / s, r = n % s;
         if (q > es_mask(sz))
             return es_raise(m, ES_VEC_DE, 0);
-        if (sz == 1) {
-            es_gpr_set(m, ES_RAX, 2, (r << 8) | q);
-        } else {
-            es_gpr_set(m, ES_RAX, sz, q);
-            es_gpr_set(m, ES_RDX, sz, r);
-        }
+        pair_set(m, sz, r, q);
     }
     div_flags(m);
     return ES_OK;
@@ -159,24 +155,16 @@ int op_idiv(es_machine *m, const es_insn *d)
         m->gpr[ES_RAX] = (uint64_t)q;
         m->gpr[ES_RDX] = (uint64_t)r;
     } else {
-        unsigned bits = sz * 8;
-        /* the dividend has 2*bits <= 64 bits: 64-bit arithmetic suffices,
-         * except INT64_MIN / -1 for the 32-bit form, checked first */
-        int64_t n = sz == 1 ? es_sext(es_gpr_get(m, ES_RAX, 2), 2)
-                            : es_sext((es_gpr_get(m, ES_RDX, sz) << bits) | es_gpr_get(m, ES_RAX, sz),
-                                      sz * 2);
+        /* the dividend has 2 * sz * 8 <= 64 bits: 64-bit arithmetic
+         * suffices, except INT64_MIN / -1 for the 32-bit form, checked first */
+        int64_t n = es_sext(pair_get(m, sz), sz * 2);
         int64_t v = es_sext(s, sz);
         if (v == -1 && n == INT64_MIN)
             return es_raise(m, ES_VEC_DE, 0);
         int64_t q = n / v, r = n % v;
         if (q != es_sext((uint64_t)q, sz))
             return es_raise(m, ES_VEC_DE, 0);
-        if (sz == 1) {
-            es_gpr_set(m, ES_RAX, 2, (((uint64_t)r & 0xff) << 8) | ((uint64_t)q & 0xff));
-        } else {
-            es_gpr_set(m, ES_RAX, sz, (uint64_t)q);
-            es_gpr_set(m, ES_RDX, sz, (uint64_t)r);
-        }
+        pair_set(m, sz, (uint64_t)r, (uint64_t)q);
     }
     div_flags(m);
     return ES_OK;

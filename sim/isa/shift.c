@@ -213,88 +213,39 @@ static inline __attribute__((always_inline)) int shift_op(es_machine *m, const e
     return ES_OK;
 }
 
-int op_shl(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_SHL);
-}
-
-int op_shr(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_SHR);
-}
-
-int op_sar(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_SAR);
-}
-
-int op_rol(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_ROL);
-}
-
-int op_ror(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_ROR);
-}
-
-int op_rcl(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_RCL);
-}
-
-int op_rcr(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_RCR);
-}
+int op_shl(es_machine *m, const es_insn *d) { return shift_op(m, d, S_SHL); }
+int op_shr(es_machine *m, const es_insn *d) { return shift_op(m, d, S_SHR); }
+int op_sar(es_machine *m, const es_insn *d) { return shift_op(m, d, S_SAR); }
+int op_rol(es_machine *m, const es_insn *d) { return shift_op(m, d, S_ROL); }
+int op_ror(es_machine *m, const es_insn *d) { return shift_op(m, d, S_ROR); }
+int op_rcl(es_machine *m, const es_insn *d) { return shift_op(m, d, S_RCL); }
+int op_rcr(es_machine *m, const es_insn *d) { return shift_op(m, d, S_RCR); }
 
 /* SHLD/SHRD dest, src, count: dest shifted with bits of src filling in. */
-int op_shld(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_SHLD);
-}
-
-int op_shrd(es_machine *m, const es_insn *d)
-{
-    return shift_op(m, d, S_SHRD);
-}
+int op_shld(es_machine *m, const es_insn *d) { return shift_op(m, d, S_SHLD); }
+int op_shrd(es_machine *m, const es_insn *d) { return shift_op(m, d, S_SHRD); }
 
 /* ---- BMI2: no flags; the count is the third operand (a register, or the
  * immediate of RORX) masked to the operand width. ---- */
 
-int op_shlx(es_machine *m, const es_insn *d)
+static inline __attribute__((always_inline)) int bmi2_shift(es_machine *m, const es_insn *d,
+                                                            int k)
 {
-    uint64_t a, c;
+    uint64_t a, c, r;
     TRY(es_rd(m, d, 1, &a));
     TRY(es_rd(m, d, 2, &c));
-    unsigned sz = d->o[0].size;
-    return write_back(m, d, a << (c & (sz * 8 - 1)));
+    unsigned w = d->o[0].size * 8, n = (unsigned)(c & (w - 1));
+    switch (k) {
+    case S_SHL: r = a << n; break;
+    case S_SHR: r = a >> n; break;
+    case S_SAR: r = (uint64_t)(es_sext(a, w / 8) >> n); break;
+    default: r = rotl(a, w - n, w); break; /* RORX */
+    }
+    return write_back(m, d, r);
 }
 
-int op_shrx(es_machine *m, const es_insn *d)
-{
-    uint64_t a, c;
-    TRY(es_rd(m, d, 1, &a));
-    TRY(es_rd(m, d, 2, &c));
-    unsigned sz = d->o[0].size;
-    return write_back(m, d, a >> (c & (sz * 8 - 1)));
-}
-
-int op_sarx(es_machine *m, const es_insn *d)
-{
-    uint64_t a, c;
-    TRY(es_rd(m, d, 1, &a));
-    TRY(es_rd(m, d, 2, &c));
-    unsigned sz = d->o[0].size;
-    return write_back(m, d, (uint64_t)(es_sext(a, sz) >> (c & (sz * 8 - 1))));
-}
-
-int op_rorx(es_machine *m, const es_insn *d)
-{
-    uint64_t a, c;
-    TRY(es_rd(m, d, 1, &a));
-    TRY(es_rd(m, d, 2, &c));
-    unsigned w = d->o[0].size * 8;
-    return write_back(m, d, rotl(a, w - (unsigned)(c & (w - 1)), w));
-}
+int op_shlx(es_machine *m, const es_insn *d) { return bmi2_shift(m, d, S_SHL); }
+int op_shrx(es_machine *m, const es_insn *d) { return bmi2_shift(m, d, S_SHR); }
+int op_sarx(es_machine *m, const es_insn *d) { return bmi2_shift(m, d, S_SAR); }
+int op_rorx(es_machine *m, const es_insn *d) { return bmi2_shift(m, d, S_ROR); }
 

@@ -260,30 +260,18 @@ static inline uint64_t sse_daz_d(const es_machine *m, uint64_t b)
     return ((m->mxcsr & ES_MXCSR_DAZ) && sse_isdenorm_d(b)) ? (b & 0x8000000000000000ull) : b;
 }
 
-static inline float sse_f(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-static inline double sse_d(uint64_t b)
-{
-    double g;
-    memcpy(&g, &b, 8);
-    return g;
-}
-static inline uint32_t sse_fbits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-static inline uint64_t sse_dbits(double g)
-{
-    uint64_t b;
-    memcpy(&b, &g, 8);
-    return b;
-}
+/* The same bits seen as the other type (memcpy is the defined way). */
+#define SSE_PUN(name, to, from)                                                                    \
+    static inline to name(from v)                                                                  \
+    {                                                                                              \
+        to r;                                                                                      \
+        memcpy(&r, &v, sizeof r);                                                                  \
+        return r;                                                                                  \
+    }
+SSE_PUN(sse_f, float, uint32_t)
+SSE_PUN(sse_d, double, uint64_t)
+SSE_PUN(sse_fbits, uint32_t, float)
+SSE_PUN(sse_dbits, uint64_t, double)
 
 #define ES_QNAN_F 0xffc00000u                  /* QNaN floating-point indefinite */
 #define ES_QNAN_D 0xfff8000000000000ull

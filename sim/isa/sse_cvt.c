@@ -86,22 +86,10 @@ static inline int cvt_s2si(es_machine *m, const es_insn *d, int dbl, int trunc)
     return ES_OK;
 }
 
-int op_cvtss2si(es_machine *m, const es_insn *d)
-{
-    return cvt_s2si(m, d, 0, 0);
-}
-int op_cvttss2si(es_machine *m, const es_insn *d)
-{
-    return cvt_s2si(m, d, 0, 1);
-}
-int op_cvtsd2si(es_machine *m, const es_insn *d)
-{
-    return cvt_s2si(m, d, 1, 0);
-}
-int op_cvttsd2si(es_machine *m, const es_insn *d)
-{
-    return cvt_s2si(m, d, 1, 1);
-}
+int op_cvtss2si(es_machine *m, const es_insn *d) { return cvt_s2si(m, d, 0, 0); }
+int op_cvttss2si(es_machine *m, const es_insn *d) { return cvt_s2si(m, d, 0, 1); }
+int op_cvtsd2si(es_machine *m, const es_insn *d) { return cvt_s2si(m, d, 1, 0); }
+int op_cvttsd2si(es_machine *m, const es_insn *d) { return cvt_s2si(m, d, 1, 1); }
 
 /* CVTSI2SS / CVTSI2SD xmm, r/m32/64: the low element, rounded per MXCSR. */
 static inline int cvt_si2s(es_machine *m, const es_insn *d, int dbl)
@@ -128,14 +116,8 @@ static inline int cvt_si2s(es_machine *m, const es_insn *d, int dbl)
     return ES_OK;
 }
 
-int op_cvtsi2ss(es_machine *m, const es_insn *d)
-{
-    return cvt_si2s(m, d, 0);
-}
-int op_cvtsi2sd(es_machine *m, const es_insn *d)
-{
-    return cvt_si2s(m, d, 1);
-}
+int op_cvtsi2ss(es_machine *m, const es_insn *d) { return cvt_si2s(m, d, 0); }
+int op_cvtsi2sd(es_machine *m, const es_insn *d) { return cvt_si2s(m, d, 1); }
 
 /* ---- FP <-> FP ---- */
 
@@ -269,46 +251,24 @@ int op_cvtdq2pd(es_machine *m, const es_insn *d)
     return ES_OK;
 }
 
-static inline int cvt_ps2dq(es_machine *m, const es_insn *d, int trunc)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm r;
-    uint32_t f = 0;
-    unsigned rc = trunc ? 3 : mx_rc(m);
-    for (int i = 0; i < 4; i++)
-        r.d[i] = (uint32_t)f32_to_int(m, s->d[i], rc, 32, &f);
-    TRY(sse_fp_commit(m, f));
-    *x = r;
-    return ES_OK;
-}
-
-static inline int cvt_pd2dq(es_machine *m, const es_insn *d, int trunc)
+/* CVT(T)PS2DQ xmm, xmm/m128 (four lanes) and CVT(T)PD2DQ xmm, xmm/m128
+ * (two lanes, the upper half of the result zeroed). */
+static inline __attribute__((always_inline)) int cvt_to_dq(es_machine *m, const es_insn *d,
+                                                           int dbl, int trunc)
 {
     SSE_OPERANDS(x, s, t, 1);
     es_xmm r = {{0}};
     uint32_t f = 0;
     unsigned rc = trunc ? 3 : mx_rc(m);
-    for (int i = 0; i < 2; i++)
-        r.d[i] = (uint32_t)f64_to_int(m, s->q[i], rc, 32, &f);
+    for (int i = 0; i < (dbl ? 2 : 4); i++)
+        r.d[i] = (uint32_t)(dbl ? f64_to_int(m, s->q[i], rc, 32, &f)
+                                : f32_to_int(m, s->d[i], rc, 32, &f));
     TRY(sse_fp_commit(m, f));
     *x = r;
     return ES_OK;
 }
 
-int op_cvtps2dq(es_machine *m, const es_insn *d)
-{
-    return cvt_ps2dq(m, d, 0);
-}
-int op_cvttps2dq(es_machine *m, const es_insn *d)
-{
-    return cvt_ps2dq(m, d, 1);
-}
-int op_cvtpd2dq(es_machine *m, const es_insn *d)
-{
-    return cvt_pd2dq(m, d, 0);
-}
-int op_cvttpd2dq(es_machine *m, const es_insn *d)
-{
-    return cvt_pd2dq(m, d, 1);
-}
-
+int op_cvtps2dq(es_machine *m, const es_insn *d) { return cvt_to_dq(m, d, 0, 0); }
+int op_cvttps2dq(es_machine *m, const es_insn *d) { return cvt_to_dq(m, d, 0, 1); }
+int op_cvtpd2dq(es_machine *m, const es_insn *d) { return cvt_to_dq(m, d, 1, 0); }
+int op_cvttpd2dq(es_machine *m, const es_insn *d) { return cvt_to_dq(m, d, 1, 1); }

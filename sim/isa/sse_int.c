@@ -98,18 +98,16 @@ int op_psadbw(es_machine *m, const es_insn *d)
 /* ---- min / max ---- */
 #define MIN(p, q) ((p) < (q) ? (p) : (q))
 #define MAX(p, q) ((p) > (q) ? (p) : (q))
-BINOP(op_pminub, LANES(16, b, MIN(a->b[i], s->b[i])))
-BINOP(op_pminsb, LANES(16, sb, MIN(a->sb[i], s->sb[i])))
-BINOP(op_pminuw, LANES(8, w, MIN(a->w[i], s->w[i])))
-BINOP(op_pminsw, LANES(8, sw, MIN(a->sw[i], s->sw[i])))
-BINOP(op_pminud, LANES(4, d, MIN(a->d[i], s->d[i])))
-BINOP(op_pminsd, LANES(4, sd, MIN(a->sd[i], s->sd[i])))
-BINOP(op_pmaxub, LANES(16, b, MAX(a->b[i], s->b[i])))
-BINOP(op_pmaxsb, LANES(16, sb, MAX(a->sb[i], s->sb[i])))
-BINOP(op_pmaxuw, LANES(8, w, MAX(a->w[i], s->w[i])))
-BINOP(op_pmaxsw, LANES(8, sw, MAX(a->sw[i], s->sw[i])))
-BINOP(op_pmaxud, LANES(4, d, MAX(a->d[i], s->d[i])))
-BINOP(op_pmaxsd, LANES(4, sd, MAX(a->sd[i], s->sd[i])))
+/* PMIN<sfx> and PMAX<sfx> over n lanes of field f */
+#define MINMAX(sfx, n, f)                                                                          \
+    BINOP(op_pmin##sfx, LANES(n, f, MIN(a->f[i], s->f[i])))                                        \
+    BINOP(op_pmax##sfx, LANES(n, f, MAX(a->f[i], s->f[i])))
+MINMAX(ub, 16, b)
+MINMAX(sb, 16, sb)
+MINMAX(uw, 8, w)
+MINMAX(sw, 8, sw)
+MINMAX(ud, 4, d)
+MINMAX(sd, 4, sd)
 
 /* ---- abs / sign (SSSE3); PABS of the most negative value stays it ---- */
 BINOP(op_pabsb, LANES(16, b, (uint8_t)(s->sb[i] < 0 ? -s->sb[i] : s->sb[i])))
@@ -158,38 +156,24 @@ BINOP(op_phsubsw, LANES(8, sw, sat16s(HPAIR(sw, i, 8, 0) - HPAIR(sw, i, 8, 1))))
 /* ---- shuffles ---- */
 BINOP(op_pshufb, LANES(16, b, (s->b[i] & 0x80) ? 0 : a->b[s->b[i] & 15]))
 
-int op_pshufd(es_machine *m, const es_insn *d)
+/* PSHUFD (four dwords), PSHUFLW / PSHUFHW (the four words of the low or
+ * high quadword, the other one copied): lane base + i of the result is
+ * lane base + imm[2i+1:2i] of the source. */
+static inline __attribute__((always_inline)) int
+shuffle4(es_machine *m, const es_insn *d, unsigned esize, unsigned base)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
-    es_xmm r;
-    LANES(4, d, s->d[(imm >> (2 * i)) & 3]);
+    es_xmm r = *s;
+    for (unsigned i = 0; i < 4; i++)
+        memcpy(&r.b[(base + i) * esize], &s->b[(base + ((imm >> (2 * i)) & 3)) * esize], esize);
     *x = r;
     return ES_OK;
 }
 
-int op_pshufhw(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    unsigned imm = sse_imm8(d, 2);
-    es_xmm r;
-    r.q[0] = s->q[0];
-    for (int i = 0; i < 4; i++)
-        r.w[4 + i] = s->w[4 + ((imm >> (2 * i)) & 3)];
-    *x = r;
-    return ES_OK;
-}
-
-int op_pshuflw(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    unsigned imm = sse_imm8(d, 2);
-    es_xmm r;
-    r.q[1] = s->q[1];
-    LANES(4, w, s->w[(imm >> (2 * i)) & 3]);
-    *x = r;
-    return ES_OK;
-}
+int op_pshufd(es_machine *m, const es_insn *d) { return shuffle4(m, d, 4, 0); }
+int op_pshufhw(es_machine *m, const es_insn *d) { return shuffle4(m, d, 2, 4); }
+int op_pshuflw(es_machine *m, const es_insn *d) { return shuffle4(m, d, 2, 0); }
 
 int op_shufps(es_machine *m, const es_insn *d)
 {
@@ -261,113 +245,67 @@ SHIFT(op_psrlq, 2, q, 64, c > 63 ? 0 : x->q[i] >> c)
 SHIFT(op_psraw, 8, sw, 16, (int16_t)(x->sw[i] >> (c > 15 ? 15 : c)))
 SHIFT(op_psrad, 4, sd, 32, x->sd[i] >> (c > 31 ? 31 : c))
 
-int op_pslldq(es_machine *m, const es_insn *d)
+/* PSLLDQ / PSRLDQ: the whole register shifted by imm bytes; imm > 15
+ * gives zero. */
+static inline __attribute__((always_inline)) int
+byte_shift(es_machine *m, const es_insn *d, int left)
 {
     es_xmm *x = sse_dst(m, d);
     if (!x)
         return ES_FAULT;
     unsigned n = sse_imm8(d, 1);
+    if (n > 16)
+        n = 16;
     uint8_t cat[32] = {0};
-    memcpy(cat + 16, x, 16);
-    memcpy(x, cat + 16 - (n > 16 ? 16 : n), 16);
+    memcpy(cat + (left ? 16 : 0), x, 16);
+    memcpy(x, cat + (left ? 16 - n : n), 16);
     return ES_OK;
 }
 
-int op_psrldq(es_machine *m, const es_insn *d)
-{
-    es_xmm *x = sse_dst(m, d);
-    if (!x)
-        return ES_FAULT;
-    unsigned n = sse_imm8(d, 1);
-    uint8_t cat[32] = {0};
-    memcpy(cat, x, 16);
-    memcpy(x, cat + (n > 16 ? 16 : n), 16);
-    return ES_OK;
-}
+int op_pslldq(es_machine *m, const es_insn *d) { return byte_shift(m, d, 1); }
+int op_psrldq(es_machine *m, const es_insn *d) { return byte_shift(m, d, 0); }
 
 /* ---- blends ---- */
 
-int op_pblendw(es_machine *m, const es_insn *d)
+/* Element i of x (esize bytes each) takes s's when imm bit i is set, or
+ * for the variable blends when the top bit of element i of the implicit
+ * XMM0 is set (XMM0 is read before the destination is written, which
+ * matters when the destination is XMM0 itself). */
+static inline __attribute__((always_inline)) int
+blend(es_machine *m, const es_insn *d, unsigned esize, int variable)
 {
     SSE_OPERANDS(x, s, t, 1);
-    unsigned imm = sse_imm8(d, 2);
-    for (int i = 0; i < 8; i++)
-        if (imm & (1u << i))
-            x->w[i] = s->w[i];
-    return ES_OK;
-}
-
-int op_blendps(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    unsigned imm = sse_imm8(d, 2);
-    for (int i = 0; i < 4; i++)
-        if (imm & (1u << i))
-            x->d[i] = s->d[i];
-    return ES_OK;
-}
-
-int op_blendpd(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    unsigned imm = sse_imm8(d, 2);
-    for (int i = 0; i < 2; i++)
-        if (imm & (1u << i))
-            x->q[i] = s->q[i];
-    return ES_OK;
-}
-
-/* The variable blends take their mask from the top bit of each element of
- * the implicit XMM0 (read before the destination is written, which matters
- * when the destination is XMM0 itself). */
-int op_pblendvb(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
+    unsigned imm = variable ? 0 : sse_imm8(d, 2);
     es_xmm k = m->xmm[0];
-    for (int i = 0; i < 16; i++)
-        if (k.b[i] & 0x80)
-            x->b[i] = s->b[i];
+    for (unsigned i = 0; i < 16 / esize; i++) {
+        int take = variable ? k.b[i * esize + esize - 1] >> 7 : (imm >> i) & 1;
+        if (take)
+            memcpy(&x->b[i * esize], &s->b[i * esize], esize);
+    }
     return ES_OK;
 }
 
-int op_blendvps(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm k = m->xmm[0];
-    for (int i = 0; i < 4; i++)
-        if (k.d[i] >> 31)
-            x->d[i] = s->d[i];
-    return ES_OK;
-}
-
-int op_blendvpd(es_machine *m, const es_insn *d)
-{
-    SSE_OPERANDS(x, s, t, 1);
-    es_xmm k = m->xmm[0];
-    for (int i = 0; i < 2; i++)
-        if (k.q[i] >> 63)
-            x->q[i] = s->q[i];
-    return ES_OK;
-}
+int op_pblendw(es_machine *m, const es_insn *d) { return blend(m, d, 2, 0); }
+int op_blendps(es_machine *m, const es_insn *d) { return blend(m, d, 4, 0); }
+int op_blendpd(es_machine *m, const es_insn *d) { return blend(m, d, 8, 0); }
+int op_pblendvb(es_machine *m, const es_insn *d) { return blend(m, d, 1, 1); }
+int op_blendvps(es_machine *m, const es_insn *d) { return blend(m, d, 4, 1); }
+int op_blendvpd(es_machine *m, const es_insn *d) { return blend(m, d, 8, 1); }
 
 /* ---- insert / extract ---- */
 
 /* PEXTRB/W/D/Q, EXTRACTPS: element imm (modulo the count) to a GPR
  * (zero-extended) or memory of the element's size.  PEXTRW's 0F C5 form
  * and the SSE4.1 66 0F 3A 15 form behave the same. */
-static inline int extract(es_machine *m, const es_insn *d, unsigned esize)
+static inline __attribute__((always_inline)) int
+extract(es_machine *m, const es_insn *d, unsigned esize)
 {
     if (d->o[1].kind != ES_OPK_XMM)
         return es_unimplemented(m, d);
     const es_xmm *s = &m->xmm[d->o[1].reg];
     unsigned i = sse_imm8(d, 2) & (16 / esize - 1);
-    uint64_t v;
-    switch (esize) {
-    case 1: v = s->b[i]; break;
-    case 2: v = s->w[i]; break;
-    case 4: v = s->d[i]; break;
-    default: v = s->q[i]; break;
-    }
+    uint64_t v = 0;
+    memcpy(&v, &s->b[i * esize], esize); /* little-endian host */
     const es_operand *o = &d->o[0];
     if (o->kind == ES_OPK_GPR) {
         /* a 32/64-bit register destination: the value zero-extends */
@@ -378,24 +316,13 @@ static inline int extract(es_machine *m, const es_insn *d, unsigned esize)
     return ES_OK;
 }
 
-int op_pextrb(es_machine *m, const es_insn *d)
-{
-    return extract(m, d, 1);
-}
-int op_pextrw(es_machine *m, const es_insn *d)
-{
-    return extract(m, d, 2);
-}
-int op_pextrd(es_machine *m, const es_insn *d)
-{
-    return extract(m, d, 4);
-}
-int op_pextrq(es_machine *m, const es_insn *d)
-{
-    return extract(m, d, 8);
-}
+int op_pextrb(es_machine *m, const es_insn *d) { return extract(m, d, 1); }
+int op_pextrw(es_machine *m, const es_insn *d) { return extract(m, d, 2); }
+int op_pextrd(es_machine *m, const es_insn *d) { return extract(m, d, 4); }
+int op_pextrq(es_machine *m, const es_insn *d) { return extract(m, d, 8); }
 
-static inline int insert(es_machine *m, const es_insn *d, unsigned esize)
+static inline __attribute__((always_inline)) int
+insert(es_machine *m, const es_insn *d, unsigned esize)
 {
     es_xmm *x = sse_dst(m, d);
     if (!x)
@@ -408,36 +335,16 @@ static inline int insert(es_machine *m, const es_insn *d, unsigned esize)
     else
         return es_unimplemented(m, d);
     unsigned i = sse_imm8(d, 2) & (16 / esize - 1);
-    switch (esize) {
-    case 1: x->b[i] = (uint8_t)v; break;
-    case 2: x->w[i] = (uint16_t)v; break;
-    case 4: x->d[i] = (uint32_t)v; break;
-    default: x->q[i] = v; break;
-    }
+    memcpy(&x->b[i * esize], &v, esize); /* little-endian host */
     return ES_OK;
 }
 
-int op_pinsrb(es_machine *m, const es_insn *d)
-{
-    return insert(m, d, 1);
-}
-int op_pinsrw(es_machine *m, const es_insn *d)
-{
-    return insert(m, d, 2);
-}
-int op_pinsrd(es_machine *m, const es_insn *d)
-{
-    return insert(m, d, 4);
-}
-int op_pinsrq(es_machine *m, const es_insn *d)
-{
-    return insert(m, d, 8);
-}
+int op_pinsrb(es_machine *m, const es_insn *d) { return insert(m, d, 1); }
+int op_pinsrw(es_machine *m, const es_insn *d) { return insert(m, d, 2); }
+int op_pinsrd(es_machine *m, const es_insn *d) { return insert(m, d, 4); }
+int op_pinsrq(es_machine *m, const es_insn *d) { return insert(m, d, 8); }
 
-int op_extractps(es_machine *m, const es_insn *d)
-{
-    return extract(m, d, 4);
-}
+int op_extractps(es_machine *m, const es_insn *d) { return extract(m, d, 4); }
 
 /* INSERTPS xmm1, xmm2/m32, imm: element imm[7:6] of xmm2 (or the m32) into
  * element imm[5:4] of xmm1, then zero the elements selected by imm[3:0]. */
@@ -461,16 +368,15 @@ int op_insertps(es_machine *m, const es_insn *d)
 
 /* ---- PMOVSX / PMOVZX: the source is the low 8/4/2 bytes (memory of that
  * size, never an alignment check) ---- */
-BINOP(op_pmovsxbw, LANES(8, sw, s->sb[i]))
-BINOP(op_pmovsxbd, LANES(4, sd, s->sb[i]))
-BINOP(op_pmovsxbq, LANES(2, sq, s->sb[i]))
-BINOP(op_pmovsxwd, LANES(4, sd, s->sw[i]))
-BINOP(op_pmovsxwq, LANES(2, sq, s->sw[i]))
-BINOP(op_pmovsxdq, LANES(2, sq, s->sd[i]))
-BINOP(op_pmovzxbw, LANES(8, w, s->b[i]))
-BINOP(op_pmovzxbd, LANES(4, d, s->b[i]))
-BINOP(op_pmovzxbq, LANES(2, q, s->b[i]))
-BINOP(op_pmovzxwd, LANES(4, d, s->w[i]))
-BINOP(op_pmovzxwq, LANES(2, q, s->w[i]))
-BINOP(op_pmovzxdq, LANES(2, q, s->d[i]))
+/* PMOVSX<sfx> and PMOVZX<sfx>: n lanes, the signed and the unsigned view
+ * of the destination and source fields */
+#define PMOVX(sfx, n, sdst, ssrc, udst, usrc)                                                      \
+    BINOP(op_pmovsx##sfx, LANES(n, sdst, s->ssrc[i]))                                              \
+    BINOP(op_pmovzx##sfx, LANES(n, udst, s->usrc[i]))
+PMOVX(bw, 8, sw, sb, w, b)
+PMOVX(bd, 4, sd, sb, d, b)
+PMOVX(bq, 2, sq, sb, q, b)
+PMOVX(wd, 4, sd, sw, d, w)
+PMOVX(wq, 2, sq, sw, q, w)
+PMOVX(dq, 2, sq, sd, q, d)
 

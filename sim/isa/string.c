@@ -173,15 +173,8 @@ static inline __attribute__((always_inline)) int rep_move(es_machine *m, const e
     return ES_OK;
 }
 
-int op_movs(es_machine *m, const es_insn *d)
-{
-    return rep_move(m, d, 0);
-}
-
-int op_stos(es_machine *m, const es_insn *d)
-{
-    return rep_move(m, d, 1);
-}
+int op_movs(es_machine *m, const es_insn *d) { return rep_move(m, d, 0); }
+int op_stos(es_machine *m, const es_insn *d) { return rep_move(m, d, 1); }
 
 /* ---- LODS ---- */
 

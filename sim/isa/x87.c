@@ -88,6 +88,16 @@ static uint16_t arith_reg(const es_machine *m, int k, const long double *x, cons
 DEF_ARITH_M(32, float, "s")
 DEF_ARITH_M(64, double, "l")
 
+/* An empty st(0) where a value is needed is a stack underflow: reports
+ * it and, when masked, writes the indefinite to st(0).  Returns ES_OK
+ * (the instruction is done either way). */
+static int st0_underflow(es_machine *m)
+{
+    if (es_x87_stack_fault(m, 0))
+        st_set_indef(m, 0);
+    return ES_OK;
+}
+
 /* D8 (st0 op m32 / st0 op st(i)), DA (m32int), DC (m64 / st(i) op st0),
  * DE (m16int / st(i) op st0 and pop). */
 int op_arith(es_machine *m, const es_insn *d)
@@ -101,11 +111,8 @@ int op_arith(es_machine *m, const es_insn *d)
         uint64_t v;
         TRY(es_load(m, es_lin(m, d, mo), (esc == 0 || esc == 2) ? 4 : esc == 4 ? 8 : 2, &v));
         note(m, d, mo);
-        if (st_empty(m, 0)) {
-            if (es_x87_stack_fault(m, 0))
-                st_set_indef(m, 0);
-            return ES_OK;
-        }
+        if (st_empty(m, 0))
+            return st0_underflow(m);
         uint16_t sw;
         if (esc == 0) {
             float f;
@@ -155,21 +162,59 @@ int op_arith(es_machine *m, const es_insn *d)
  * Loads
  * ------------------------------------------------------------------- */
 
+/* With a full stack a push is a stack overflow: reports it, pushes the
+ * indefinite when it is masked, and returns 1 (the push is done). */
+static int push_overflowed(es_machine *m)
+{
+    if (!push_full(m))
+        return 0;
+    if (es_x87_stack_fault(m, 1))
+        fpu_push(m, &k_indefinite.v);
+    return 1;
+}
+
 /* Pushes *v, or the indefinite on overflow (masked). */
 static void push_checked(es_machine *m, const long double *v)
 {
-    if (push_full(m)) {
-        if (es_x87_stack_fault(m, 1))
-            fpu_push(m, &k_indefinite.v);
-        return;
+    if (!push_overflowed(m))
+        fpu_push(m, v);
+}
+
+/* FLD m32fp / m64fp (dbl a constant) of the raw bits v onto a stack with
+ * room: normal numbers and zeros convert exactly and raise nothing, so
+ * they need no host unit (SNaN, denormal, inf and NaN go through it). */
+static inline __attribute__((always_inline)) int fld_real(es_machine *m, uint64_t v, int dbl)
+{
+    unsigned emax = dbl ? 0x7ff : 0xff, e = (unsigned)(v >> (dbl ? 52 : 23)) & emax;
+    uint64_t magnitude = v & (dbl ? ~0ull >> 1 : 0x7fffffffu);
+    if ((e != 0 && e != emax) || magnitude == 0) {
+        es_f80 x = dbl ? f80_from_f64(v) : f80_from_f32((uint32_t)v);
+        set_cc(m, ES_FSW_C1, 0);
+        fpu_push(m, &x.v);
+        return ES_OK;
     }
-    fpu_push(m, v);
+    long double r;
+    hx h = hx_begin(m);
+    if (dbl) {
+        double f;
+        memcpy(&f, &v, 8);
+        HX_LD(h, "fldl", &f, &r);
+    } else {
+        float f;
+        uint32_t u = (uint32_t)v;
+        memcpy(&f, &u, 4);
+        HX_LD(h, "flds", &f, &r);
+    }
+    /* an unmasked denormal-operand exception does not stop the load
+     * (measured on the host); an unmasked invalid (SNaN) does */
+    if (es_x87_merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
+        fpu_push(m, &r);
+    return ES_OK;
 }
 
 int op_fld(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
-    long double r;
     if (!is_mem(d)) {
         /* FLD st(i): the source is read before the push, so an empty
          * source is reported as underflow even when the stack is also
@@ -202,46 +247,9 @@ int op_fld(es_machine *m, const es_insn *d)
     uint64_t v;
     TRY(es_load(m, lin, mo->size, &v));
     note(m, d, mo);
-    if (push_full(m)) {
-        if (es_x87_stack_fault(m, 1))
-            fpu_push(m, &k_indefinite.v);
+    if (push_overflowed(m))
         return ES_OK;
-    }
-    /* normal numbers and zeros convert exactly and raise nothing: no
-     * need for the host unit (SNaN, denormal, inf and NaN go through it) */
-    if (mo->size == 4) {
-        float f;
-        uint32_t u = (uint32_t)v;
-        memcpy(&f, &u, 4);
-        unsigned e = (u >> 23) & 0xff;
-        if ((e != 0 && e != 0xff) || (u << 1) == 0) {
-            es_f80 x = f80_from_f32(u);
-            set_cc(m, ES_FSW_C1, 0);
-            fpu_push(m, &x.v);
-            return ES_OK;
-        }
-        hx h = hx_begin(m);
-        HX_LD(h, "flds", &f, &r);
-        if (es_x87_merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
-            fpu_push(m, &r);
-        return ES_OK;
-    }
-    double f;
-    memcpy(&f, &v, 8);
-    unsigned e = (v >> 52) & 0x7ff;
-    if ((e != 0 && e != 0x7ff) || (v << 1) == 0) {
-        es_f80 x = f80_from_f64(v);
-        set_cc(m, ES_FSW_C1, 0);
-        fpu_push(m, &x.v);
-        return ES_OK;
-    }
-    hx h = hx_begin(m);
-    HX_LD(h, "fldl", &f, &r);
-    /* an unmasked denormal-operand exception does not stop the load
-     * (measured on the host); an unmasked invalid (SNaN) does */
-    if (es_x87_merge_status_blk(m, h.sw, ES_FSW_C1, ES_FSW_IE))
-        fpu_push(m, &r);
-    return ES_OK;
+    return mo->size == 4 ? fld_real(m, v, 0) : fld_real(m, v, 1);
 }
 
 int op_fild(es_machine *m, const es_insn *d)
@@ -266,11 +274,8 @@ int op_fbld(es_machine *m, const es_insn *d)
     uint8_t b[10];
     TRY(es_read(m, es_lin(m, d, mo), b, 10));
     note(m, d, mo);
-    if (push_full(m)) {
-        if (es_x87_stack_fault(m, 1))
-            fpu_push(m, &k_indefinite.v);
+    if (push_overflowed(m))
         return ES_OK;
-    }
     long double r;
     hx h = hx_begin(m);
     HX_LD(h, "fbld", (const uint8_t(*)[10])b, &r);
@@ -285,11 +290,8 @@ int op_fldconst(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
-    if (push_full(m)) {
-        if (es_x87_stack_fault(m, 1))
-            fpu_push(m, &k_indefinite.v);
+    if (push_overflowed(m))
         return ES_OK;
-    }
     long double r;
     if (d->modrm == 0xe8 || d->modrm == 0xee) {
         /* exact constants: no rounding, no flags */
@@ -582,11 +584,8 @@ int op_sign(es_machine *m, const es_insn *d)
 {
     TRY(fpu_wait(m));
     note(m, d, NULL);
-    if (st_empty(m, 0)) {
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
-    }
+    if (st_empty(m, 0))
+        return st0_underflow(m);
     es_f80 f;
     memset(&f, 0, sizeof f);
     memcpy(f.b, &ST(m, 0), 10);
@@ -606,9 +605,7 @@ int op_fcmov(es_machine *m, const es_insn *d)
     note(m, d, NULL);
     if (st_empty(m, 0) || st_empty(m, i)) {
         /* the host writes the indefinite whatever the condition */
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
+        return st0_underflow(m);
     }
     uint64_t f = m->rflags;
     int c;
@@ -687,9 +684,7 @@ int op_unary(es_machine *m, const es_insn *d)
         /* FSIN/FCOS clear C2 ("in range") on a stack fault too (host) */
         if (d->op == ES_OP_FSIN || d->op == ES_OP_FCOS)
             set_cc(m, ES_FSW_C2, 0);
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
+        return st0_underflow(m);
     }
     long double r;
     uint16_t cc = ES_FSW_C1;
@@ -715,9 +710,7 @@ int op_binary01(es_machine *m, const es_insn *d)
     if (st_empty(m, 0) || st_empty(m, 1)) {
         if (prem) /* C2 ("incomplete") cleared on a stack fault (host) */
             set_cc(m, ES_FSW_C2, 0);
-        if (es_x87_stack_fault(m, 0))
-            st_set_indef(m, 0);
-        return ES_OK;
+        return st0_underflow(m);
     }
     long double r;
     uint16_t cc = ES_FSW_C1;

@@ -70,22 +70,21 @@ static inline hx hx_exact(const es_machine *m)
     return hx_setup(m, m->fpu.fcw);
 }
 
-/* r = a OP b with a in st(0), b in st(1); the register form never has
- * the AT&T operand-order trap because the destination is st(0). */
-#define HX_BIN(h, insn, a, b, r)                                                                   \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" HX_CLEAR      \
-                            "fstpt %[R]\n\tfstp %%st(0)" HX_POST                                   \
+/* The two-register blocks: a in st(0), b in st(1), result from st(0);
+ * `tail` is what follows fnstsw (clearing the exceptions, and dropping
+ * st(1) when the instruction does not pop it itself). */
+#define HX_BIN2(h, insn, a, b, r, tail)                                                            \
+    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t" tail HX_POST \
                      : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
                      : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
                      : HX_CLOB)
 
-/* r = f(a, b) where the instruction pops: a in st(0), b in st(1). */
-#define HX_BINPOP(h, insn, a, b, r)                                                                \
-    __asm__ volatile(HX_PRE "fldt %[B]\n\tfldt %[A]\n\t" insn "\n\tfnstsw %[sw]\n\t"               \
-                            "fstpt %[R]" HX_POST                                                   \
-                     : [sw] "=m"(h.sw), [R] "=m"(*(r))                                             \
-                     : HX_IN(h), [A] "m"(*(a)), [B] "m"(*(b))                                      \
-                     : HX_CLOB)
+/* r = a OP b; the register form never has the AT&T operand-order trap
+ * because the destination is st(0). */
+#define HX_BIN(h, insn, a, b, r) HX_BIN2(h, insn, a, b, r, HX_CLEAR "fstpt %[R]\n\tfstp %%st(0)")
+
+/* r = f(a, b) where the instruction pops. */
+#define HX_BINPOP(h, insn, a, b, r) HX_BIN2(h, insn, a, b, r, "fstpt %[R]")
 
 /* r = a OP memory operand. */
 #define HX_MEM(h, insn, a, mp, r)                                                                  \
