@@ -241,6 +241,18 @@ static int place(es_machine *m, const elf_hdr *e, const elf_segs *s, uint64_t to
     if (span > top || base < ES_VM_MMAP_MIN || base > top - span)
         return es_fail_msg(m, "segments at 0x%llx..0x%llx lie outside the user address space",
                            (unsigned long long)base, (unsigned long long)(base + span));
+    /* The stack is a fixed mapping of the 8 MiB below the top (Linux's
+     * grows down to RLIMIT_STACK from there), mapped after the segments:
+     * a segment there would be replaced by it.  Refused rather than
+     * squeezing the stack: Linux itself fails the exec when a segment meets
+     * the stack's pages ("elf segment ... requested but the memory is
+     * mapped already"), and no linker puts a program there. */
+    if (base + span > top - STACK_SIZE)
+        return es_fail_msg(m,
+                           "segments at 0x%llx..0x%llx overlap the stack (the 8 MiB below "
+                           "0x%llx)",
+                           (unsigned long long)base, (unsigned long long)(base + span),
+                           (unsigned long long)top);
     if (e->entry + bias >= top || (!e->is64 && e->entry > 0xffffffffull))
         return es_fail_msg(m, "entry point 0x%llx lies outside the user address space",
                            (unsigned long long)(e->entry + bias));
@@ -361,7 +373,10 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
 int es_load_elf(es_machine *m, const char *path, es_image *img)
 {
     memset(img, 0, sizeof *img);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer; the
+     * type is checked on the descriptor before anything is read (a regular
+     * file's reads ignore the flag) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return es_fail_msg(m, "cannot open: %s", strerror(errno));
     struct stat st;
@@ -377,6 +392,15 @@ int es_load_elf(es_machine *m, const char *path, es_image *img)
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         return es_fail_msg(m, "not a regular file");
+    }
+    /* execve's own check (may_open with MAY_EXEC): execute permission for
+     * the effective ids, root included (it needs one execute bit), and not
+     * on a noexec mount; EACCES, which a shell reports as "Permission
+     * denied" with status 126 */
+    if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0) {
+        int e = errno;
+        close(fd);
+        return es_fail_msg(m, "%s", strerror(e));
     }
     if ((uint64_t)st.st_size > MAX_FILE) {
         close(fd);
