@@ -93,6 +93,20 @@ TEST(KernelPatches, AmbiguousPrefix)
     EXPECT_EQ(out, 5u);
 }
 
+TEST(KernelPatches, ErrorsListTheTablesToggles)
+{
+    // the list of toggles in an error comes from the table parsed against
+    const char *ids[] = {"abcdef0123", "abcdef0456", "1234567890"};
+    const unsigned bits[] = {1, 0, 4};
+    unsigned out = 0;
+    char err[200] = "";
+    EXPECT_EQ(es_patches_parse_ids("9999999", ids, bits, 3, &out, err, sizeof err), -1);
+    EXPECT_STREQ(err, "patch '9999999' is not in the series (abcdef0123, 1234567890)");
+    EXPECT_EQ(es_patches_parse_ids("abcdef04", ids, bits, 3, &out, err, sizeof err), -1);
+    EXPECT_NE(std::string(err).find("the toggles are abcdef0123, 1234567890"), std::string::npos)
+        << err;
+}
+
 TEST(KernelPatches, Names)
 {
     char buf[64];

@@ -10,12 +10,18 @@
 
 #include "demo.h"
 #include "host.h"
+#include "launch.h"
 #include "loader.h"
 #include "machine.h"
 #include "mem.h"
 #include "seg.h"
 #include "vm.h"
 
+#include <csignal>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -487,6 +493,149 @@ TEST_F(Loader, DemoRunsToCompletion)
     fclose(out);
     EXPECT_EQ(got, es_demo_expected);
     es_host_free(m);
+}
+
+// ------------------------------------------- the stack's 8 MiB (issue 12)
+
+TEST_F(Loader, SegmentsInTheStackAreRefused)
+{
+    // the stack is 8 MiB right below the top of user space; a segment there
+    // was silently replaced by it
+    const uint64_t top64 = 0x7ffffffff000ull, top32 = 0xffffe000ull, stack = 8ull << 20;
+    auto seg64 = [](uint64_t va) {
+        return elf(true, 62, 2, 0x400100,
+                   {{PT_LOAD, 5, 0, 0x400000, 0x200, 0x200}, {PT_LOAD, 6, 0x200, va, 0x10, 0x10}},
+                   0x1000);
+    };
+    rejects(seg64(top64 - 0x400000 + 0x200), "overlap the stack");
+    rejects(seg64(top64 - stack + 0x200), "overlap the stack");
+    rejects(elf(false, 3, 2, 0x8048100,
+                {{PT_LOAD, 5, 0, 0x8048000, 0x200, 0x200},
+                 {PT_LOAD, 6, 0x200, top32 - 0x1000 + 0x200, 0x10, 0x10}},
+                0x1000),
+            "overlap the stack");
+    // a bss reaching into it counts too
+    rejects(elf(false, 3, 2, 0x10100, {{PT_LOAD, 7, 0, 0x10000, 0x200, top32 - 0x10000}}, 0x200),
+            "overlap the stack");
+    // right below it is fine
+    ASSERT_EQ(load(seg64(top64 - stack - 0x1000 + 0x200)), 0) << m->message;
+    EXPECT_EQ(es_vm_prot_at(m, top64 - stack - 0x1000), ES_PROT_R | ES_PROT_W);
+}
+
+// ------------------------------ es_launch on files execve refuses (issue 12)
+
+// A fresh temporary directory, removed with what it holds.
+struct TmpDir {
+    std::string dir;
+    TmpDir()
+    {
+        char t[] = "/tmp/es_loader_XXXXXX";
+        dir = mkdtemp(t) ? t : "";
+    }
+    ~TmpDir()
+    {
+        std::string c = "rm -rf '" + dir + "'";
+        if (!dir.empty() && system(c.c_str()) != 0)
+            perror("rm");
+    }
+    std::string write(const char *name, const std::vector<uint8_t> &b, mode_t mode) const
+    {
+        std::string p = dir + "/" + name;
+        FILE *f = fopen(p.c_str(), "wb");
+        EXPECT_NE(f, nullptr) << p;
+        if (f) {
+            EXPECT_EQ(fwrite(b.data(), 1, b.size(), f), b.size());
+            fclose(f);
+        }
+        EXPECT_EQ(chmod(p.c_str(), mode), 0);
+        return p;
+    }
+};
+
+// es_launch of `prog` in a child process, so that a launch that blocks
+// fails the test instead of hanging it: the launch code and its message,
+// or -1 when it had not returned after 5 s.
+int launch_in_child(const std::string &prog, bool direct, std::string *why)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return -2;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        char *argv[] = {const_cast<char *>(prog.c_str()), nullptr};
+        es_launch_cfg c = {};
+        c.program = prog.c_str();
+        c.argc = 1;
+        c.argv = argv;
+        c.deterministic = true;
+        c.direct = direct;
+        c.stdin_fd = -1, c.stdout_fd = -1, c.stderr_fd = -1;
+        es_machine *m = nullptr;
+        char err[512] = "";
+        int rc = es_launch(&c, &m, err, sizeof err);
+        if (write(p[1], err, strlen(err)) < 0)
+            rc = 99;
+        _exit(rc);
+    }
+    close(p[1]);
+    int st = 0;
+    for (int i = 0; i < 500; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            char buf[512];
+            ssize_t n = read(p[0], buf, sizeof buf);
+            close(p[0]);
+            why->assign(buf, n > 0 ? (size_t)n : 0);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+        }
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    close(p[0]);
+    *why = "still blocked after 5 s";
+    return -1;
+}
+
+TEST(LoaderFiles, FifoIsRefusedAtOnce)
+{
+    // opening a FIFO for reading waited for a writer forever
+    TmpDir t;
+    std::string fifo = t.dir + "/fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0755), 0);
+    std::string why;
+    EXPECT_EQ(launch_in_child(fifo, true, &why), ES_LAUNCH_NOEXEC) << why;
+    EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
+}
+
+TEST(LoaderFiles, NoExecutePermissionIsRefused)
+{
+    // execve needs execute permission (EACCES, a shell's 126 "Permission
+    // denied"), also for root, who needs one execute bit
+    TmpDir t;
+    std::string prog = t.write("prog", exec64(), 0644), why;
+    EXPECT_EQ(launch_in_child(prog, true, &why), ES_LAUNCH_NOEXEC) << why;
+    EXPECT_NE(why.find("Permission denied"), std::string::npos) << why;
+    ASSERT_EQ(chmod(prog.c_str(), 0755), 0);
+    EXPECT_EQ(launch_in_child(prog, true, &why), ES_LAUNCH_OK) << why;
+}
+
+TEST(LoaderFiles, I386ImageWithNoRoomForTheVdsoIsNotLoadable)
+{
+    // an i386 image filling everything from 64 KiB up to the stack leaves
+    // no page for the 32-bit vDSO: the program cannot be executed (126),
+    // not a simulator failure (1)
+    TmpDir t;
+    const uint64_t below_stack = 0xffffe000ull - (8ull << 20);
+    std::string prog =
+        t.write("full", elf(false, 3, 2, 0x10100, {{PT_LOAD, 7, 0, 0x10000, 0x200, below_stack - 0x10000}}, 0x200),
+                0755),
+        why;
+    EXPECT_EQ(launch_in_child(prog, false, &why), ES_LAUNCH_NOEXEC) << why;
+    EXPECT_NE(why.find("no room below 4 GiB for the 32-bit vDSO"), std::string::npos) << why;
+    EXPECT_EQ(why.find("guest kernel"), std::string::npos) << why;
+    // without the kernel there is no vDSO to place
+    EXPECT_EQ(launch_in_child(prog, true, &why), ES_LAUNCH_OK) << why;
 }
 
 } // namespace

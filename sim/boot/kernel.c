@@ -364,8 +364,10 @@ static int map_vdso32(es_machine *m, struct es_kernel *k)
         !es_kernel_sym_size(m, "vdso32_image", &src, &size))
         return 0; /* the image has none: nothing to map */
     uint64_t va = es_vm_find_free(m, PAGE, 0);
-    if (!va || va + PAGE > 0x100000000ull)
-        return es_fail_msg(m, "no room below 4 GiB for the 32-bit vDSO");
+    if (!va || va + PAGE > 0x100000000ull) {
+        es_fail_msg(m, "no room below 4 GiB for the 32-bit vDSO");
+        return ES_KERNEL_NO_ROOM;
+    }
     uint8_t buf[PAGE];
     memset(buf, 0, sizeof buf);
     size_t n = size && size < PAGE ? (size_t)size : (size_t)PAGE;

@@ -53,11 +53,18 @@ int es_kernel_load(es_machine *m, unsigned patches);
  * built with (es_boot_info.patches); pass ~0u to accept any. */
 int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches);
 
+/* es_kernel_set_abi's result when the program's address space has no page
+ * below 4 GiB for the vDSO: the program cannot be executed (Linux maps the
+ * vDSO as part of the exec, arch_setup_additional_pages), unlike -1, a
+ * fault of the kernel image or of the machine. */
+#define ES_KERNEL_NO_ROOM (-2)
+
 /* The program's ABI (enum es_abi) for es_boot_info.abi; for i386 it also
  * maps the 32-bit vDSO, so call it before es_start_process (which then
  * passes AT_SYSINFO).  Without this call es_kernel_boot infers i386 from a
  * 32-bit user CS and x86-64 otherwise, and i386 programs get no
- * AT_SYSINFO (they use int $0x80).  Returns 0 or -1 with m->message. */
+ * AT_SYSINFO (they use int $0x80).  Returns 0, or -1 or ES_KERNEL_NO_ROOM
+ * with m->message. */
 int es_kernel_set_abi(es_machine *m, int abi);
 
 /* After es_start_process: writes the user's initial state into the

@@ -241,6 +241,18 @@ static int place(es_machine *m, const elf_hdr *e, const elf_segs *s, uint64_t to
     if (span > top || base < ES_VM_MMAP_MIN || base > top - span)
         return es_fail_msg(m, "segments at 0x%llx..0x%llx lie outside the user address space",
                            (unsigned long long)base, (unsigned long long)(base + span));
+    /* The stack is a fixed mapping of the 8 MiB below the top (Linux's
+     * grows down to RLIMIT_STACK from there), mapped after the segments:
+     * a segment there would be replaced by it.  Refused rather than
+     * squeezing the stack: Linux itself fails the exec when a segment meets
+     * the stack's pages ("elf segment ... requested but the memory is
+     * mapped already"), and no linker puts a program there. */
+    if (base + span > top - STACK_SIZE)
+        return es_fail_msg(m,
+                           "segments at 0x%llx..0x%llx overlap the stack (the 8 MiB below "
+                           "0x%llx)",
+                           (unsigned long long)base, (unsigned long long)(base + span),
+                           (unsigned long long)top);
     if (e->entry + bias >= top || (!e->is64 && e->entry > 0xffffffffull))
         return es_fail_msg(m, "entry point 0x%llx lies outside the user address space",
                            (unsigned long long)(e->entry + bias));
@@ -361,7 +373,10 @@ int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *i
 int es_load_elf(es_machine *m, const char *path, es_image *img)
 {
     memset(img, 0, sizeof *img);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer; the
+     * type is checked on the descriptor before anything is read (a regular
+     * file's reads ignore the flag) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return es_fail_msg(m, "cannot open: %s", strerror(errno));
     struct stat st;
@@ -377,6 +392,15 @@ int es_load_elf(es_machine *m, const char *path, es_image *img)
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         return es_fail_msg(m, "not a regular file");
+    }
+    /* execve's own check (may_open with MAY_EXEC): execute permission for
+     * the effective ids, root included (it needs one execute bit), and not
+     * on a noexec mount; EACCES, which a shell reports as "Permission
+     * denied" with status 126 */
+    if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0) {
+        int e = errno;
+        close(fd);
+        return es_fail_msg(m, "%s", strerror(e));
     }
     if ((uint64_t)st.st_size > MAX_FILE) {
         close(fd);
@@ -465,81 +489,95 @@ static void set_seg(es_machine *m, int seg, uint16_t sel)
     r->limit = d ? 0xffffffffu : 0;
 }
 
-int es_start_process(es_machine *m, const es_image *img, int argc, char *const argv[],
-                     char *const envp[])
-{
-    const int ps = img->abi == ES_ABI_X64 ? 8 : 4; /* user pointer size */
-    uint64_t top = img->stack_top ? img->stack_top : img->abi == ES_ABI_X64 ? TOP_64 : TOP_32;
-    if (es_vm_prot_at(m, top - 1) < 0 &&
-        es_vm_map(m, top - STACK_SIZE, STACK_SIZE, ES_PROT_R | ES_PROT_W))
-        return es_fail_msg(m, "cannot map the stack");
-    int envc = 0;
-    if (argc < 0)
-        argc = 0;
-    while (envp && envp[envc])
-        envc++;
-    const char *execfn = argc > 0 && argv[0] ? argv[0] : "";
+/* The initial stack as es_start_process builds it, from the top down. */
+typedef struct init_stack {
+    int ps;               /* user pointer size */
+    int argc, envc;
+    uint64_t *argp, *envp; /* guest addresses of the argv and envp strings */
+    uint64_t fn_addr, plat_addr, rnd_addr;
+    uint64_t sp;
+} init_stack;
 
-    /* strings: argv[0..], envp[0..], then the file name, highest; one null
-     * pointer-sized word above everything (fs/exec.c, bprm->p) */
-    uint64_t strbytes = strlen(execfn) + 1;
-    for (int i = 0; i < argc; i++)
+static int oom_stack(es_machine *m)
+{
+    return es_fail_msg(m, "out of guest memory building the initial stack");
+}
+
+/* Copies the strings at (and returns) `str`, their guest addresses into
+ * out[0..n-1]; -1 when guest memory runs out. */
+static int copy_strings(es_machine *m, uint64_t *str, int n, char *const s[], uint64_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(s[i]) + 1;
+        out[i] = *str;
+        if (es_copy_to_guest(m, *str, s[i], len))
+            return -1;
+        *str += len;
+    }
+    return 0;
+}
+
+/* strings: argv[0..], envp[0..], then the file name, highest; one null
+ * pointer-sized word above everything (fs/exec.c, bprm->p) */
+static int push_strings(es_machine *m, init_stack *st, uint64_t top, char *const argv[],
+                        char *const envp[])
+{
+    const char *execfn = st->argc > 0 && argv[0] ? argv[0] : "";
+    uint64_t fnbytes = strlen(execfn) + 1, strbytes = fnbytes;
+    for (int i = 0; i < st->argc; i++)
         strbytes += strlen(argv[i]) + 1;
-    for (int i = 0; i < envc; i++)
+    for (int i = 0; i < st->envc; i++)
         strbytes += strlen(envp[i]) + 1;
-    if (strbytes + (uint64_t)(argc + envc) * ps > MAX_ARGS_BYTES)
+    if (strbytes + (uint64_t)(st->argc + st->envc) * st->ps > MAX_ARGS_BYTES)
         return es_fail_msg(m, "argument list too long");
 
-    uint64_t sp = top - ps;
-    uint64_t fn_addr = sp - (strlen(execfn) + 1);
-    if (es_copy_to_guest(m, fn_addr, execfn, strlen(execfn) + 1))
-        goto oom;
-    uint64_t str = fn_addr - (strbytes - (strlen(execfn) + 1));
-    sp = str;
-    uint64_t *argp = calloc((size_t)argc + 1, sizeof *argp);
-    uint64_t *envpp = calloc((size_t)envc + 1, sizeof *envpp);
-    if (!argp || !envpp) {
-        free(argp);
-        free(envpp);
+    st->fn_addr = top - st->ps - fnbytes;
+    if (es_copy_to_guest(m, st->fn_addr, execfn, fnbytes))
+        return oom_stack(m);
+    uint64_t str = st->fn_addr - (strbytes - fnbytes);
+    st->sp = str;
+    st->argp = calloc((size_t)st->argc + 1, sizeof *st->argp);
+    st->envp = calloc((size_t)st->envc + 1, sizeof *st->envp);
+    if (!st->argp || !st->envp)
         return es_fail_msg(m, "out of host memory");
-    }
-    for (int i = 0; i < argc; i++) {
-        size_t n = strlen(argv[i]) + 1;
-        argp[i] = str;
-        if (es_copy_to_guest(m, str, argv[i], n))
-            goto oom_free;
-        str += n;
-    }
-    for (int i = 0; i < envc; i++) {
-        size_t n = strlen(envp[i]) + 1;
-        envpp[i] = str;
-        if (es_copy_to_guest(m, str, envp[i], n))
-            goto oom_free;
-        str += n;
-    }
+    if (copy_strings(m, &str, st->argc, argv, st->argp) ||
+        copy_strings(m, &str, st->envc, envp, st->envp))
+        return oom_stack(m);
+    return 0;
+}
 
-    /* create_elf_tables: platform string, 16 random bytes, then the
-     * vectors, 16-byte aligned (arch_align_stack without randomisation) */
-    sp &= ~15ull;
-    const char *platform = img->abi == ES_ABI_I386 ? "i686" : "x86_64";
-    sp -= strlen(platform) + 1;
-    uint64_t plat_addr = sp;
-    if (es_copy_to_guest(m, plat_addr, platform, strlen(platform) + 1))
-        goto oom_free;
+/* create_elf_tables: platform string, 16 random bytes, then the
+ * vectors, 16-byte aligned (arch_align_stack without randomisation) */
+static int push_platform_random(es_machine *m, init_stack *st, int abi)
+{
+    st->sp &= ~15ull;
+    const char *platform = abi == ES_ABI_I386 ? "i686" : "x86_64";
+    st->sp -= strlen(platform) + 1;
+    st->plat_addr = st->sp;
+    if (es_copy_to_guest(m, st->plat_addr, platform, strlen(platform) + 1))
+        return oom_stack(m);
     uint8_t rnd[16];
     random16(m, rnd);
-    sp -= 16;
-    uint64_t rnd_addr = sp;
-    if (es_copy_to_guest(m, rnd_addr, rnd, 16))
-        goto oom_free;
+    st->sp -= 16;
+    st->rnd_addr = st->sp;
+    if (es_copy_to_guest(m, st->rnd_addr, rnd, 16))
+        return oom_stack(m);
+    return 0;
+}
 
+#define NAUX 21
+
+/* Fills aux (NAUX pairs at most) and returns how many it holds. */
+static size_t fill_auxv(es_machine *m, const es_image *img, const init_stack *st,
+                        uint64_t aux[NAUX][2])
+{
     /* An i386 process under the modeled kernel gets the 32-bit vDSO's
      * __kernel_vsyscall as AT_SYSINFO (ARCH_DLINFO_IA32 puts it first), so
      * its libc enters by SYSENTER (Intel) or 32-bit SYSCALL (AMD) as on
      * Linux; without a kernel (--direct) or for other ABIs the entry is
      * skipped and the program uses int $0x80. */
     uint64_t vdso = img->abi == ES_ABI_I386 ? es_kernel_vdso32(m) : 0;
-    uint64_t aux[][2] = {
+    const uint64_t all[NAUX][2] = {
         {AT_SYSINFO, vdso + ES_VDSO32_KERNEL_VSYSCALL},
         {AT_MINSIGSTKSZ, minsigstksz(img->abi)},
         {AT_HWCAP, hwcap(m)},
@@ -556,48 +594,55 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
         {AT_GID, getgid()},
         {AT_EGID, getegid()},
         {AT_SECURE, 0},
-        {AT_RANDOM, rnd_addr},
+        {AT_RANDOM, st->rnd_addr},
         {AT_HWCAP2, 0},
-        {AT_EXECFN, fn_addr},
-        {AT_PLATFORM, plat_addr},
+        {AT_EXECFN, st->fn_addr},
+        {AT_PLATFORM, st->plat_addr},
         {AT_NULL, 0},
     };
-    size_t naux = sizeof aux / sizeof aux[0];
     size_t aux0 = vdso ? 0 : 1;
-    naux -= aux0;
-    size_t words = 1 + (size_t)argc + 1 + (size_t)envc + 1 + 2 * naux;
-    sp = (sp - words * ps) & ~15ull; /* STACK_ROUND */
+    memcpy(aux, all + aux0, (NAUX - aux0) * sizeof all[0]);
+    return NAUX - aux0;
+}
+
+/* argc, argv[], NULL, envp[], NULL, auxv, as one block at the final sp
+ * (STACK_ROUND: 16-byte aligned). */
+static int push_vectors(es_machine *m, init_stack *st, const uint64_t aux[][2], size_t naux)
+{
+    const int ps = st->ps;
+    size_t words = 1 + (size_t)st->argc + 1 + (size_t)st->envc + 1 + 2 * naux;
+    st->sp = (st->sp - words * ps) & ~15ull;
     uint8_t *vec = calloc(words, (size_t)ps);
     if (!vec)
-        goto oom_free;
+        return oom_stack(m);
     size_t w = 0;
 #define PUT(v)                                                                                     \
     do {                                                                                           \
         uint64_t x_ = (v);                                                                         \
         memcpy(vec + w++ * ps, &x_, (size_t)ps);                                                   \
     } while (0)
-    PUT((uint64_t)argc);
-    for (int i = 0; i < argc; i++)
-        PUT(argp[i]);
+    PUT((uint64_t)st->argc);
+    for (int i = 0; i < st->argc; i++)
+        PUT(st->argp[i]);
     PUT(0);
-    for (int i = 0; i < envc; i++)
-        PUT(envpp[i]);
+    for (int i = 0; i < st->envc; i++)
+        PUT(st->envp[i]);
     PUT(0);
     for (size_t i = 0; i < naux; i++) {
-        PUT(aux[aux0 + i][0]);
-        PUT(aux[aux0 + i][1]);
+        PUT(aux[i][0]);
+        PUT(aux[i][1]);
     }
 #undef PUT
-    int bad = es_copy_to_guest(m, sp, vec, words * ps);
+    int bad = es_copy_to_guest(m, st->sp, vec, words * ps);
     free(vec);
-    free(argp);
-    free(envpp);
-    if (bad)
-        goto oom;
+    return bad ? oom_stack(m) : 0;
+}
 
-    /* start_thread / compat_start_thread: everything zero but RSP, RIP and
-     * RFLAGS (IF and the reserved bit); RDX = 0 is the "no atexit
-     * function" of the ELF ABI */
+/* start_thread / compat_start_thread: everything zero but RSP, RIP and
+ * RFLAGS (IF and the reserved bit); RDX = 0 is the "no atexit function" of
+ * the ELF ABI */
+static void start_thread(es_machine *m, const es_image *img, uint64_t sp)
+{
     memset(m->gpr, 0, sizeof m->gpr);
     memset(m->xmm, 0, sizeof m->xmm);
     m->gpr[ES_RSP] = sp;
@@ -618,14 +663,31 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
     set_seg(m, ES_SEG_GS, 0);
     es_set_mode(m, 3, compat ? ES_MODE_32 : ES_MODE_64);
     es_tlb_flush(m);
+}
+
+int es_start_process(es_machine *m, const es_image *img, int argc, char *const argv[],
+                     char *const envp[])
+{
+    uint64_t top = img->stack_top ? img->stack_top : img->abi == ES_ABI_X64 ? TOP_64 : TOP_32;
+    if (es_vm_prot_at(m, top - 1) < 0 &&
+        es_vm_map(m, top - STACK_SIZE, STACK_SIZE, ES_PROT_R | ES_PROT_W))
+        return es_fail_msg(m, "cannot map the stack");
+    init_stack st = {.ps = img->abi == ES_ABI_X64 ? 8 : 4, .argc = argc < 0 ? 0 : argc};
+    while (envp && envp[st.envc])
+        st.envc++;
+    uint64_t aux[NAUX][2];
+    int rc = push_strings(m, &st, top, argv, envp);
+    if (!rc)
+        rc = push_platform_random(m, &st, img->abi);
+    if (!rc)
+        rc = push_vectors(m, &st, aux, fill_auxv(m, img, &st, aux));
+    free(st.argp);
+    free(st.envp);
+    if (rc)
+        return -1;
+    start_thread(m, img, st.sp);
     /* machines built by unit tests may have no host services */
     if (m->host)
         es_host_set_brk(m, img->brk_start);
     return 0;
-
-oom_free:
-    free(argp);
-    free(envpp);
-oom:
-    return es_fail_msg(m, "out of guest memory building the initial stack");
 }

@@ -10,21 +10,12 @@
 #include "alternatives.h"
 #include "fault.h"
 #include "kernel_int.h"
-#include "patches.h" /* es_list_next */
+#include "list.h"
 #include "pti.h"
 
 /* In ES_MIT_* bit order; es_mitigations_name prints them in this order. */
 static const char *const mit_names[] = {"pti", "retpoline", "ibrs", "nospec"};
 #define NMIT (sizeof mit_names / sizeof mit_names[0])
-
-static void errf(char *err, size_t errlen, const char *what, const char *item, size_t len,
-                 const char *list)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "%s '%.*s' in mitigation list '%s' (known: pti, retpoline, ibrs, "
-                              "nospec, each also as no-NAME; none; all)",
-                 what, (int)len, item, list);
-}
 
 /* One item, without surrounding blanks: 0 and the updated set, or -1. */
 static int apply_item(const char *s, size_t len, unsigned *mask)
@@ -53,28 +44,38 @@ static int apply_item(const char *s, size_t len, unsigned *mask)
     return -1;
 }
 
+/* es_mitigations_parse's state: the set so far and, for errors, the list. */
+typedef struct mit_walk {
+    unsigned mask;
+    const char *list;
+} mit_walk;
+
+/* One list item: applies it to the set, or -1 and the reason, which names
+ * the known mitigations from mit_names. */
+static int mit_item(void *ctx, const char *s, size_t len, char *err, size_t errlen)
+{
+    mit_walk *w = ctx;
+    if (!apply_item(s, len, &w->mask))
+        return 0;
+    if (err && errlen) {
+        char known[64];
+        es_list_join(known, sizeof known, mit_names, NULL, NMIT, 0);
+        snprintf(err, errlen,
+                 "unknown mitigation '%.*s' in mitigation list '%s' (known: %s, each also as "
+                 "no-NAME; none; all)",
+                 (int)len, s, w->list, known);
+    }
+    return -1;
+}
+
 int es_mitigations_parse(const char *list, unsigned *out, char *err, size_t errlen)
 {
-    unsigned mask = ES_MIT_DEFAULT;
-    if (!list)
-        list = "";
-    const char *p = list, *s;
-    size_t len;
-    int more;
     /* "" (or only blanks) is the default set; an empty item inside a list
      * ("pti,,retpoline", "pti,", ",pti") is a typo and an error */
-    while ((more = es_list_next(list, &p, &s, &len)) != 0) {
-        if (more < 0) {
-            if (err && errlen)
-                snprintf(err, errlen, "empty item in mitigation list '%s'", list);
-            return -1;
-        }
-        if (apply_item(s, len, &mask)) {
-            errf(err, errlen, "unknown mitigation", s, len, list);
-            return -1;
-        }
-    }
-    *out = mask;
+    mit_walk w = {ES_MIT_DEFAULT, list ? list : ""};
+    if (es_list_walk(list, "mitigation", mit_item, &w, err, errlen))
+        return -1;
+    *out = w.mask;
     return 0;
 }
 

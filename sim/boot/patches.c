@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "list.h"
+
 /* The series, in the order of the bitmask (and the order it was merged). */
 static const char *const patch_ids[ES_NPATCHES] = {
     "dfe64506c01e57159a4c550fe537c13a317ff01b",
@@ -51,91 +53,79 @@ const char *es_patch_subject(int i)
     return i >= 0 && i < ES_NPATCHES ? patch_subjects[i] : NULL;
 }
 
-int es_list_next(const char *list, const char **pos, const char **item, size_t *len)
+/* The id table es_patches_parse_ids matches items against. */
+typedef struct id_table {
+    const char *const *ids;
+    const unsigned *bits;
+    size_t n;
+    unsigned mask; /* the bits named so far */
+} id_table;
+
+/* The toggles of the table ("dfe64506c01e, fa697140f9a2, ..."), for the
+ * errors that list them. */
+static void toggles(const id_table *t, char *buf, size_t size)
 {
-    const char *p = *pos;
-    if (!p)
-        return 0; /* past the last item */
-    const char *s = p;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    const char *e = s;
-    while (*e && *e != ',')
-        e++;
-    const char *t = e;
-    while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
-        t--;
-    *item = s;
-    *len = (size_t)(t - s);
-    *pos = *e ? e + 1 : NULL;
-    if (*len)
-        return 1;
-    return *e == 0 && p == list ? 0 : -1; /* a blank list has no items */
+    es_list_join(buf, size, t->ids, t->bits, t->n, 12);
+}
+
+/* One commit-id prefix: adds its bit to t->mask, or -1 and the reason. */
+static int patch_item(void *ctx, const char *s, size_t len, char *err, size_t errlen)
+{
+    id_table *t = ctx;
+    char item[64], known[128];
+    if (len >= sizeof item) {
+        errf(err, errlen, "patch '%.20s...' is too long for a commit id", s);
+        return -1;
+    }
+    memcpy(item, s, len);
+    item[len] = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (!isxdigit((unsigned char)item[k])) {
+            errf(err, errlen, "patch '%s' is not a commit id (hex digits only)", item);
+            return -1;
+        }
+        item[k] = (char)tolower((unsigned char)item[k]);
+    }
+    if (len < 7) {
+        errf(err, errlen, "patch '%s' is too short: name it by at least 7 hex digits", item);
+        return -1;
+    }
+    size_t hit = t->n, nhits = 0;
+    for (size_t k = 0; k < t->n; k++)
+        if (strlen(t->ids[k]) >= len && strncmp(t->ids[k], item, len) == 0) {
+            if (nhits == 0)
+                hit = k;
+            nhits++;
+        }
+    if (nhits == 0) {
+        toggles(t, known, sizeof known);
+        errf(err, errlen, "patch '%s' is not in the series (%s)", item, known);
+        return -1;
+    }
+    if (nhits > 1) {
+        errf(err, errlen, "patch '%s' is ambiguous: it names %zu commits", item, nhits);
+        return -1;
+    }
+    if (!t->bits[hit]) {
+        toggles(t, known, sizeof known);
+        errf(err, errlen,
+             "commit %.12s is in the series but is no toggle (no x86 code path of its own); "
+             "the toggles are %s",
+             t->ids[hit], known);
+        return -1;
+    }
+    t->mask |= t->bits[hit];
+    return 0;
 }
 
 int es_patches_parse_ids(const char *list, const char *const ids[], const unsigned bits[],
                          size_t n, unsigned *out, char *err, size_t errlen)
 {
-    unsigned mask = 0;
-    if (!list)
-        list = "";
-    const char *p = list, *s;
-    size_t len;
-    int more;
     /* "" alone is the empty set; an empty item inside a list is a typo */
-    while ((more = es_list_next(list, &p, &s, &len)) != 0) {
-        if (more < 0) {
-            errf(err, errlen, "empty item in patch list '%s'", list);
-            return -1;
-        }
-        char item[64];
-        if (len >= sizeof item) {
-            errf(err, errlen, "patch '%.20s...' is too long for a commit id", s);
-            return -1;
-        }
-        memcpy(item, s, len);
-        item[len] = 0;
-        for (size_t k = 0; k < len; k++) {
-            if (!isxdigit((unsigned char)item[k])) {
-                errf(err, errlen, "patch '%s' is not a commit id (hex digits only)", item);
-                return -1;
-            }
-            item[k] = (char)tolower((unsigned char)item[k]);
-        }
-        if (len < 7) {
-            errf(err, errlen, "patch '%s' is too short: name it by at least 7 hex digits",
-                 item);
-            return -1;
-        }
-        size_t hit = n, nhits = 0;
-        for (size_t k = 0; k < n; k++)
-            if (strlen(ids[k]) >= len && strncmp(ids[k], item, len) == 0) {
-                if (nhits == 0)
-                    hit = k;
-                nhits++;
-            }
-        if (nhits == 0) {
-            errf(err, errlen,
-                 "patch '%s' is not in the series (dfe64506c01e, fa697140f9a2, "
-                 "ebeb8c82ffaf, 6dc936f175cc)",
-                 item);
-            return -1;
-        }
-        if (nhits > 1) {
-            errf(err, errlen, "patch '%s' is ambiguous: it names %zu commits", item, nhits);
-            return -1;
-        }
-        if (!bits[hit]) {
-            errf(err, errlen,
-                 "commit %.12s is in the series but is no toggle (no x86 code path of its own); "
-                 "the toggles are dfe64506c01e, "
-                 "fa697140f9a2, ebeb8c82ffaf, 6dc936f175cc",
-                 ids[hit]);
-            return -1;
-        }
-        mask |= bits[hit];
-    }
-    *out = mask;
+    id_table t = {ids, bits, n, 0};
+    if (es_list_walk(list, "patch", patch_item, &t, err, errlen))
+        return -1;
+    *out = t.mask;
     return 0;
 }
 

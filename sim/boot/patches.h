@@ -32,13 +32,6 @@ const char *es_patch_subject(int i);
  * Returns 0, or -1 with a one-line reason in err. */
 int es_patches_parse(const char *list, unsigned *out, char *err, size_t errlen);
 
-/* Comma-separated lists (--patches, --mitigations): the next item of
- * `list` at *pos (start with *pos = list), blanks around it trimmed, in
- * *item and *len; *pos moves past its comma.  Returns 1 for an item, 0 when
- * the list has no more (a blank list has none), -1 for an empty item in a
- * list with others (",a", "a,,b", "a,"). */
-int es_list_next(const char *list, const char **pos, const char **item, size_t *len);
-
 /* Same against an arbitrary id table (ids[i] names bit bits[i]; bits 0
  * marks a commit of the series that is not a toggle).  For tests of the
  * ambiguity rule, which the real ids never trigger. */

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build_path.h"
@@ -832,6 +833,7 @@ TEST(DebuggerSession, CorruptSectionHeadersGiveNoSymbols)
     int fd = mkstemp(path);
     ASSERT_GE(fd, 0);
     close(fd);
+    chmod(path, 0700); // executable, as execve (and so the loader) requires
     int launched = 0;
     for (const Mut &mu : muts) {
         std::vector<uint8_t> m = b;

@@ -8,6 +8,10 @@ end-to-end loader tests, derived from a valid static x86-64 program:
   zero        an empty file
   random      4 KiB of pseudo-random bytes (not an ELF)
   garbage     a valid ELF whose entry point holds pseudo-random bytes
+  noexec      the valid program without execute permission (mode 0644)
+  fifo        a named pipe (opening it for reading would wait for a writer)
+
+Every other file gets mode 0755, so that what is refused is its contents.
 """
 import os
 import struct
@@ -31,9 +35,11 @@ def main():
     os.makedirs(out, exist_ok=True)
     data = open(good, "rb").read()
 
-    def write(name, b):
-        with open(os.path.join(out, name), "wb") as f:
+    def write(name, b, mode=0o755):
+        path = os.path.join(out, name)
+        with open(path, "wb") as f:
             f.write(b)
+        os.chmod(path, mode)
 
     write("truncated", data[:40])
     b = bytearray(data)
@@ -52,6 +58,12 @@ def main():
     size = 64 + 56 + len(code)
     phdr = struct.pack("<IIQQQQQQ", 1, 5, 0, 0x400000, 0x400000, size, size, 0x1000)
     write("garbage", ehdr + phdr + code)
+
+    write("noexec", data, 0o644)
+    fifo = os.path.join(out, "fifo")
+    if os.path.lexists(fifo):
+        os.remove(fifo)
+    os.mkfifo(fifo)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,12 @@
 #   --cwd DIR           run (both) in DIR
 #   --opt OPTION        pass OPTION to `entrysim run` (repeatable)
 #   --raw               pass PROGRAM and ARGS to entrysim itself (no `run`)
+#   --kill-after SECS   entrysim must end within SECS seconds (else killed,
+#                       status 137, and the check fails)
 set -u
 
 sim="" expect="" contains="" status="" smin="" smax="" stderr_re="" cwd="." native=0 raw=0
-one_line=0
+one_line=0 kill_after=""
 opts=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
     --cwd) cwd=$2; shift 2 ;;
     --opt) opts+=("$2"); shift 2 ;;
     --raw) raw=1; shift ;;
+    --kill-after) kill_after=$2; shift 2 ;;
     --) shift; break ;;
     -*) echo "run_guest.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -45,12 +48,15 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 say() { echo "FAIL: $*"; fail=1; }
 
+limit=()
+[ -n "$kill_after" ] && limit=(timeout -s KILL "$kill_after")
 if [ $raw = 1 ]; then
-    (cd "$cwd" && "$sim" "$@" </dev/null >"$tmp/out" 2>"$tmp/err")
+    (cd "$cwd" && "${limit[@]}" "$sim" "$@" </dev/null >"$tmp/out" 2>"$tmp/err")
 else
-    (cd "$cwd" && "$sim" run --deterministic "${opts[@]}" "$@" </dev/null >"$tmp/out" 2>"$tmp/err")
+    (cd "$cwd" && "${limit[@]}" "$sim" run --deterministic "${opts[@]}" "$@" </dev/null >"$tmp/out" 2>"$tmp/err")
 fi
 rc=$?
+[ -n "$kill_after" ] && [ $rc = 137 ] && say "still running after $kill_after s"
 echo "entrysim exit status: $rc"
 
 if [ $native = 1 ]; then
