@@ -86,9 +86,7 @@ void es_machine_free(es_machine *m)
     if (m->hooks.free_kernel)
         m->hooks.free_kernel(m);
     es_vm_free(m);
-    if (m->frames)
-        for (uint64_t i = 0; i < m->next_free_pfn && i < m->nframes; i++)
-            free(m->frames[i].host);
+    es_mem_free(m);
     free(m->frames);
     free(m->free_pfns);
     free(m->dcache);

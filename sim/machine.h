@@ -263,6 +263,8 @@ struct es_machine {
     uint64_t next_free_pfn;
     uint64_t *free_pfns;  /* stack of released frames */
     size_t nfree_pfns, cap_free_pfns;
+    uint8_t **arenas;     /* host memory of frames, 512 per arena (sim/mem.c) */
+    size_t narenas;
     es_tlbe tlb[ES_TLB_SIZE];
     bool tlb_bypass;      /* memory observers attached: never fill the TLB */
     bool ac_check;        /* CPL 3 with CR0.AM and RFLAGS.AC: alignment checks on */

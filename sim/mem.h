@@ -39,6 +39,8 @@ enum es_access { ES_ACC_R = 0, ES_ACC_W = 1, ES_ACC_X = 2 };
 uint64_t es_frame_alloc(es_machine *m);
 /* Returns a frame to the allocator. */
 void es_frame_free(es_machine *m, uint64_t pfn);
+/* Releases the host memory behind all frames (es_machine_free). */
+void es_mem_free(es_machine *m);
 /* Host pointer to physical address pa (the frame is materialised on first
  * touch); NULL if pa is outside guest physical memory or the cap is hit. */
 uint8_t *es_phys(es_machine *m, uint64_t pa);

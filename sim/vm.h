@@ -26,6 +26,15 @@ extern "C" {
 int es_vm_map(es_machine *m, uint64_t va, uint64_t len, int prot);
 /* Unmaps [va, va+len): frees frames, clears PTEs, flushes the TLB. 0/-errno */
 int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len);
+/* Linux's default vm.max_map_count: mappings past it fail with ENOMEM. */
+#define ES_VM_MAX_MAP_COUNT 65530
+
+/* Frees the pages present in [va, va+len) but keeps the mapping, which
+ * reads as zero again (MADV_DONTNEED).  0 or -ENOMEM (part unmapped). */
+int es_vm_zap(es_machine *m, uint64_t va, uint64_t len);
+/* Moves the mapping at [old, old+oldlen) to [to, to+newlen) (fresh range,
+ * not overlapping), its pages with it: mremap's move.  0 or -errno. */
+int es_vm_move(es_machine *m, uint64_t old, uint64_t oldlen, uint64_t to, uint64_t newlen);
 /* Changes protection of mapped pages in [va, va+len).  0 or -ENOMEM when part
  * of the range is unmapped (as Linux). */
 int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -482,6 +483,113 @@ TEST_P(HostTest, BrkGrowsAndShrinks)
     // it stops at an existing mapping (with a guard page)
     ASSERT_EQ(es_vm_map(m, 0x10010000, 0x1000, ES_PROT_R), 0);
     EXPECT_EQ(c64(ES_NR64_brk, 0x10010000), (int64_t)(start + 0x100));
+}
+
+// Issue 12, item 4: a request the kernel cannot satisfy leaves the break
+// where it was (brk(-1) used to wrap its page round-up to 0 and unmap the
+// program); every length round-up that wraps is refused as Linux does.
+TEST_P(HostTest, BrkAndLengthOverflowsAreRefused)
+{
+    const uint64_t start = 0x10000000;
+    es_host_set_brk(m, start);
+    ASSERT_EQ(es_vm_map(m, 0x400000, 0x1000, ES_PROT_R | ES_PROT_W), 0); // "the program"
+    uint64_t v = 7;
+    ASSERT_EQ(es_write(m, 0x400000, &v, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_brk, (uint64_t)-1), (int64_t)start);
+    EXPECT_EQ(c64(ES_NR64_brk, (uint64_t)-4096), (int64_t)start);
+    EXPECT_EQ(c64(ES_NR64_brk, 1ull << 63), (int64_t)start);
+    EXPECT_EQ(es_read(m, 0x400000, &v, 8), 0); // still mapped
+    EXPECT_EQ(v, 7u);
+    EXPECT_EQ(c64(ES_NR64_madvise, 0x400000, (uint64_t)-1, 4), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_munmap, 0x400000, (uint64_t)-1), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_mprotect, 0x400000, (uint64_t)-1, PROT_READ), -ENOMEM);
+    EXPECT_EQ(c64(ES_NR64_mremap, 0x400000, 0x1000, (uint64_t)-1, 1), -EINVAL);
+    EXPECT_EQ(c64(ES_NR64_mmap, 0, (uint64_t)-1, 3, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0),
+              -ENOMEM);
+    EXPECT_EQ(c64(ES_NR64_mmap, (uint64_t)-4096, 0x2000, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                  (uint64_t)-1, 0),
+              -ENOMEM);
+    EXPECT_EQ(es_read(m, 0x400000, &v, 8), 0);
+}
+
+// Issue 12, item 5: vm.max_map_count (65530) holds, with ENOMEM, and
+// mapping up to it costs about linear time.
+TEST_P(HostTest, MappingCountStopsAtMaxMapCount)
+{
+    int64_t big = c64(ES_NR64_mmap, 0, 0x3000, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
+    ASSERT_GT(big, 0);
+    int64_t r = 0;
+    int n = 0;
+    std::clock_t t0 = std::clock(); // CPU time: the machine may be loaded
+    for (; n < 70000; n++) { // alternate protections so no two merge
+        r = c64(ES_NR64_mmap, 0, 0x1000, n & 1 ? PROT_READ : PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
+        if (r < 0)
+            break;
+    }
+    double secs = double(std::clock() - t0) / CLOCKS_PER_SEC;
+    EXPECT_EQ(r, -ENOMEM);
+    EXPECT_GE(n, 65000);
+    EXPECT_LE(n, 65531);
+    EXPECT_LT(secs, 2.0);
+    // at the limit, splitting a mapping in two is refused as well
+    EXPECT_EQ(c64(ES_NR64_munmap, big + 0x1000, 0x1000), -ENOMEM);
+    EXPECT_EQ(c64(ES_NR64_munmap, big, 0x3000), 0);
+}
+
+// Issue 12, item 6: reading never-written memory maps one shared zero
+// frame (Linux's zero page), so it costs no guest memory; the first write
+// gets the page its own frame.
+TEST_P(HostTest, ReadingUntouchedMemoryCostsNoFrames)
+{
+    const uint64_t len = 2ull << 30; // twice the default 1 GiB cap
+    int64_t a = c64(ES_NR64_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    (uint64_t)-1, 0);
+    ASSERT_GT(a, 0);
+    uint64_t before = m->frames_used, z = 1;
+    for (uint64_t o = 0; o < len; o += 0x1000) {
+        ASSERT_EQ(es_read(m, a + o, &z, 8), 0) << std::hex << o;
+        ASSERT_EQ(z, 0u);
+    }
+    EXPECT_LT(m->frames_used - before, 2048u); // page tables and one zero frame
+    uint64_t v = 0x55;
+    EXPECT_EQ(es_write(m, a + 0x5000, &v, 8), 0);
+    EXPECT_EQ(es_read(m, a + 0x5000, &z, 8), 0);
+    EXPECT_EQ(z, 0x55u);
+    EXPECT_EQ(es_read(m, a + 0x6000, &z, 8), 0); // its neighbour still reads zero
+    EXPECT_EQ(z, 0u);
+    // the kernel-side copy (write(2) of a fresh buffer) reads zeros too
+    EXPECT_EQ(c64(ES_NR64_write, 1, a + 0x100000, 0x8000), 0x8000);
+    EXPECT_LT(m->frames_used - before, 2100u);
+    // mprotect does not make the shared zero frame writable
+    EXPECT_EQ(c64(ES_NR64_mprotect, a, 0x10000, PROT_READ), 0);
+    EXPECT_EQ(c64(ES_NR64_mprotect, a, 0x10000, PROT_READ | PROT_WRITE), 0);
+    EXPECT_EQ(es_write(m, a + 0x7000, &v, 8), 0);
+    EXPECT_EQ(es_read(m, a + 0x8000, &z, 8), 0);
+    EXPECT_EQ(z, 0u);
+}
+
+// Issue 12, item 7: MADV_DONTNEED and mremap cost what is present, not
+// the size of the range (16 TiB took 15 s, a 64 TiB mremap 79 s).
+TEST_P(HostTest, HugeMadviseAndMremapAreFast)
+{
+    const uint64_t big = 16ull << 40;
+    std::clock_t t0 = std::clock(); // CPU time: the machine may be loaded
+    int64_t a = c64(ES_NR64_mmap, 0, big, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, (uint64_t)-1, 0);
+    ASSERT_GT(a, 0);
+    uint64_t v = 0x77, z = 1;
+    ASSERT_EQ(es_write(m, a + 0x123000, &v, 8), 0);
+    EXPECT_EQ(c64(ES_NR64_madvise, a, big, 4 /* DONTNEED */), 0);
+    EXPECT_EQ(es_read(m, a + 0x123000, &z, 8), 0);
+    EXPECT_EQ(z, 0u);
+    ASSERT_EQ(es_write(m, a + big - 0x1000, &v, 8), 0);
+    int64_t b = c64(ES_NR64_mremap, a, big, 2 * big, 1 /* MAYMOVE */);
+    ASSERT_GT(b, 0);
+    EXPECT_EQ(es_read(m, b + big - 0x1000, &z, 8), 0);
+    EXPECT_EQ(z, 0x77u);
+    double secs = double(std::clock() - t0) / CLOCKS_PER_SEC;
+    EXPECT_LT(secs, 2.0);
 }
 
 TEST_P(HostTest, MmapAnonymousAndMunmap)

@@ -59,10 +59,12 @@ static bool range_free(es_machine *m, uint64_t va, uint64_t len)
 
 /* ---- brk (mm/mmap.c: SYSCALL_DEFINE1(brk)) ---- */
 
-static int64_t do_brk(es_machine *m, uint64_t want)
+static int64_t do_brk(es_machine *m, uint64_t want, uint64_t top)
 {
     struct es_host *h = m->host;
-    if (want < h->brk_start || !h->brk_start)
+    /* any request that cannot be met leaves the break as it was; one past
+     * the top would wrap its page round-up to 0 and read as a shrink */
+    if (want < h->brk_start || !h->brk_start || want > top)
         return (int64_t)h->brk_cur;
     uint64_t newp = PAGE_UP(want), oldp = PAGE_UP(h->brk_cur);
     if (newp == oldp) {
@@ -223,24 +225,6 @@ static int64_t do_old_mmap(es_machine *m, const es_scall *c, uint64_t uarg)
 
 /* ---- mremap ---- */
 
-/* Copies the touched pages of [from, from+len) to to (fresh pages). */
-static int copy_pages(es_machine *m, uint64_t from, uint64_t to, uint64_t len)
-{
-    uint8_t buf[PAGE];
-    for (uint64_t o = 0; o < len; o += PAGE) {
-        uint64_t *pte = es_pte(m, m->cr3, from + o, false);
-        if (!pte || !(*pte & ES_PTE_ADDR))
-            continue; /* never touched: reads as zero in the new place too */
-        uint8_t *src = es_phys(m, *pte & ES_PTE_ADDR);
-        if (!src)
-            continue;
-        memcpy(buf, src, PAGE);
-        if (es_copy_to_guest(m, to + o, buf, PAGE))
-            return -ENOMEM;
-    }
-    return 0;
-}
-
 static int64_t do_mremap(es_machine *m, const es_scall *c, uint64_t old, uint64_t oldlen,
                          uint64_t newlen, uint64_t flags, uint64_t newaddr)
 {
@@ -281,48 +265,29 @@ static int64_t do_mremap(es_machine *m, const es_scall *c, uint64_t old, uint64_
         if (!newaddr || newaddr > top - newlen)
             return -ENOMEM;
     }
-    int r = es_vm_map(m, newaddr, newlen, prot | ES_PROT_R | ES_PROT_W);
-    if (!r)
-        r = copy_pages(m, old, newaddr, oldlen < newlen ? oldlen : newlen);
-    if (!r && (prot | ES_PROT_R | ES_PROT_W) != prot)
-        r = es_vm_protect(m, newaddr, newlen, prot);
-    if (r) {
-        es_vm_unmap(m, newaddr, newlen);
-        return r;
-    }
-    es_vm_unmap(m, old, oldlen);
-    return (int64_t)newaddr;
+    int r = es_vm_move(m, old, oldlen, newaddr, newlen);
+    return r ? r : (int64_t)newaddr;
 }
 
 /* MADV_DONTNEED on private memory: the pages read as zero afterwards. */
-static int64_t do_madvise(es_machine *m, const es_scall *c, uint64_t start, uint64_t len, int adv)
+static int64_t do_madvise(es_machine *m, const es_scall *c, uint64_t start, uint64_t len_in, int adv)
 {
     if (start & (PAGE - 1))
         return -EINVAL;
-    len = PAGE_UP(len);
+    uint64_t len = PAGE_UP(len_in);
+    if (len_in && !len) /* mm/madvise.c: the round-up wrapped */
+        return -EINVAL;
     if (start + len < start || start + len > es_hs_task_size(c))
         return -EINVAL;
     if (adv != G_MADV_DONTNEED)
         return 0; /* advice only */
-    if (!es_vm_range_ok(m, start, len, 0))
-        return -ENOMEM;
-    uint64_t a = start, end = start + len;
-    while (a < end) {
-        int prot = es_vm_prot_at(m, a);
-        uint64_t b = a + PAGE;
-        while (b < end && es_vm_prot_at(m, b) == prot)
-            b += PAGE;
-        int r = es_vm_map(m, a, b - a, prot); /* replaces: fresh zero pages */
-        if (r)
-            return r;
-        a = b;
-    }
-    return 0;
+    /* frees only the pages present: a 16 TiB range costs its tables */
+    return es_vm_zap(m, start, len);
 }
 
 /* ---- services ---- */
 
-ES_SYS(brk) { return do_brk(m, a[0]); }
+ES_SYS(brk) { return do_brk(m, a[0], es_hs_task_size(c)); }
 ES_SYS(mmap) { return do_mmap(m, c, a[0], a[1], a[2], a[3], (int)a[4], a[5]); }
 ES_SYS(old_mmap) { return do_old_mmap(m, c, a[0]); }
 
