@@ -1,6 +1,7 @@
 /* cmd_run.c - `entrysim run [OPTIONS] PROGRAM [ARGS...]`: a static Linux
  * program on the simulated CPU with the host's stdin/stdout/stderr, under
  * the modeled guest kernel (or --direct). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,8 +218,8 @@ static int finish(es_machine *m, const options *o)
         status = EX_INSNS;
         break;
     case ES_STOP_TIME:
-        fprintf(stderr, "entrysim: stopped after %.1f s (--timeout) at rip=0x%llx\n", secs,
-                (unsigned long long)m->rip);
+        fprintf(stderr, "entrysim: stopped after %.1f s (--timeout) at rip=0x%llx: %s\n", secs,
+                (unsigned long long)m->rip, m->message);
         status = EX_TIMEOUT;
         break;
     case ES_STOP_HLT:
@@ -368,6 +369,24 @@ static int timing_report(es_machine *m, const options *o, es_phases *ph, const c
     return status;
 }
 
+/* A standard fd the caller left closed stays closed for the guest (EBADF,
+ * as natively): /dev/null takes its number here, before entrysim opens
+ * anything, so none of entrysim's own files (the guest root's handle...)
+ * lands on it and shows through as the guest's fd 0, 1 or 2.  Returns the
+ * fd the guest gets for std fd i: i, or -1 when it was closed. */
+static int std_fd(int i)
+{
+    struct stat st;
+    if (fstat(i, &st) == 0 || errno != EBADF)
+        return i;
+    /* fds below i are open (they were, or were filled): this lands on i;
+     * the stream stays open for the process's life, holding the number */
+    FILE *f = fopen("/dev/null", "r+e");
+    if (f && fileno(f) != i)
+        fclose(f);
+    return -1;
+}
+
 int es_run_cmd(int argc, char **argv)
 {
     options o = {.mem_cap_mb = 1024, .root = ".", .k = es_kernel_opts_default()};
@@ -375,12 +394,15 @@ int es_run_cmd(int argc, char **argv)
     if (i < 0)
         return -i;
     const char *prog = argv[i];
+    int std[3];
+    for (int k = 0; k < 3; k++)
+        std[k] = std_fd(k);
     es_launch_cfg lc = {
         .program = prog, .argc = argc - i, .argv = argv + i, .envp = environ,
         .root = o.root, .rw = o.rw, .deterministic = o.deterministic,
         .mem_cap_mb = o.mem_cap_mb, .vendor = o.k.vendor, .direct = o.direct,
         .patches = o.k.patches, .mitigations = o.k.mitigations, .max_insns = o.max_insns,
-        .timeout = o.timeout, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
+        .timeout = o.timeout, .stdin_fd = std[0], .stdout_fd = std[1], .stderr_fd = std[2],
     };
     es_machine *m;
     char err[400];

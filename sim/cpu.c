@@ -195,11 +195,43 @@ static int after_fault(es_machine *m, int rc)
     return 1;
 }
 
-static double now_seconds(void)
+int64_t es_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void es_deadline_arm(es_machine *m)
+{
+    m->deadline_ns = m->wall_limit > 0 ? es_now_ns() + (int64_t)(m->wall_limit * 1e9) : 0;
+    if (m->wall_limit > 0 && m->deadline_ns == 0)
+        m->deadline_ns = 1;
+}
+
+void es_deadline_clear(es_machine *m)
+{
+    m->deadline_ns = 0;
+}
+
+bool es_deadline_passed(es_machine *m)
+{
+    if (!m->deadline_ns || es_now_ns() < m->deadline_ns)
+        return false;
+    snprintf(m->message, sizeof m->message, "the wall-clock limit (--timeout %g s) was reached",
+             m->wall_limit);
+    m->stop = ES_STOP_TIME;
+    return true;
+}
+
+/* RFLAGS.TF was set when the instruction that just retired began: the
+ * single-step trap (SDM Vol. 3B, 17.3.1.4), DR6.BS set, the saved RIP the
+ * next instruction's; Linux turns an unhandled one into SIGTRAP. */
+static int single_step_trap(es_machine *m)
+{
+    m->dr[6] |= 0x4000;
+    es_raise(m, ES_VEC_DB, 0);
+    return after_fault(m, ES_FAULT) ? ES_FAULT : ES_OK;
 }
 
 int es_step(es_machine *m)
@@ -215,9 +247,13 @@ int es_step(es_machine *m)
         if (m->obs[i].before)
             m->obs[i].before(m->obs[i].ctx, m, &e->insn, rip);
     m->nrip = (rip + e->insn.len) & m->ipmask;
+    bool tf = (m->rflags & ES_TF) != 0; /* TF as the instruction begins */
+    uint8_t cpl = m->cpl;
     int rc = e->fn(m, &e->insn);
     if (rc == ES_FAULT)
         return after_fault(m, rc) ? ES_FAULT : ES_OK;
+    if (rc == ES_YIELD)
+        rc = ES_OK;
     if (rc == ES_OK || m->stop == ES_STOP_EXIT) {
         m->rip = m->nrip;
         m->icount++;
@@ -225,6 +261,12 @@ int es_step(es_machine *m)
             if (m->obs[i].retire)
                 m->obs[i].retire(m->obs[i].ctx, m, &e->insn, rip);
     }
+    /* Only within one privilege level: a transfer that clears TF (SYSCALL
+     * through SFMASK, INT n through its gate) takes no trap, as on
+     * hardware; SYSENTER, which keeps TF, is not modelled to trap at the
+     * kernel's first instruction.  POPF clearing TF misses its last trap. */
+    if (tf && rc == ES_OK && (m->rflags & ES_TF) && m->cpl == cpl)
+        return single_step_trap(m);
     return rc;
 }
 
@@ -246,6 +288,11 @@ static int run_plain(es_machine *m, uint64_t budget)
         m->nrip = (m->rip + e->insn.len) & m->ipmask;
         int rc = e->fn(m, &e->insn);
         if (__builtin_expect(rc != ES_OK, 0)) {
+            if (rc == ES_YIELD) { /* retired; es_run steps on */
+                m->rip = m->nrip;
+                m->icount++;
+                return 0;
+            }
             if (rc == ES_STOP && m->stop == ES_STOP_EXIT) {
                 m->rip = m->nrip;
                 m->icount++;
@@ -272,22 +319,35 @@ static int run_observed(es_machine *m, uint64_t budget)
     return 0;
 }
 
-int es_run(es_machine *m)
+/* Instructions between two looks at the clock: small enough that a batch
+ * of slow instructions (each touching a new page, say) ends well within
+ * the --timeout margin, large enough that the clock read costs nothing. */
+#define RUN_BATCH (1u << 16)
+
+static int run_batches(es_machine *m)
 {
-    m->stop = ES_STOP_NONE;
-    double t0 = m->wall_limit > 0 ? now_seconds() : 0;
     for (;;) {
-        uint64_t budget = 1u << 22;
+        uint64_t budget = RUN_BATCH;
         if (m->max_insns) {
             if (m->icount >= m->max_insns)
                 return m->stop = ES_STOP_INSNS;
             if (m->max_insns - m->icount < budget)
                 budget = m->max_insns - m->icount;
         }
-        int done = m->nobs ? run_observed(m, budget) : run_plain(m, budget);
+        /* RFLAGS.TF set: es_step's single-step traps until it is clear */
+        int done = m->nobs || (m->rflags & ES_TF) ? run_observed(m, budget) : run_plain(m, budget);
         if (done)
             return m->stop;
-        if (m->wall_limit > 0 && now_seconds() - t0 > m->wall_limit)
-            return m->stop = ES_STOP_TIME;
+        if (es_deadline_passed(m))
+            return m->stop;
     }
+}
+
+int es_run(es_machine *m)
+{
+    m->stop = ES_STOP_NONE;
+    es_deadline_arm(m);
+    int stop = run_batches(m);
+    es_deadline_clear(m);
+    return stop;
 }

@@ -25,6 +25,8 @@ enum es_status {
     ES_OK = 0,    /* retired; RIP advances to m->nrip */
     ES_FAULT = 1, /* m->fault holds the exception; RIP stays at the insn */
     ES_STOP = 2,  /* the run must stop (guest exit, HLT without kernel, limit) */
+    ES_YIELD = 3, /* retired like ES_OK, but the next instruction must go
+                   * through es_step (POPF set RFLAGS.TF: it traps after one) */
 };
 
 typedef int (*es_handler)(es_machine *m, const es_insn *d);
@@ -287,6 +289,9 @@ struct es_machine {
     uint64_t icount;      /* instructions retired */
     uint64_t max_insns;   /* 0 = unlimited */
     double wall_limit;    /* seconds, 0 = unlimited */
+    int64_t deadline_ns;  /* CLOCK_MONOTONIC ns when wall_limit runs out in the
+                           * current run (es_deadline_arm), 0 = none; host
+                           * services never wait past it */
     int stop;             /* enum es_stop after a run */
     int exit_status;      /* guest exit status (ES_STOP_EXIT) */
     int signal;           /* signal number when a fault killed the guest */
@@ -322,6 +327,16 @@ void es_machine_free(es_machine *m);
 /* Runs until something stops the machine; returns enum es_stop (also in
  * m->stop). */
 int es_run(es_machine *m);
+
+/* --timeout: es_deadline_arm starts the clock of a run (m->deadline_ns from
+ * m->wall_limit; es_run does it, a debugger's resume does it itself),
+ * es_deadline_clear stops it.  es_deadline_passed sets m->stop =
+ * ES_STOP_TIME and returns true once the deadline is reached.  es_now_ns:
+ * CLOCK_MONOTONIC in ns. */
+int64_t es_now_ns(void);
+void es_deadline_arm(es_machine *m);
+void es_deadline_clear(es_machine *m);
+bool es_deadline_passed(es_machine *m);
 
 /* Executes exactly one instruction (observers are called).  Returns the
  * handler status; without a guest kernel, faults are left in m->fault and

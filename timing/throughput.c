@@ -148,7 +148,9 @@ static int tp_execute(tp_run *r, es_timing *t, size_t len, bool mapping, uint64_
                 m->stop = ES_STOP_NONE;
                 continue;
             }
-            if (m->fault.vector == ES_VEC_PF)
+            if (m->fault.vector == ES_VEC_DB && (m->dr[6] & 0x4000))
+                snprintf(err, errlen, "the block sets RFLAGS.TF (a single-step #DB)");
+            else if (m->fault.vector == ES_VEC_PF)
                 snprintf(err, errlen, "#PF at byte %llu: address 0x%llx cannot be mapped",
                          (unsigned long long)off, (unsigned long long)m->fault.addr);
             else

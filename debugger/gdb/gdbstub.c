@@ -416,7 +416,7 @@ static void note_end(gdb *g)
 
 /* Resumes: one instruction (step) or until a breakpoint, an interrupt or
  * the end of the run.  Leaves the stop reply in g->stop. */
-static void resume(gdb *g, bool step)
+static void resume_run(gdb *g, bool step)
 {
     es_machine *m = g->m;
     if (g->dying_sig) {
@@ -441,6 +441,10 @@ static void resume(gdb *g, bool step)
                 set_stop(g, GDB_SIGINT, "");
                 return;
             }
+            if (n % POLL_EVERY == 0 && es_deadline_passed(m)) {
+                note_end(g);
+                return;
+            }
             if (g->closed)
                 return;
         }
@@ -454,6 +458,15 @@ static void resume(gdb *g, bool step)
             return;
         }
     }
+}
+
+/* --timeout bounds each resume: the guest runs (and its host calls wait)
+ * at most that long before the stop is reported as SIGXCPU. */
+static void resume(gdb *g, bool step)
+{
+    es_deadline_arm(g->m);
+    resume_run(g, step);
+    es_deadline_clear(g->m);
 }
 
 /* Parses the signal/address tail of c/C/s/S: "c [addr]" resumes at addr;

@@ -61,6 +61,7 @@ int es_hs_fd_install(struct es_host *h, int hfd, bool cloexec)
     return fd_install(h, hfd, cloexec, 0);
 }
 
+
 static void fd_close(struct es_host *h, int fd)
 {
     es_hfd *f = &h->fds[fd];
@@ -213,6 +214,8 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
             iov[i].len = MAX_RW - total;
         total += iov[i].len;
     }
+    if (pos < 0 && total && es_hs_wait_fd(m, f->host, f->pipe_ino != 0, wr))
+        return -EINTR;
     int64_t done = 0;
     for (uint64_t i = 0; i < cnt; i++) {
         if (!iov[i].len)
@@ -236,6 +239,45 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
 #define G_O_APPEND 02000
 #define G_O_TMPFILE 020200000
 
+/* A blocking open of a FIFO under a deadline: the host's open would wait
+ * for the other end with no bound, so open non-blocking and wait here.
+ * For reading, the wait ends with the first data or the writer's close
+ * (poll cannot see a writer that opens and stays silent; the guest's
+ * next read would wait for its data anyway); for writing, the open is
+ * retried until a reader is there (ENXIO until then).  A host fd, -errno,
+ * -EINTR with the run stopped, or -EAGAIN: not such an open. */
+static int fifo_open(es_machine *m, const char *gp, int flags, bool follow)
+{
+    struct es_host *h = m->host;
+    int acc = flags & G_O_ACCMODE;
+    if (!m->deadline_ns || (flags & (O_NONBLOCK | O_PATH | G_O_CREAT)) || acc == O_RDWR)
+        return -EAGAIN;
+    int probe = es_hs_open_gp(h, gp, O_PATH, 0, follow);
+    struct stat st;
+    bool fifo = probe >= 0 && !fstat(probe, &st) && S_ISFIFO(st.st_mode);
+    if (probe >= 0)
+        close(probe);
+    if (!fifo)
+        return -EAGAIN;
+    int hfd;
+    while ((hfd = es_hs_open_gp(h, gp, flags | O_NONBLOCK, 0, follow)) == -ENXIO) {
+        es_hs_poll(m, NULL, 0, 10000000, "opening a FIFO with no reader");
+        if (m->stop != ES_STOP_NONE)
+            return -EINTR;
+    }
+    if (hfd >= 0 && acc == O_RDONLY) {
+        struct pollfd p = {.fd = hfd, .events = POLLIN};
+        es_hs_poll(m, &p, 1, -1, "opening a FIFO with no writer");
+        if (m->stop != ES_STOP_NONE) {
+            close(hfd);
+            return -EINTR;
+        }
+    }
+    if (hfd >= 0)
+        fcntl(hfd, F_SETFL, fcntl(hfd, F_GETFL) & ~O_NONBLOCK);
+    return hfd;
+}
+
 static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath, int flags,
                        uint32_t mode)
 {
@@ -250,7 +292,9 @@ static int64_t do_open(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t
         return -EROFS;
     /* x86 guests and the x86-64 host share the O_* values */
     bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
-    int hfd = es_hs_open_gp(h, gp, flags & ~O_CLOEXEC, (mode & 07777) & ~h->umask, follow);
+    int hfd = fifo_open(m, gp, flags & ~O_CLOEXEC, follow);
+    if (hfd == -EAGAIN) /* not a FIFO, or no deadline: the host's own open */
+        hfd = es_hs_open_gp(h, gp, flags & ~O_CLOEXEC, (mode & 07777) & ~h->umask, follow);
     if (hfd < 0)
         return hfd;
     return fd_install(h, hfd, (flags & G_O_CLOEXEC) != 0, 0);
@@ -270,7 +314,8 @@ static int64_t do_dup3(struct es_host *h, int64_t oldfd, int64_t newfd, int flag
         return -errno;
     if (h->fds[newfd].host >= 0)
         fd_close(h, (int)newfd);
-    h->fds[newfd] = (es_hfd){.host = hfd, .owned = true, .cloexec = (flags & G_O_CLOEXEC) != 0};
+    h->fds[newfd] = (es_hfd){.host = hfd, .owned = true, .cloexec = (flags & G_O_CLOEXEC) != 0,
+                             .pipe_ino = f->pipe_ino};
     return newfd;
 }
 
@@ -287,7 +332,11 @@ static int64_t do_fcntl(struct es_host *h, int64_t fd, unsigned cmd, uint64_t ar
         int hfd = fcntl(f->host, F_DUPFD_CLOEXEC, 3);
         if (hfd < 0)
             return -errno;
-        return fd_install(h, hfd, cmd == 1030, (int)arg);
+        uint64_t ino = f->pipe_ino;
+        int nfd = fd_install(h, hfd, cmd == 1030, (int)arg);
+        if (nfd >= 0)
+            h->fds[nfd].pipe_ino = ino;
+        return nfd;
     }
     case 1: return f->cloexec ? 1 : 0; /* F_GETFD */
     case 2: f->cloexec = arg & 1; return 0;
@@ -390,7 +439,7 @@ static int64_t do_poll(es_machine *m, const es_scall *c, uint64_t ufds, uint64_t
         return -ENOMEM;
     }
     int64_t ret = es_hs_get(m, c, raw, ufds, nfds * 8);
-    int ready = 0;
+    int ready = 0, waits = 0;
     if (!ret) {
         /* struct pollfd {int fd; short events, revents;} on every ABI */
         for (uint64_t i = 0; i < nfds; i++) {
@@ -400,10 +449,17 @@ static int64_t do_poll(es_machine *m, const es_scall *c, uint64_t ufds, uint64_t
             p[i].fd = f ? f->host : -1;
             if (gf >= 0 && !f)
                 ready++; /* POLLNVAL, reported below */
+            waits += p[i].fd >= 0;
         }
-        int r = ready ? 0 : poll(p, nfds, timeout);
-        if (r < 0) {
-            ret = -errno;
+        int r = 0;
+        if (!ready && !waits && timeout < 0)
+            es_hs_deadlock(m, "poll with no fd to wait on and no timeout");
+        else if (!ready)
+            r = es_hs_poll(m, p, nfds, timeout < 0 ? -1 : timeout * 1000000ll, "poll");
+        if (m->stop != ES_STOP_NONE) {
+            ret = -EINTR;
+        } else if (r < 0) {
+            ret = r;
         } else {
             int cnt = 0;
             for (uint64_t i = 0; i < nfds; i++) {
@@ -461,12 +517,16 @@ void es_hs_fs_free(es_machine *m)
 ES_SYS(read)
 {
     FD_OR_EBADF(f);
+    if (es_hs_wait_fd(m, f->host, f->pipe_ino != 0, false))
+        return -EINTR;
     return do_rw(m, c, f->host, a[1], a[2], -1, false);
 }
 
 ES_SYS(write)
 {
     FD_OR_EBADF(f);
+    if (es_hs_wait_fd(m, f->host, f->pipe_ino != 0, true))
+        return -EINTR;
     return do_rw(m, c, f->host, a[1], a[2], -1, true);
 }
 
@@ -583,6 +643,9 @@ static int64_t do_pipe(es_machine *m, const es_scall *c, uint64_t ufds, int flag
         fd_close(h, r);
         return w;
     }
+    struct stat st;
+    if (!fstat(p[0], &st)) /* the ends share the inode */
+        h->fds[r].pipe_ino = h->fds[w].pipe_ino = (uint64_t)st.st_ino;
     uint8_t v[8];
     es_st32(v, (uint32_t)r);
     es_st32(v + 4, (uint32_t)w);

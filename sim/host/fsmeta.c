@@ -178,10 +178,13 @@ static int64_t do_select(es_machine *m, const es_scall *c, int64_t n, uint64_t u
     if (!np && timeout_ns > 0 && (m->deterministic || h->cfg.deterministic)) {
         es_hs_slept(h, timeout_ns); /* select as a sleep */
         r = 0;
+    } else if (!np && timeout_ns < 0) {
+        es_hs_deadlock(m, "select with no fd to wait on and no timeout");
+        return -EINTR;
     } else {
-        r = poll(pf, (nfds_t)np, ms);
+        r = es_hs_poll(m, pf, (nfds_t)np, ms < 0 ? -1 : ms * 1000000ll, "select");
         if (r < 0)
-            return -errno;
+            return r;
     }
     int cnt = 0;
     for (int i = 0; i < np; i++) {
@@ -217,6 +220,17 @@ static int64_t do_epoll_wait(es_machine *m, const es_scall *c, int64_t epfd, uin
     if (maxev > 1024)
         maxev = 1024;
     struct epoll_event ev[1024];
+    if (timeout != 0 && m->deadline_ns) {
+        /* an epoll fd polls readable when it has events: wait on it with
+         * the deadline, then collect without waiting */
+        struct pollfd p = {.fd = f->host, .events = POLLIN};
+        int r = es_hs_poll(m, &p, 1, timeout < 0 ? -1 : timeout * 1000000ll, "epoll_wait");
+        if (r < 0)
+            return r;
+        if (r == 0)
+            return 0;
+        timeout = 0;
+    }
     int n = epoll_wait(f->host, ev, (int)maxev, timeout);
     if (n < 0)
         return -errno;

@@ -190,6 +190,11 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     struct es_host *h = m->host;
     if (!h)
         return -ENOSYS;
+    /* a guest making one slow call after another reaches the deadline
+     * here, not at the end of a batch of instructions (the call is not
+     * made: resuming re-executes it) */
+    if (es_deadline_passed(m))
+        return -EINTR;
     h->nsyscalls++;
     es_scall c = {.abi = abi};
     uint64_t a[6];

@@ -34,6 +34,7 @@ typedef struct es_hfd {
      * of cookie k (doff[0] = 0, the start), dpos the current cookie. */
     uint64_t *doff;
     uint32_t ndoff, cdoff, dpos;
+    uint64_t pipe_ino; /* inode of a pipe the guest's pipe() made (0 = not one) */
 } es_hfd;
 
 typedef struct es_ksigaction {
@@ -159,6 +160,26 @@ int es_hs_hostfd(es_machine *m, int64_t gfd);
 int es_hs_fd_install(struct es_host *h, int hfd, bool cloexec);
 /* The fd-table slot of guest fd, or NULL when it is not open. */
 es_hfd *es_hs_fd(struct es_host *h, int64_t fd);
+
+/* ---- wait.c: blocking waits bounded by --timeout (m->deadline_ns) ---- */
+/* Stops the run: ES_STOP_TIME, "<what> would outlast --timeout". */
+void es_hs_time_up(es_machine *m, const char *what);
+/* Stops the run: ES_STOP_ERROR, "<what> would block forever...". */
+void es_hs_deadlock(es_machine *m, const char *what);
+/* ppoll for at most want_ns (< 0 = forever) and never past the deadline:
+ * poll's result or -errno; -EINTR with the run stopped (es_hs_time_up
+ * naming `what`) when the deadline ended the wait. */
+struct pollfd;
+int es_hs_poll(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns,
+               const char *what);
+/* Sleeps ns (the deterministic clock advances instead); a sleep past the
+ * deadline stops the run at once.  0, or -EINTR with the run stopped. */
+int64_t es_hs_sleep(es_machine *m, int64_t ns);
+/* Before a blocking read (write when wr) of hfd: waits until it is ready
+ * or the deadline stops the run; a pipe the guest's pipe() made
+ * (guest_pipe) that cannot become ready stops it at once.  0 = go on with
+ * the call, -1 = the run stopped. */
+int es_hs_wait_fd(es_machine *m, int hfd, bool guest_pipe, bool wr);
 
 /* ---- path.c: paths confined to the guest root ---- */
 /* Opens the guest root (cfg.root) and sets the cwd to it; 0, or -1 with

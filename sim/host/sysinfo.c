@@ -50,21 +50,6 @@ static int64_t do_clock_gettime(es_machine *m, const es_scall *c, int64_t clk, u
     return es_hs_put_timespec(m, c, utp, ns / NSEC, ns % NSEC);
 }
 
-/* Sleeps ns (or advances the deterministic clock by it). */
-static int64_t do_sleep(es_machine *m, int64_t ns)
-{
-    if (ns <= 0)
-        return 0;
-    if (m->deterministic || m->host->cfg.deterministic) {
-        es_hs_slept(m->host, ns);
-        return 0;
-    }
-    struct timespec ts = {.tv_sec = ns / NSEC, .tv_nsec = ns % NSEC};
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-    return 0;
-}
-
 static int64_t do_nanosleep(es_machine *m, const es_scall *c, int64_t clk, int flags, uint64_t ureq)
 {
     int64_t s, ns;
@@ -79,7 +64,7 @@ static int64_t do_nanosleep(es_machine *m, const es_scall *c, int64_t clk, int f
             return r;
         want -= now;
     }
-    return do_sleep(m, want);
+    return es_hs_sleep(m, want);
 }
 
 /* ---- random ---- */

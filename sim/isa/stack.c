@@ -102,7 +102,8 @@ int op_popf(es_machine *m, const es_insn *d)
         m->rflags &= ~(uint64_t)ES_RF;
     m->rflags = (m->rflags & ~mask) | (v & mask) | 2;
     es_update_ac(m);
-    return ES_OK;
+    /* TF now set: the next instruction single-steps (es_step traps) */
+    return (m->rflags & ES_TF) ? ES_YIELD : ES_OK;
 }
 
 /* ENTER imm16, imm8 (SDM ENTER): push rBP, copy level-1 frame pointers

@@ -132,6 +132,16 @@ int op_int3(es_machine *m, const es_insn *d)
     return es_raise(m, ES_VEC_BP, 0);
 }
 
+/* INT1 (ICEBP, F1): #DB as a trap, the saved RIP the next instruction's,
+ * delivered like a hardware exception (no gate DPL check, SDM Vol. 3A
+ * 6.12.1.2); Linux's do_debug sends SIGTRAP. */
+int op_int1(es_machine *m, const es_insn *d)
+{
+    es_raise(m, ES_VEC_DB, 0);
+    m->fault.rip = m->nrip;
+    return ES_FAULT;
+}
+
 /* INTO (32-bit mode only; the decoder rejects it in 64-bit mode). */
 int op_into(es_machine *m, const es_insn *d)
 {
