@@ -23,7 +23,9 @@ typedef struct es_bench_cfg {
 
 /* Runs (or with list, lists) the matrix's cells; progress and errors on
  * stderr, --list on stdout.  Returns the exit status: 0 all cells ok, 1 a
- * cell failed, 2 bad matrix or paths, 128+N stopped by signal N. */
+ * cell failed, 2 bad matrix or paths, 128+N stopped by signal N.  SIGINT,
+ * SIGTERM and SIGHUP are blocked while it runs; after a stop (128+N) they
+ * stay blocked, so that the caller can exit with that status. */
 int es_bench_run(const es_bench_cfg *cfg);
 
 #ifdef __cplusplus

@@ -572,15 +572,16 @@ TEST_F(BenchRun, TimeoutsAndBadReportsFailTheirCell)
 }
 
 // Stopped by a signal mid-run: the finished cells are in the store, the
-// running child is killed, and the next run runs only what was left.
+// running child is killed, and the next run runs only what was left.  The
+// signal comes from the third cell's runner once it is running (no timer:
+// timeout(1) here raced the start of bench on a loaded machine).
 TEST_F(BenchRun, InterruptedRunKeepsFinishedCells)
 {
     std::string m = dir + "/m.toml", out = dir + "/out";
     spit(m, "[matrix]\nentries = [\"syscall64\", \"int80\", \"x32\"]\niterations = 5\n");
-    EXPECT_EQ(fake(m, out, "timeout --preserve-status -s TERM 2 env FAKE_RUNNER_HANG=x32", "-j 1"),
-              128 + SIGTERM)
+    EXPECT_EQ(fake(m, out, "FAKE_RUNNER_STOP=x32", "-j 1"), 128 + SIGTERM) << err_text;
+    EXPECT_NE(err_text.find("Terminated: stopping 1 running cell"), std::string::npos)
         << err_text;
-    EXPECT_NE(err_text.find("stopping 1 running cell"), std::string::npos) << err_text;
     EXPECT_EQ(lines(slurp(out + "/store.tsv")).size(), 1u + 2);
     std::string csv = slurp(out + "/results.csv");
     EXPECT_EQ(count(csv, ",ok,"), 2u) << csv;
@@ -588,6 +589,52 @@ TEST_F(BenchRun, InterruptedRunKeepsFinishedCells)
     size_t before = runner_calls();
     EXPECT_EQ(fake(m, out), 0) << err_text;
     EXPECT_EQ(runner_calls(), before + 1);
+    EXPECT_EQ(count(slurp(out + "/results.csv"), ",ok,"), 3u);
+}
+
+// A signal to the whole process group (^C, timeout(1)) also kills the
+// running child: a child killed by a signal while a stop is pending counts
+// as interrupted, not as a cell that failed by itself.
+TEST_F(BenchRun, GroupSignalInterruptsTheRunningCell)
+{
+    std::string m = dir + "/m.toml", out = dir + "/out";
+    spit(m, "[matrix]\nentries = [\"syscall64\", \"int80\", \"x32\"]\niterations = 5\n");
+    EXPECT_EQ(fake(m, out, "FAKE_RUNNER_STOP_ALL=int80", "-j 1"), 128 + SIGTERM) << err_text;
+    EXPECT_NE(err_text.find("stopping 1 running cell"), std::string::npos) << err_text;
+    std::string csv = slurp(out + "/results.csv");
+    EXPECT_EQ(count(csv, ",ok,"), 1u) << csv;
+    EXPECT_EQ(count(csv, "interrupted (Terminated)"), 1u) << csv;
+    EXPECT_EQ(count(csv, "not run: interrupted"), 1u) << csv;
+    EXPECT_EQ(count(csv, "killed by signal"), 0u) << csv;
+    EXPECT_EQ(fake(m, out), 0) << err_text;
+    EXPECT_EQ(runner_calls(), 2u + 2);
+}
+
+// timeout(1), as a user would stop a long run; -k so that a bench that
+// ignored the signal fails this test instead of hanging it.  No leak check
+// for this one process under ASan: timeout(1) follows SIGTERM with SIGCONT
+// to the group, and a SIGCONT that lands while LeakSanitizer's exit scan is
+// attaching (PTRACE_ATTACH, whose SIGSTOP a SIGCONT discards) leaves the
+// scan's tracer and bench waiting for each other for ever: seen as this
+// test hanging 1 time in 60 under load, with bench's outputs all written.
+// The deterministic stop tests above keep the leak check.
+TEST_F(BenchRun, TimeoutCommandStopsTheRun)
+{
+    std::string m = dir + "/m.toml", out = dir + "/out";
+    spit(m, "[matrix]\nentries = [\"syscall64\", \"int80\", \"x32\"]\niterations = 5\n");
+    EXPECT_EQ(fake(m, out,
+                   "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "
+                   "timeout -k 20 --preserve-status -s TERM 1 env FAKE_RUNNER_HANG=x32",
+                   "-j 1"),
+              128 + SIGTERM)
+        << err_text;
+    // how far it got depends on the machine's load; what it kept is sound
+    std::string csv = slurp(out + "/results.csv");
+    if (!csv.empty()) {
+        EXPECT_EQ(count(csv, ",ok,"), lines(slurp(out + "/store.tsv")).size() - 1) << csv;
+        EXPECT_EQ(count(csv, "killed by signal"), 0u) << csv;
+    }
+    EXPECT_EQ(fake(m, out), 0) << err_text;
     EXPECT_EQ(count(slurp(out + "/results.csv"), ",ok,"), 3u);
 }
 

@@ -6,10 +6,16 @@
  *   FAKE_RUNNER_LOG=FILE    append one line per invocation (the arguments)
  *   FAKE_RUNNER_FAIL=ARG    exit 3 without a report if ARG is an argument
  *   FAKE_RUNNER_HANG=ARG    sleep until killed if ARG is an argument
- *   FAKE_RUNNER_GARBAGE=ARG write a malformed report if ARG is an argument */
+ *   FAKE_RUNNER_GARBAGE=ARG write a malformed report if ARG is an argument
+ *   FAKE_RUNNER_STOP=ARG    if ARG is an argument, SIGTERM to the parent (bench)
+ *                           while this cell runs, then hang as above: a stop
+ *                           at a known point, with no timer to race
+ *   FAKE_RUNNER_STOP_ALL=ARG  the same, then die of SIGTERM too, as a signal
+ *                           to the process group (^C, timeout(1)) ends both */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,10 +71,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_runner: failing as asked\n");
         return 3;
     }
+    int stop = has_arg(argc, argv, "FAKE_RUNNER_STOP"), stop_all = has_arg(argc, argv,
+                                                                         "FAKE_RUNNER_STOP_ALL");
+    if (stop || stop_all)
+        kill(getppid(), SIGTERM);
+    if (stop_all)
+        raise(SIGTERM);
     /* bounded, so a test that fails to kill it leaves nothing running long */
-    for (int i = 0; i < 60 && has_arg(argc, argv, "FAKE_RUNNER_HANG"); i++)
+    int hang = stop || has_arg(argc, argv, "FAKE_RUNNER_HANG");
+    for (int i = 0; i < 30 && hang; i++)
         sleep(1);
-    if (has_arg(argc, argv, "FAKE_RUNNER_HANG"))
+    if (hang)
         return 4;
     FILE *f = fopen(json, "w");
     if (!f)
