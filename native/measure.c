@@ -47,11 +47,19 @@
  *    first writes the reason into the result pipe; the parent enforces a
  *    timeout (SIGKILL) and reads one fixed-size record, so a wild block can
  *    never hurt the parent.
+ *  - The child is confined before the first run (sandbox.c: a seccomp filter
+ *    allowing only the result pipe's write, the on-demand page mapping,
+ *    rt_sigreturn and exit), and keeps the host stack pointer in the GS base,
+ *    not in the data page a block can reach from RIP: a crafted block that
+ *    redirected the harness's return ran host code on 21294b6 (issue 12
+ *    item 1).  Now it can only fault or be measured; the worst left to it is
+ *    a false figure for itself, written into its own pipe.
  *
  * Limits:
  *  - Blocks with control flow, privileged or I/O instructions, REP string
- *    instructions, segment register loads, or writes through FS/GS or
- *    RIP-relative operands are refused up front (es_native_check_block) -
+ *    instructions, segment register loads, RD/WR FS/GS base, GS-relative
+ *    operands, or writes through FS or RIP-relative operands are refused up
+ *    front (es_native_check_block) -
  *    they would leave the block, trap, run unbounded (RCX = R) or scribble
  *    over the child's thread data or the harness.
  *  - All virtual pages alias one physical page, as in BHive: cache misses and
@@ -75,6 +83,7 @@
 #include <string.h>
 
 #include "decoder.h"
+#include "sandbox.h"
 
 void es_native_default_opts(es_native_opts *o)
 {
@@ -162,7 +171,9 @@ static const char *const privileged[] = {
     "vmread", "vmwrite", "vmclear", "invept", "invvpid", "stgi", "clgi", "skinit",
     "monitor", "mwait", "monitorx", "mwaitx", "umonitor", "umwait", "tpause", "xsetbv",
     "xsaves", "xsaves64", "xrstors", "xrstors64", "wrfsbase", "wrgsbase", "lds", "les",
-    "lfs", "lgs", "lss", "rsm", "pconfig", "encls", "enclu", "enclv", NULL};
+    "lfs", "lgs", "lss", "rsm", "pconfig", "encls", "enclu", "enclv",
+    /* the harness keeps the host stack pointer in the GS base */
+    "rdgsbase", "rdfsbase", NULL};
 
 static const char *const string_ops[] = {
     "movsb", "movsw", "movsd", "movsq", "stosb", "stosw", "stosd", "stosq", "lodsb",
@@ -208,9 +219,10 @@ int es_native_check_block(const uint8_t *code, size_t len, char *err, size_t err
                 why = "privileged (control or debug register)";
             else if (o->kind == ES_OPK_SEG && o->write)
                 why = "segment register load";
-            else if (o->kind == ES_OPK_MEM && o->write &&
-                     (o->seg == ES_SEG_FS || o->seg == ES_SEG_GS))
-                why = "write through FS/GS (the host's thread data)";
+            else if (o->kind == ES_OPK_MEM && o->seg == ES_SEG_GS)
+                why = "GS-relative access (the harness keeps the host stack there)";
+            else if (o->kind == ES_OPK_MEM && o->write && o->seg == ES_SEG_FS)
+                why = "write through FS (the host's thread data)";
             else if (o->kind == ES_OPK_MEM && o->write &&
                      (o->base == ES_REG_RIP || moved.o[i].disp != o->disp))
                 why = "RIP-relative write (would hit the harness)";
@@ -232,6 +244,7 @@ int es_native_check_block(const uint8_t *code, size_t len, char *err, size_t err
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -275,6 +288,7 @@ typedef struct harness {
     size_t area_len;
     uint8_t *data; /* the data page */
     void (*run)(void);
+    bool gsbase; /* run() leaves its stack pointer in the GS base */
 } harness;
 
 /* --- async-signal-safe reporting from the child ----------------------------- */
@@ -311,9 +325,8 @@ static void child_die(const char *what, bool with_addr, uint64_t addr)
     size_t at = put_str(r.msg, 0, sizeof r.msg, what);
     if (with_addr)
         put_hex(r.msg, at, sizeof r.msg, addr);
-    ssize_t w = write(g_child.pipe_fd, &r, sizeof r);
-    (void)w;
-    _exit(3);
+    es_native_raw_write(g_child.pipe_fd, &r, sizeof r);
+    es_native_raw_exit(3);
 }
 
 static void child_fault(int sig, siginfo_t *si, void *uctx)
@@ -325,15 +338,16 @@ static void child_fault(int sig, siginfo_t *si, void *uctx)
             child_die("too many pages mapped on demand (addresses drift), last at ", true,
                       addr);
         uint64_t page = addr & ~(uint64_t)(PAGE - 1);
-        void *p = mmap((void *)(uintptr_t)page, PAGE, PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_FIXED_NOREPLACE, g_child.memfd, 0);
+        /* the one mapping the sandbox allows (a kernel older than 4.17
+         * would take FIXED_NOREPLACE as a hint and place it elsewhere:
+         * then it is not our page, and the child ends) */
+        void *p = es_native_raw_mmap(page, PAGE, PROT_READ | PROT_WRITE,
+                                     MAP_SHARED | MAP_FIXED_NOREPLACE, g_child.memfd);
         if (p == (void *)(uintptr_t)page) {
             g_child.pages++;
             g_child.faulted = 1;
             return; /* the instruction restarts; the run is discarded */
         }
-        if (p != MAP_FAILED)
-            munmap(p, PAGE); /* placed elsewhere: not our page */
         child_die("page fault at an address that cannot be mapped: ", true, addr);
     }
     switch (sig) {
@@ -381,25 +395,38 @@ static void emit_movabs_rax(emitter *e, uint64_t v)
     emit(e, b, 10);
 }
 
+/* What the host offers the harness: AVX (VZEROALL/VZEROUPPER) and user-mode
+ * FSGSBASE (Linux 5.9+, AT_HWCAP2 bit 1). */
+enum { HF_AVX = 1, HF_GSBASE = 2 };
+
 /* Lays out: prologue, aligned loop top, block x unroll, dec/jnz, epilogue.
- * With cap 0 it only counts bytes. */
+ * With cap 0 it only counts bytes.  The host stack pointer is kept in the
+ * GS base where the host has FSGSBASE: the block can compute the data page's
+ * address from RIP and store there, and a stack pointer kept in it was how
+ * a crafted block took control of the child (issue 12 item 1); the block
+ * check refuses GS-relative operands and RDGSBASE/WRGSBASE, so nothing in
+ * the block reaches the GS base.  Without FSGSBASE it is kept in the data
+ * page, and only the sandbox stands between such a block and the host. */
 static size_t gen_harness(uint8_t *buf, size_t cap, uint64_t code_addr, uint64_t data_addr,
-                          const uint8_t *block, size_t len, unsigned unroll, bool avx)
+                          const uint8_t *block, size_t len, unsigned unroll, unsigned hf)
 {
     emitter e = {buf, 0, cap};
     static const uint8_t push_callee[] = {0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56,
                                           0x41, 0x57};
     emit(&e, push_callee, sizeof push_callee);
     emit_movabs_rax(&e, data_addr);
+    if (hf & HF_GSBASE)
+        emit(&e, "\xf3\x48\x0f\xae\xdc", 5); /* wrgsbase rsp */
+    else
+        emit(&e, "\x48\x89\x20", 3); /* mov [rax], rsp */
     static const uint8_t enter[] = {
-        0x48, 0x89, 0x20,       /* mov [rax], rsp */
         0x48, 0x8b, 0x60, 0x08, /* mov rsp, [rax+8]: the scratch stack */
         0xdb, 0xe3,             /* fninit */
         0x0f, 0xae, 0x50, 0x10, /* ldmxcsr [rax+16] */
         0xfc,                   /* cld */
     };
     emit(&e, enter, sizeof enter);
-    if (avx) {
+    if (hf & HF_AVX) {
         static const uint8_t vzeroall[] = {0xc5, 0xfc, 0x77};
         emit(&e, vzeroall, 3);
     }
@@ -426,14 +453,17 @@ static size_t gen_harness(uint8_t *buf, size_t cap, uint64_t code_addr, uint64_t
     memcpy(jnz + 2, &rel, 4);
     emit(&e, jnz, 6);
     emit_movabs_rax(&e, data_addr);
+    if (hf & HF_GSBASE)
+        emit(&e, "\xf3\x48\x0f\xae\xcc", 5); /* rdgsbase rsp */
+    else
+        emit(&e, "\x48\x8b\x20", 3); /* mov rsp, [rax] */
     static const uint8_t leave_[] = {
-        0x48, 0x8b, 0x20,       /* mov rsp, [rax] */
         0x0f, 0xae, 0x50, 0x10, /* ldmxcsr [rax+16] */
         0xdb, 0xe3,             /* fninit */
         0xfc,                   /* cld */
     };
     emit(&e, leave_, sizeof leave_);
-    if (avx) {
+    if (hf & HF_AVX) {
         static const uint8_t vzeroupper[] = {0xc5, 0xf8, 0x77};
         emit(&e, vzeroupper, 3);
     }
@@ -444,9 +474,9 @@ static size_t gen_harness(uint8_t *buf, size_t cap, uint64_t code_addr, uint64_t
 }
 
 static int harness_build(harness *h, const uint8_t *block, size_t len, unsigned unroll,
-                         uint64_t scratch_rsp, bool avx)
+                         uint64_t scratch_rsp, unsigned hf)
 {
-    size_t need = gen_harness(NULL, 0, 0, 0, block, len, unroll, avx) + 128;
+    size_t need = gen_harness(NULL, 0, 0, 0, block, len, unroll, hf) + 128;
     size_t code_len = (need + PAGE - 1) & ~(PAGE - 1);
     h->area_len = code_len + PAGE;
     h->area = mmap(NULL, h->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -460,10 +490,11 @@ static int harness_build(harness *h, const uint8_t *block, size_t len, unsigned 
     memcpy(h->data + D_SCRATCH_RSP, &scratch_rsp, 8);
     memcpy(h->data + D_MXCSR, &mxcsr, 4);
     gen_harness(h->area, code_len, (uint64_t)(uintptr_t)h->area, (uint64_t)(uintptr_t)h->data,
-                block, len, unroll, avx);
+                block, len, unroll, hf);
     if (mprotect(h->area, code_len, PROT_READ | PROT_EXEC))
         return -1;
     h->run = (void (*)(void))(uintptr_t)h->area;
+    h->gsbase = (hf & HF_GSBASE) != 0;
     return 0;
 }
 
@@ -481,6 +512,18 @@ static inline uint64_t tsc_end(void)
     return (uint64_t)hi << 32 | lo;
 }
 
+static inline uint64_t read_gsbase(void)
+{
+    uint64_t v;
+    __asm__ volatile(".byte 0xf3, 0x48, 0x0f, 0xae, 0xc8" : "=a"(v)); /* rdgsbase rax */
+    return v;
+}
+
+static inline void write_gsbase(uint64_t v)
+{
+    __asm__ volatile(".byte 0xf3, 0x48, 0x0f, 0xae, 0xd8" ::"a"(v) : "memory"); /* wrgsbase rax */
+}
+
 /* One clean (fault-free) run of `iters` loop iterations, in TSC ticks. */
 static uint64_t timed_run(harness *h, unsigned iters)
 {
@@ -488,9 +531,12 @@ static uint64_t timed_run(harness *h, unsigned iters)
         uint64_t n = iters;
         memcpy(h->data + D_COUNTER, &n, 8);
         g_child.faulted = 0;
+        uint64_t gs = h->gsbase ? read_gsbase() : 0;
         uint64_t t0 = tsc_begin();
         h->run();
         uint64_t t1 = tsc_end();
+        if (h->gsbase)
+            write_gsbase(gs); /* Linux user code has GS base 0; keep what it was */
         if (!g_child.faulted)
             return t1 - t0;
         if (attempt > MAX_PAGES + 16)
@@ -575,17 +621,22 @@ static void child_main(const uint8_t *block, size_t len, const es_native_opts *o
      * other registers may alias in the physical page). */
     uint64_t scratch_rsp = REG_INIT + STACK_OFFSET;
 
-    bool avx = __builtin_cpu_supports("avx");
+    unsigned hf = (__builtin_cpu_supports("avx") ? HF_AVX : 0) |
+                  (getauxval(AT_HWCAP2) & 2 ? HF_GSBASE : 0);
     uint8_t cal[CAL_ADDS * 4];
     for (unsigned i = 0; i < CAL_ADDS; i++)
         memcpy(cal + 4 * i, "\x48\x83\xc0\x01", 4); /* add rax, 1 */
     harness hc, hb;
-    if (harness_build(&hc, cal, sizeof cal, o->unroll, scratch_rsp, avx))
+    if (harness_build(&hc, cal, sizeof cal, o->unroll, scratch_rsp, hf))
         child_die("cannot map the calibration harness", false, 0);
     if (!calibrate_only &&
-        harness_build(&hb, block, len, o->unroll, scratch_rsp, avx))
+        harness_build(&hb, block, len, o->unroll, scratch_rsp, hf))
         child_die("cannot map the block harness", false, 0);
     pin_to_current_cpu();
+    /* from here on only raw system calls, and only those the filter allows */
+    if (es_native_sandbox_enter(fd, g_child.memfd))
+        child_die("cannot confine the measuring child (no seccomp filter in this kernel)",
+                  false, 0);
 
     child_record r;
     memset(&r, 0, sizeof r);
@@ -618,9 +669,8 @@ static void child_main(const uint8_t *block, size_t len, const es_native_opts *o
         r.cycles[0] = cyc[bi];
         r.cycles[1] = cyc[bj];
     }
-    ssize_t w = write(fd, &r, sizeof r);
-    (void)w;
-    _exit(0);
+    es_native_raw_write(fd, &r, sizeof r);
+    es_native_raw_exit(0);
 }
 
 static double now_s(void)
@@ -692,7 +742,10 @@ static int run_child(const uint8_t *block, size_t len, const es_native_opts *o,
     }
     if (got < sizeof *r) {
         r->status = 1;
-        if (WIFSIGNALED(ws))
+        if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS)
+            snprintf(r->msg, sizeof r->msg,
+                     "the block made a system call: the measuring child's sandbox killed it");
+        else if (WIFSIGNALED(ws))
             snprintf(r->msg, sizeof r->msg, "measuring child killed by signal %d",
                      WTERMSIG(ws));
         else
