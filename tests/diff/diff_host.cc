@@ -217,6 +217,7 @@ enum : uint64_t {
     T_MOFFS = 1ull << 30,  // MOV moffs: the immediate is an address in the data window
     T_RDI = 1ull << 31,    // implicit [RDI] (MASKMOVDQU): RDI points into the window
     T_LDMX = 1ull << 32,   // LDMXCSR: a mostly valid MXCSR image in memory
+    T_BOUND = 1ull << 33,  // BOUND: bounds in memory around the index most of the time
 };
 // implicit memory operands: 32-bit addressing in the emulated 32-bit mode
 const uint64_t T_IMPLMEM = T_STR | T_XLAT | T_MOFFS | T_RDI;
@@ -533,6 +534,11 @@ std::vector<Tmpl> build_templates()
         add("bcd", 0, 0, o, X_NONE, 0, T_NO64 | T_COMPAT);
     add("bcd", 0, 0, 0xd4, X_NONE, 1, T_NO64 | T_COMPAT);
     add("bcd", 0, 0, 0xd5, X_NONE, 1, T_NO64 | T_COMPAT);
+
+    // ---- legacy32: BOUND, SALC, ARPL (32-bit mode only, like bcd)
+    add("legacy32", 0, 0, 0x62, X_RAND, 0, T_V | T_MEM | T_BOUND | T_NO64 | T_COMPAT);
+    add("legacy32", 0, 0, 0xd6, X_NONE, 0, T_NO64 | T_COMPAT);
+    add("legacy32", 0, 0, 0x63, X_RAND, 0, T_V | T_NO64 | T_COMPAT);
     return v;
 }
 
@@ -771,6 +777,14 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
     uint64_t *g = c.st.gpr;
     if ((t.f & T_BITOFF) && mem) // BT* m, r: +-128 bytes around the operand
         g[reg] = (uint64_t)((int64_t)r.below(2048) - 1024);
+    if ((t.f & T_BOUND) && r.chance(70)) {
+        // lower in index-3..index+1, upper in index-1..index+3 (as osz-wide
+        // values, so they wrap around the signed range's ends): inside,
+        // on either boundary, or one past it
+        uint64_t idx = g[reg], lo = idx + r.below(5) - 3, hi = idx + r.below(5) - 1;
+        memcpy(c.data + (target - DIFF_DATA), &lo, osz);
+        memcpy(c.data + (target - DIFF_DATA) + osz, &hi, osz);
+    }
     if ((t.f & T_DIV) && r.chance(70)) {
         bool idiv = t.ext == 7;
         if (osz == 1) {
@@ -1388,6 +1402,7 @@ const Param kParams[] = {
     {"sse_int", ES_MODE_64}, {"sse_int", ES_MODE_32}, {"sse_fp", ES_MODE_64},
     {"sse_fp", ES_MODE_32}, {"misc", ES_MODE_64},   {"misc", ES_MODE_32},
     {"x87", ES_MODE_64},    {"x87", ES_MODE_32},    {"bcd", ES_MODE_32},
+    {"legacy32", ES_MODE_32},
 };
 
 INSTANTIATE_TEST_SUITE_P(Families, DiffHost, testing::ValuesIn(kParams), param_name);
