@@ -9,6 +9,12 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* es_symbolizer over the guest kernel's symbol table */
+static const char *kernel_sym(void *m, uint64_t addr, uint64_t *off)
+{
+    return es_kernel_addr2sym(m, addr, off);
+}
+
 static int dis_sym(FILE *f, es_machine *m, const char *sym, int syntax)
 {
     uint64_t a, sz;
@@ -23,33 +29,12 @@ static int dis_sym(FILE *f, es_machine *m, const char *sym, int syntax)
         size_t avail = sz - off < 15 ? (size_t)(sz - off) : 15;
         if (es_kernel_read(m, a + off, buf, avail))
             break;
-        char text[128];
-        size_t len = es_format(buf, avail, ES_MODE_64, a + off, syntax, text, sizeof text);
+        char text[200];
+        size_t len = es_format_sym(buf, avail, ES_MODE_64, a + off, syntax, kernel_sym, m, text,
+                                   sizeof text);
         if (!len)
             len = 1;
-        es_insn d;
-        char note[128] = "";
-        if (es_decode(buf, avail, ES_MODE_64, a + off, &d) == ES_DECODE_OK) {
-            for (int i = 0; i < d.nops; i++) {
-                uint64_t tgt = 0;
-                if (d.o[i].kind == ES_OPK_REL)
-                    tgt = (uint64_t)d.o[i].imm;
-                else if ((d.o[i].kind == ES_OPK_MEM || d.o[i].kind == ES_OPK_AGEN) &&
-                         d.o[i].base == ES_REG_NONE) /* absolute, or a table indexed */
-                    tgt = (uint64_t)d.o[i].disp;
-                if (!tgt)
-                    continue;
-                uint64_t so;
-                const char *s = es_kernel_addr2sym(m, tgt, &so);
-                if (s) {
-                    if (so)
-                        snprintf(note, sizeof note, "  # <%s+0x%llx>", s, (unsigned long long)so);
-                    else
-                        snprintf(note, sizeof note, "  # <%s>", s);
-                }
-            }
-        }
-        fprintf(f, "  %6llx:  %s%s\n", (unsigned long long)off, text, note);
+        fprintf(f, "  %6llx:  %s\n", (unsigned long long)off, text);
         off += len;
     }
     fputc('\n', f);

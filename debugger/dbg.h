@@ -142,7 +142,7 @@ void es_dbg_flags_str(uint64_t rflags, char *buf, size_t n);
 typedef struct es_dbg_line {
     uint64_t addr;
     uint8_t len;            /* 0 when the bytes do not decode/are not mapped */
-    char text[96];          /* es_format in the session's syntax */
+    char text[160];         /* es_format_sym in the session's syntax */
     char sym[96];           /* "entry_SYSCALL_64+0x12", "" when unknown */
     bool label;             /* first instruction of a symbol */
     bool current;           /* RIP */

@@ -184,6 +184,12 @@ static int mode_at(const es_machine *m, uint64_t addr)
     return addr >= 0xffff800000000000ull ? ES_MODE_64 : m->mode;
 }
 
+/* es_symbolizer over the session's kernel and program symbols */
+static const char *sym_of(void *d, uint64_t addr, uint64_t *off)
+{
+    return es_dbg_symbolize(d, addr, off);
+}
+
 static void line_at(es_dbg *d, uint64_t a, es_dbg_line *l)
 {
     memset(l, 0, sizeof *l);
@@ -192,7 +198,9 @@ static void line_at(es_dbg *d, uint64_t a, es_dbg_line *l)
     uint8_t b[16];
     size_t got = dbg_read(d->m, a, b, 15);
     int mode = mode_at(d->m, a);
-    l->len = got ? (uint8_t)es_format(b, got, mode, a, d->syntax, l->text, sizeof l->text) : 0;
+    l->len = got ? (uint8_t)es_format_sym(b, got, mode, a, d->syntax, sym_of, d, l->text,
+                                          sizeof l->text)
+                 : 0;
     if (!got)
         snprintf(l->text, sizeof l->text, "(not mapped)");
     uint64_t off = 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <Zycore/Format.h>
 #include <Zydis/Zydis.h>
 
 _Static_assert((int)ES_OP_ADD == (int)ZYDIS_MNEMONIC_ADD, "es_op must mirror ZydisMnemonic");
@@ -208,8 +209,66 @@ int es_decode(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, es_ins
     return ES_DECODE_OK;
 }
 
-size_t es_format(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int syntax,
-                 char *buf, size_t bufsz)
+/* What the formatter hooks need: the symbolizer and the hooks they replace
+ * (Zydis hands user_data to every hook; no global holds them). */
+typedef struct fmt_ctx {
+    es_symbolizer sym;
+    void *sym_ctx;
+    ZydisFormatterFunc print_abs, print_disp;
+} fmt_ctx;
+
+/* Appends " <name+0xoff>" (or " <name>") as a symbol token when addr has a
+ * name. */
+static ZyanStatus append_sym(ZydisFormatterBuffer *buffer, const fmt_ctx *fc, uint64_t addr)
+{
+    uint64_t off = 0;
+    const char *name = fc->sym(fc->sym_ctx, addr, &off);
+    if (!name)
+        return ZYAN_STATUS_SUCCESS;
+    ZYAN_CHECK(ZydisFormatterBufferAppend(buffer, ZYDIS_TOKEN_SYMBOL));
+    ZyanString *str;
+    ZYAN_CHECK(ZydisFormatterBufferGetString(buffer, &str));
+    char text[160];
+    if (off)
+        snprintf(text, sizeof text, " <%s+0x%llx>", name, (unsigned long long)off);
+    else
+        snprintf(text, sizeof text, " <%s>", name);
+    return ZyanStringAppendFormat(str, "%s", text);
+}
+
+/* Branch targets, RIP-relative and absolute memory: the address as Zydis
+ * prints it, then its symbol. */
+static ZyanStatus hook_abs(const ZydisFormatter *f, ZydisFormatterBuffer *buffer,
+                           ZydisFormatterContext *ctx)
+{
+    const fmt_ctx *fc = ctx->user_data;
+    ZYAN_CHECK(fc->print_abs(f, buffer, ctx));
+    ZyanU64 addr;
+    if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(ctx->instruction, ctx->operand,
+                                               ctx->runtime_address, &addr)))
+        return ZYAN_STATUS_SUCCESS;
+    return append_sym(buffer, fc, addr);
+}
+
+/* A displacement without a base register is a table's address (the
+ * dispatch's `call [sys_call_table + rax*8]`): named too. */
+static ZyanStatus hook_disp(const ZydisFormatter *f, ZydisFormatterBuffer *buffer,
+                            ZydisFormatterContext *ctx)
+{
+    const fmt_ctx *fc = ctx->user_data;
+    ZYAN_CHECK(fc->print_disp(f, buffer, ctx));
+    const ZydisDecodedOperand *o = ctx->operand;
+    if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.base != ZYDIS_REGISTER_NONE ||
+        !o->mem.disp.has_displacement)
+        return ZYAN_STATUS_SUCCESS;
+    uint64_t addr = (uint64_t)o->mem.disp.value;
+    if (ctx->instruction->address_width == 32)
+        addr &= 0xffffffffu;
+    return append_sym(buffer, fc, addr);
+}
+
+size_t es_format_sym(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int syntax,
+                     es_symbolizer sym, void *sym_ctx, char *buf, size_t bufsz)
 {
     ZydisDecoder dec;
     ZydisFormatter fmt;
@@ -225,11 +284,24 @@ size_t es_format(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int
     }
     ZydisFormatterInit(&fmt, syntax == ES_SYNTAX_ATT ? ZYDIS_FORMATTER_STYLE_ATT
                                                      : ZYDIS_FORMATTER_STYLE_INTEL);
+    fmt_ctx fc = {sym, sym_ctx, hook_abs, hook_disp};
+    if (sym) {
+        /* SetHook swaps: fc's fields come back holding Zydis's own printers */
+        ZydisFormatterSetHook(&fmt, ZYDIS_FORMATTER_FUNC_PRINT_ADDRESS_ABS,
+                              (const void **)&fc.print_abs);
+        ZydisFormatterSetHook(&fmt, ZYDIS_FORMATTER_FUNC_PRINT_DISP, (const void **)&fc.print_disp);
+    }
     if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &in, zo, in.operand_count_visible, buf,
-                                                      bufsz, rip, NULL))) {
+                                                      bufsz, rip, sym ? &fc : NULL))) {
         snprintf(buf, bufsz, "(unformattable)");
     }
     return in.length;
+}
+
+size_t es_format(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int syntax,
+                 char *buf, size_t bufsz)
+{
+    return es_format_sym(bytes, avail, mode, rip, syntax, NULL, NULL, buf, bufsz);
 }
 
 const char *es_op_name(unsigned op)

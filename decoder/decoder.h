@@ -106,6 +106,16 @@ enum es_syntax { ES_SYNTAX_INTEL = 0, ES_SYNTAX_ATT = 1 };
 size_t es_format(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int syntax,
                  char *buf, size_t bufsz);
 
+/* Names an address: the symbol containing addr (its offset in *off), or
+ * NULL. */
+typedef const char *(*es_symbolizer)(void *ctx, uint64_t addr, uint64_t *off);
+
+/* es_format, with every branch target, RIP-relative or absolute memory
+ * operand and base-less displacement (a table's address) that sym names
+ * followed by " <name+0xoff>", as objdump shows them.  sym NULL: es_format. */
+size_t es_format_sym(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, int syntax,
+                     es_symbolizer sym, void *sym_ctx, char *buf, size_t bufsz);
+
 /* Register and flag access of one instruction, including the operands the
  * encoding leaves implicit (push's RSP, mul's RDX:RAX, the string
  * registers...), for analyses such as taint tracking that must not miss

@@ -133,7 +133,6 @@ static es_dentry *fetch(es_machine *m)
         m->fetch_key = (pa << 1) | m->mode;
     }
     uint64_t off = lin & (PAGE - 1);
-    uint64_t pa = m->fetch_pa | off;
     uint64_t key = m->fetch_key + (off << 1);
     es_dentry *e = &m->dcache[(m->fetch_hash + off) & ((1u << ES_DCACHE_BITS) - 1)];
     es_frame *f = m->fetch_frame;

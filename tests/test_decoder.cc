@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "decoder.h"
 
@@ -93,4 +95,59 @@ TEST(Decoder, AccessInfoReportsConditionalWrites)
     const uint8_t add[] = {0x48, 0x01, 0xd0}; // add rax, rdx
     ASSERT_EQ(es_decode_access(add, sizeof add, ES_MODE_64, 0, &a), ES_DECODE_OK);
     EXPECT_EQ(a.gpr_condwrite, 0u);
+}
+
+// Issue 13: targets shown as symbol+off.  A two-symbol table: `func` at
+// 0x401000 (0x100 bytes) and `table` at 0x602000 (0x800 bytes).
+static const char *two_syms(void *ctx, uint64_t addr, uint64_t *off)
+{
+    ++*(int *)ctx;
+    if (addr >= 0x401000 && addr < 0x401100) {
+        *off = addr - 0x401000;
+        return "func";
+    }
+    if (addr >= 0x602000 && addr < 0x602800) {
+        *off = addr - 0x602000;
+        return "table";
+    }
+    return nullptr;
+}
+
+static std::string fmt_sym(const std::vector<uint8_t> &b, uint64_t rip, int mode = ES_MODE_64,
+                           int syntax = ES_SYNTAX_INTEL)
+{
+    char buf[200];
+    int calls = 0;
+    size_t n = es_format_sym(b.data(), b.size(), mode, rip, syntax, two_syms, &calls, buf,
+                             sizeof buf);
+    EXPECT_EQ(n, b.size());
+    return buf;
+}
+
+TEST(Decoder, FormatNamesBranchTargets)
+{
+    // call rel32 from 0x400ffb to 0x401000; jmp rel8 into the middle of func
+    EXPECT_EQ(fmt_sym({0xe8, 0x00, 0x00, 0x00, 0x00}, 0x400ffb), "call 0x0000000000401000 <func>");
+    EXPECT_EQ(fmt_sym({0xeb, 0x0e}, 0x401000), "jmp 0x0000000000401010 <func+0x10>");
+    // a target without a name stays a bare address, as es_format prints it
+    char plain[200];
+    const uint8_t far[] = {0xe8, 0x00, 0x10, 0x00, 0x00};
+    es_format(far, sizeof far, ES_MODE_64, 0x500000, ES_SYNTAX_INTEL, plain, sizeof plain);
+    EXPECT_EQ(fmt_sym({0xe8, 0x00, 0x10, 0x00, 0x00}, 0x500000), plain);
+}
+
+TEST(Decoder, FormatNamesMemoryOperands)
+{
+    // mov rax, [rip + 0x201ff9] at 0x400000: 0x602000 = table
+    EXPECT_EQ(fmt_sym({0x48, 0x8b, 0x05, 0xf9, 0x1f, 0x20, 0x00}, 0x400000),
+              "mov rax, [0x0000000000602000 <table>]");
+    // call [table + rax*8]: a base-less displacement is the table's address
+    std::string s = fmt_sym({0xff, 0x14, 0xc5, 0x08, 0x20, 0x60, 0x00}, 0x401000);
+    EXPECT_NE(s.find("<table+0x8>"), std::string::npos) << s;
+    // AT&T and 32-bit code too: mov eax, [0x602010]
+    s = fmt_sym({0xa1, 0x10, 0x20, 0x60, 0x00}, 0x8048000, ES_MODE_32, ES_SYNTAX_ATT);
+    EXPECT_NE(s.find("<table+0x10>"), std::string::npos) << s;
+    // a displacement off a base register is not an address: left alone
+    s = fmt_sym({0x48, 0x8b, 0x80, 0x00, 0x20, 0x60, 0x00}, 0x401000); // mov rax, [rax+0x602000]
+    EXPECT_EQ(s.find('<'), std::string::npos) << s;
 }

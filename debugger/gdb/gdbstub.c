@@ -308,7 +308,7 @@ static char *encode_hex(char *dst, const uint8_t *src, size_t n)
 /* Reads up to n bytes at va page by page; returns how many were readable
  * from the start.  A user page of a valid mapping that was never touched
  * is faulted in, as ptrace's access_process_vm does (mm/memory.c). */
-static size_t mem_read(es_machine *m, uint64_t va, uint8_t *dst, size_t n)
+size_t es_gdb_mem_read(es_machine *m, uint64_t va, uint8_t *dst, size_t n)
 {
     size_t done = 0;
     while (done < n) {
@@ -339,7 +339,7 @@ static int mem_write(es_machine *m, uint64_t va, const uint8_t *src, size_t n)
         if (es_kernel_write(m, va, src + done, chunk)) {
             uint8_t probe;
             /* fault the page in through a read, then write supervisor-style */
-            if (va >= USER_END || mem_read(m, va, &probe, 1) != 1 ||
+            if (va >= USER_END || es_gdb_mem_read(m, va, &probe, 1) != 1 ||
                 es_kernel_write(m, va, src + done, chunk))
                 return -1;
         }
@@ -563,7 +563,7 @@ static const char *read_mem(gdb *g, const char *p)
     if (len > PKT_MAX / 2)
         len = PKT_MAX / 2; /* a shorter reply is allowed; gdb asks again */
     uint8_t buf[PKT_MAX / 2];
-    size_t got = mem_read(g->m, addr, buf, len);
+    size_t got = es_gdb_mem_read(g->m, addr, buf, len);
     if (got == 0 && len)
         return "E14"; /* EFAULT, as gdbserver answers */
     encode_hex(g->out, buf, got);
@@ -661,49 +661,16 @@ static const char *xfer_features(gdb *g, const char *p)
     return g->out;
 }
 
-/* `monitor CMD` (qRcmd,HEX): what gdb cannot know by itself -- kernel
- * symbols without loading the image, where the CPU stands, which image it
- * runs.  The answer is console output, hex encoded. */
+/* `monitor CMD` (qRcmd,HEX): answered by gdbstub_monitor.c as console
+ * output, hex encoded here. */
 static const char *monitor(gdb *g, const char *hexcmd)
 {
-    es_machine *m = g->m;
-    char cmd[256], text[512];
+    char cmd[256], text[8192];
     size_t n = strlen(hexcmd);
     if (n / 2 >= sizeof cmd || !decode_hex(hexcmd, n, (uint8_t *)cmd))
         return "E01";
     cmd[n / 2] = 0;
-    uint64_t off = 0;
-    if (!strncmp(cmd, "sym ", 4)) {
-        uint64_t a = m->kernel ? es_kernel_sym(m, cmd + 4) : 0;
-        if (a)
-            snprintf(text, sizeof text, "%s = 0x%llx\n", cmd + 4, (unsigned long long)a);
-        else
-            snprintf(text, sizeof text, "no kernel symbol '%s'\n", cmd + 4);
-    } else if (!strcmp(cmd, "where")) {
-        const char *sym = m->kernel ? es_kernel_addr2sym(m, m->rip, &off) : NULL;
-        char at[200] = "";
-        if (sym)
-            snprintf(at, sizeof at, " (%s+0x%llx)", sym, (unsigned long long)off);
-        snprintf(text, sizeof text, "rip 0x%llx%s, CPL %u, %s mode, %llu instructions\n",
-                 (unsigned long long)m->rip, at, m->cpl,
-                 m->ipmask == ~0ull ? "64-bit" : "compatibility", (unsigned long long)m->icount);
-    } else if (!strcmp(cmd, "kernel")) {
-        char name[64];
-        es_patches_name(es_kernel_patches(m), name, sizeof name);
-        if (!m->has_kernel)
-            snprintf(text, sizeof text, "no guest kernel (--direct)\n");
-        else
-            snprintf(text, sizeof text,
-                     "guest kernel %s; its symbols: add-symbol-file "
-                     "<build>/kernel_model/kernel-p%02u.elf\n",
-                     name, es_kernel_patches(m));
-    } else {
-        snprintf(text, sizeof text,
-                 "entrysim monitor commands:\n"
-                 "  sym NAME   address of a guest-kernel symbol\n"
-                 "  where      rip (with kernel symbol), CPL, mode, instructions retired\n"
-                 "  kernel     the guest kernel's patch set and its symbol file\n");
-    }
+    es_gdb_monitor(g->m, cmd, text, sizeof text);
     encode_hex(g->out, (const uint8_t *)text, strlen(text));
     return g->out;
 }

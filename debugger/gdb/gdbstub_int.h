@@ -1,6 +1,6 @@
 /* gdbstub_int.h - pieces of the gdb stub shared between its files (not a
  * public interface): the register layout gdb sees and its target
- * description. */
+ * description, guest memory reads, the monitor commands. */
 #ifndef ENTRYSIM_GDBSTUB_INT_H
 #define ENTRYSIM_GDBSTUB_INT_H
 
@@ -30,5 +30,14 @@ int es_gdb_reg_write(es_machine *m, size_t r, const uint8_t *in);
  * from the same register table.  Writes a NUL-terminated document into
  * buf and returns its length, or 0 when cap is too small. */
 size_t es_gdb_target_xml(char *buf, size_t cap);
+
+/* Reads up to n bytes of guest memory at va (supervisor rights, through
+ * the current page tables, faulting in untouched user pages as ptrace
+ * does); returns how many were readable from the start (gdbstub.c). */
+size_t es_gdb_mem_read(es_machine *m, uint64_t va, uint8_t *dst, size_t n);
+
+/* The answer to `monitor CMD` as console text (NUL-terminated, cut to
+ * cap); an unknown command gets the list of commands (gdbstub_monitor.c). */
+void es_gdb_monitor(es_machine *m, const char *cmd, char *text, size_t cap);
 
 #endif

@@ -208,6 +208,21 @@ TEST(DebuggerRun, SyscallThenStepEntersTheKernel)
     EXPECT_NE(std::string(l[0].text).find("swapgs"), std::string::npos) << l[0].text;
 }
 
+// Issue 13: a call's target is shown by name, not as a bare address.
+TEST(DebuggerRun, DisassemblyNamesCallTargets)
+{
+    Session s("asm_hello", ES_CONV_V417);
+    NEED(s);
+    s.ok("until do_syscall_64");
+    es_dbg_line l[64];
+    size_t k = es_dbg_disasm(s.d, 0, 63, l, 64);
+    bool named = false;
+    for (size_t i = 0; i < k; i++)
+        named |= std::string(l[i].text).find("<__x86_indirect_thunk_rax>") != std::string::npos ||
+                 std::string(l[i].text).find("<sys_call_table>") != std::string::npos;
+    EXPECT_TRUE(named) << (k ? l[0].text : "no lines");
+}
+
 TEST(DebuggerRun, KentryKexitAndExit)
 {
     Session s("asm_hello", ES_CONV_V416);

@@ -4,6 +4,8 @@
 // and the machine's state afterwards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -366,6 +368,16 @@ TEST(GdbStub, RegistersBreakpointAndStepIntoTheKernel)
         << where;
     EXPECT_NE(monitor("kernel").find("kernel-p15.elf"), std::string::npos);
     EXPECT_NE(monitor("help").find("sym NAME"), std::string::npos);
+    EXPECT_NE(monitor("help").find("disas [N]"), std::string::npos);
+    // the code at rip with its targets named (issue 13): the entry's call
+    // of the dispatcher, which gdb's own x/i shows as a bare address
+    std::string dis = monitor("disas");
+    EXPECT_EQ(dis.rfind("=> 0x" + addr(entry_sys) + " <entry_SYSCALL_64+0x0>:  swapgs", 0), 0u)
+        << dis;
+    EXPECT_EQ(std::count(dis.begin(), dis.end(), '\n'), 8) << dis;
+    dis = monitor("disas 64");
+    EXPECT_NE(dis.find("call 0x"), std::string::npos) << dis;
+    EXPECT_NE(dis.find(" <do_syscall_64>"), std::string::npos) << dis;
     EXPECT_EQ(s.c.cmd("qRcmd,zz"), "E01");
 
     // detach: the run continues to its exit with the status we wrote
