@@ -4,6 +4,7 @@
  * runs headless: the script's commands, then a PNG of the window as it
  * would look, drawn into memory (no display or video driver needed, so it
  * works in CI). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ static const char usage_text[] =
     "  --syntax intel|att         disassembly syntax (default intel)\n"
     "  --script FILE              run FILE's commands without a window ('help' lists them)\n"
     "  --screenshot PNG           after the script (or at the start), save the window as PNG\n"
+    "  --transcript FILE          with --script: the state after each command, a JSON line each\n"
     "  --size WxH                 window / screenshot size in pixels (default 1440x860)\n"
     "  --font-size N              font size in points (default 13)\n"
     "Exit status: 0 done, 1 the program could not start or a script command failed,\n"
@@ -45,14 +47,14 @@ static const char usage_text[] =
 
 typedef struct dopts {
     es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
-    const char *script, *screenshot;
+    const char *script, *screenshot, *transcript;
     int syntax, w, h, font_px;
     bool timing;
     const char *breaks[MAX_BREAKS];
     int nbreaks;
 } dopts;
 
-enum { D_KERNEL, D_HELP, D_TIMING, D_BREAK, D_SYNTAX, D_SCRIPT, D_SHOT, D_SIZE, D_FONT };
+enum { D_KERNEL, D_HELP, D_TIMING, D_BREAK, D_SYNTAX, D_SCRIPT, D_SHOT, D_SIZE, D_FONT, D_TRANS };
 
 static const es_opt debug_opts[] = {
     ES_KERNEL_OPT_ROWS(D_KERNEL),
@@ -60,7 +62,7 @@ static const es_opt debug_opts[] = {
     {"--timing", false, D_TIMING},    {"--break", true, D_BREAK},
     {"--syntax", true, D_SYNTAX},     {"--script", true, D_SCRIPT},
     {"--screenshot", true, D_SHOT},   {"--size", true, D_SIZE},
-    {"--font-size", true, D_FONT},
+    {"--font-size", true, D_FONT},    {"--transcript", true, D_TRANS},
 };
 
 /* the values of --syntax, in ES_SYNTAX_* order */
@@ -95,6 +97,9 @@ static int debug_option(es_opts *p, int id, dopts *o)
         return 0;
     case D_SHOT:
         o->screenshot = val;
+        return 0;
+    case D_TRANS:
+        o->transcript = val;
         return 0;
     case D_SIZE:
         if (sscanf(val, "%15[0-9]x%15[0-9]", ws, hs) != 2 || !es_opt_int(ws, 320, 8192, &o->w) ||
@@ -131,6 +136,8 @@ static int parse(int argc, char **argv, dopts *o)
         return -es_opts_fail(&p, "%s", err);
     if (p.i >= argc)
         return -es_opts_fail(&p, "%s", "no PROGRAM given");
+    if (o->transcript && !o->script)
+        return -es_opts_fail(&p, "%s", "--transcript needs --script");
     return p.i;
 }
 
@@ -234,7 +241,18 @@ int es_debug_cmd(int argc, char **argv)
             es_dbg_free(d);
             return EX_USAGE;
         }
+    FILE *tr = NULL;
+    if (o.transcript && !(tr = fopen(o.transcript, "w"))) {
+        fprintf(stderr, "entrysim: debug: --transcript %s: %s\n", o.transcript, strerror(errno));
+        es_dbg_free(d);
+        return EX_USAGE;
+    }
+    es_dbg_set_transcript(d, tr);
     int status = run_front_end(d, &o, argv[pi]);
     es_dbg_free(d);
+    if (tr && fclose(tr)) {
+        fprintf(stderr, "entrysim: debug: --transcript %s: %s\n", o.transcript, strerror(errno));
+        status = EX_ERROR;
+    }
     return status;
 }

@@ -230,7 +230,8 @@ void es_dbg_get_status(es_dbg *d, es_dbg_status *out);
  * until SYM|ADDR | break SYM|ADDR | delete N | reverse [N] | rstep |
  * rcontinue | print REG|regs|ptregs|taint|exposure|status|output|mem ADDR [N] |
  * x ADDR [N] | mem ADDR|REG | syntax intel|att | restart [--convention v4.16|v4.17]
- * [--patches LIST] [--mitigations LIST] [--cpu intel|amd] | screenshot FILE |
+ * [--patches LIST] [--mitigations LIST] [--cpu intel|amd] | disas [N] | caption TEXT |
+ * screenshot FILE |
  * help | quit.  Blank lines and lines starting with '#' do nothing. */
 enum {
     ES_DBG_CMD_OK = 0,
@@ -243,6 +244,15 @@ int es_dbg_exec(es_dbg *d, const char *line, FILE *out);
 /* Runs every line of a script file; stops at the first error or quit.
  * Returns ES_DBG_CMD_OK/ERROR/QUIT (ERROR also for an unreadable file). */
 int es_dbg_exec_file(es_dbg *d, const char *path, FILE *out);
+/* While set (not NULL), es_dbg_exec_file writes after each command line a
+ * JSON object on a line of f: the line number, the command, its result,
+ * rip with its symbol, cpl, mode, instructions, the stop, the registers,
+ * their taint labels and the pt_regs slots (docs/DEBUGGER.md, transcript).
+ * The caller owns f. */
+void es_dbg_set_transcript(es_dbg *d, FILE *f);
+/* The text `caption` set for the next screenshot ("" when none). */
+const char *es_dbg_caption(const es_dbg *d);
+
 /* Writes the command summary (what `help` prints; for a help overlay),
  * one line per command, from the command table. */
 void es_dbg_help(FILE *out);

@@ -254,7 +254,7 @@ static const struct print_item {
 /* "REG|regs|ptregs|...|mem ADDR [N]", from the table */
 static void print_args(char *buf, size_t cap)
 {
-    size_t o = (size_t)snprintf(buf, cap, "REG");
+    size_t o = (size_t)snprintf(buf, cap, "REG|pt_regs.FIELD|*ADDR");
     for (size_t i = 0; i < N_PRINT_ITEMS && o < cap; i++)
         o += (size_t)snprintf(buf + o, cap - o, "|%s%s", print_items[i].name, print_items[i].args);
 }
@@ -289,6 +289,46 @@ static int print_reg(es_dbg *d, const char *w, FILE *out)
     return err(out, "%s: no such register or item", w);
 }
 
+/* print pt_regs.FIELD: one slot of the frame the entry code builds */
+static int print_slot(es_dbg *d, const char *field, FILE *out)
+{
+    es_dbg_slot sl[ES_DBG_PTREGS_SLOTS];
+    uint64_t base;
+    if (es_dbg_ptregs(d, &base, sl))
+        return err(out, "no pt_regs: there is no guest kernel");
+    for (int i = 0; i < ES_DBG_PTREGS_SLOTS; i++)
+        if (!strcmp(sl[i].field, field)) {
+            say(out, "pt_regs->%s = 0x%llx  (at 0x%llx%s%s%s%s)\n", field,
+                (unsigned long long)sl[i].value, (unsigned long long)(base + sl[i].off),
+                sl[i].cleared ? ", cleared" : "", sl[i].taint ? ", {" : "", sl[i].labels,
+                sl[i].taint ? "}" : "");
+            return ES_DBG_CMD_OK;
+        }
+    return err(out, "pt_regs has no field '%s'", field);
+}
+
+/* print *ADDR: the 8 bytes at ADDR (a symbol, SYM+OFF, a number or a
+ * register holding the address) */
+static int print_deref(es_dbg *d, const char *spec, FILE *out)
+{
+    uint64_t a, v = 0;
+    char e[160];
+    int r = dbg_reg_by_name(spec);
+    if (r >= 0)
+        a = r == 16 ? d->m->rip : d->m->gpr[r];
+    else if (es_dbg_resolve(d, spec, &a, e, sizeof e))
+        return err(out, "%s", e);
+    if (es_dbg_read(d, a, &v, 8) != 8)
+        return err(out, "0x%llx: not mapped", (unsigned long long)a);
+    uint64_t off = 0;
+    const char *s = es_dbg_symbolize(d, v, &off);
+    say(out, "*0x%llx = 0x%llx", (unsigned long long)a, (unsigned long long)v);
+    if (s)
+        say(out, " <%s+0x%llx>", s, (unsigned long long)off);
+    say(out, "\n");
+    return ES_DBG_CMD_OK;
+}
+
 static int cmd_print(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
 {
     (void)c;
@@ -300,6 +340,10 @@ static int cmd_print(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
     for (size_t i = 0; i < N_PRINT_ITEMS; i++)
         if (!strcmp(t[1], print_items[i].name))
             return print_items[i].fn(d, t, n, out);
+    if (!strncmp(t[1], "pt_regs.", 8) || !strncmp(t[1], "pt_regs->", 9))
+        return print_slot(d, strchr(t[1], '.') ? strchr(t[1], '.') + 1 : t[1] + 9, out);
+    if (t[1][0] == '*')
+        return print_deref(d, t[1] + 1, out);
     return print_reg(d, t[1], out);
 }
 
@@ -499,6 +543,44 @@ static int cmd_screenshot(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *ou
         return err(out, "screenshot needs the window (entrysim debug)");
     if (d->shot(d->shot_ctx, d, t[1], e, sizeof e))
         return err(out, "screenshot: %s", e);
+    d->caption[0] = 0; /* a caption is for one screenshot */
+    return ES_DBG_CMD_OK;
+}
+
+/* disas [N]: N instructions from RIP as text (for handouts and graders) */
+static int cmd_disas(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    uint64_t k = 10;
+    if (n > 2 || (n == 2 && (!parse_num(t[1], &k) || k == 0 || k > 200)))
+        return cmd_usage(out, c, " (N: 1..200)");
+    es_dbg_line *l = calloc(k, sizeof *l);
+    if (!l)
+        return err(out, "out of memory");
+    size_t got = es_dbg_disasm(d, 0, (int)k - 1, l, k);
+    for (size_t i = 0; i < got; i++)
+        say(out, "%s0x%llx%s%s%s:  %s\n", l[i].current ? "=> " : "   ",
+            (unsigned long long)l[i].addr, l[i].sym[0] ? " <" : "", l[i].sym,
+            l[i].sym[0] ? ">" : "", l[i].text);
+    free(l);
+    return ES_DBG_CMD_OK;
+}
+
+/* caption TEXT: drawn on the next screenshot (quotes around TEXT dropped) */
+static int cmd_caption(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    (void)c, (void)out;
+    char text[sizeof d->caption] = "";
+    size_t at = 0;
+    for (int i = 1; i < n && at + 1 < sizeof text; i++) {
+        int k = snprintf(text + at, sizeof text - at, "%s%s", i > 1 ? " " : "", t[i]);
+        at = k < 0 ? at : at + (size_t)k >= sizeof text ? sizeof text - 1 : at + (size_t)k;
+    }
+    size_t len = strlen(text);
+    if (len >= 2 && text[0] == '"' && text[len - 1] == '"') {
+        text[len - 1] = 0;
+        memmove(text, text + 1, len - 1);
+    }
+    snprintf(d->caption, sizeof d->caption, "%s", text);
     return ES_DBG_CMD_OK;
 }
 
@@ -548,6 +630,8 @@ static const dbg_cmd commands[] = {
     {"restart", NULL,
      "[--convention v4.16|v4.17] [--patches LIST] [--mitigations LIST] [--cpu intel|amd]", NULL,
      false, 0, cmd_restart},
+    {"disas", NULL, "[N]", "N instructions from rip as text (default 10)", false, 0, cmd_disas},
+    {"caption", NULL, "TEXT", "a line drawn on the next screenshot", false, 0, cmd_caption},
     {"screenshot", NULL, "FILE", "save the window as a PNG", false, 0, cmd_screenshot},
     {"help", "h", "", "this list", false, 0, cmd_help},
     {"quit", "q", "", "end the session (a script stops here)", false, 0, cmd_quit},
@@ -656,6 +740,8 @@ int es_dbg_exec_file(es_dbg *d, const char *path, FILE *out)
         if (out)
             say(out, "> %s\n", line);
         rc = es_dbg_exec(d, line, out);
+        if (d->transcript && line[strspn(line, " \t")] && line[strspn(line, " \t")] != '#')
+            dbg_transcript_line(d, d->transcript, lineno, line, rc);
         if (rc == ES_DBG_CMD_ERROR)
             say(out, "%s:%d: stopped at this error\n", path, lineno);
     }

@@ -128,6 +128,8 @@ struct es_dbg {
 
     es_dbg_screenshot_fn shot;
     void *shot_ctx;
+    char caption[160]; /* for the next screenshot (`caption`) */
+    FILE *transcript;  /* --transcript: a JSON line per script command */
 };
 
 /* dbg_undo.c */
@@ -142,6 +144,10 @@ bool dbg_undo_pop(es_dbg *d);
 /* dbg_session.c: one recorded instruction; an es_dbg_stop when the
  * machine stopped (exit, fault), else -1 */
 int dbg_step1(es_dbg *d);
+
+/* dbg_transcript.c: the state after script command `cmd` (line lineno,
+ * result rc) as one JSON object on a line of f */
+void dbg_transcript_line(es_dbg *d, FILE *f, int lineno, const char *cmd, int rc);
 
 /* dbg_syms.c (below dbg_view.c: the view calls it, never the reverse) */
 int dbg_syms_load(es_dbg *d, const char *path);

@@ -104,6 +104,7 @@ typedef struct es_ui_view {
     bool show_help;
     const char *help;               /* the overlay's text (lines split by '\n') */
     const char *prompt;             /* non-NULL: the ':' command line being typed */
+    char caption[160];              /* a script's `caption`: replaces the bottom line */
 } es_ui_view;
 
 /* ---- layout ----

@@ -1,5 +1,6 @@
 /* ui_model.c - the window's snapshot of a debugging session: everything
  * es_ui_render draws, read through dbg.h. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ui_app.h"
@@ -12,6 +13,7 @@
 void es_ui_view_fill(es_ui_view *v, es_dbg *d)
 {
     es_dbg_get_status(d, &v->st);
+    snprintf(v->caption, sizeof v->caption, "%s", es_dbg_caption(d));
     v->nregs = es_dbg_regs(d, v->regs, ES_DBG_MAX_REGS);
     v->flags[0] = 0;
     for (size_t i = 0; i < v->nregs; i++)

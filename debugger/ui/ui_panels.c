@@ -515,6 +515,9 @@ static void draw_message(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layo
         char line[300];
         snprintf(line, sizeof line, ":%s_", v->prompt);
         es_ui_text(cv, f, b, b.x, b.y, ES_UI_CHANGED_FG, line);
+    } else if (v->caption[0]) {
+        /* a handout's caption: the line a screenshot is about */
+        es_ui_text(cv, f, b, b.x, b.y, ES_UI_CHANGED_FG, v->caption);
     } else {
         /* the first line of the report */
         char line[256];

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -144,6 +145,32 @@ TEST(DebuggerSession, HeadlessScriptWritesAScreenshotOfTheGivenSize)
         bg += p == ES_UI_BG;
     EXPECT_FALSE(px.empty());
     EXPECT_LT(bg, px.size() / 4);
+    remove(script.c_str());
+}
+
+// Issue 13: a caption is drawn on the next screenshot only; the transcript
+// has a JSON line per command; --transcript needs a script.
+TEST(DebuggerSession, CaptionTranscriptFromTheCommandLine)
+{
+    std::string a = tmp_path("cap_a.png"), b = tmp_path("cap_b.png");
+    std::string t = tmp_path("cap.jsonl");
+    std::string text = "kentry\ncaption \"the entry\"\nscreenshot " + a + "\nscreenshot " + b + "\n";
+    std::string script = write_file("cap.txt", text.c_str());
+    ASSERT_EQ(debug_cmd({"--script", script, "--transcript", t, "--size", "800x500", hello}), 0);
+    int w, h;
+    std::vector<uint32_t> pa = take_png(a, &w, &h), pb = take_png(b, &w, &h);
+    ASSERT_EQ(pa.size(), pb.size());
+    es_ui_rect bottom = {0, h - 20, w, 20};
+    EXPECT_FALSE(rows_equal(pa, pb, w, bottom)); // the caption, then nothing
+    es_ui_rect top = {0, 0, w, h - 40};
+    EXPECT_TRUE(rows_equal(pa, pb, w, top));
+    std::ifstream in(t);
+    std::vector<std::string> lines;
+    for (std::string x; std::getline(in, x);)
+        lines.push_back(x);
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_NE(lines[0].find("\"symbol\": \"entry_SYSCALL_64+0x0\""), std::string::npos);
+    EXPECT_EQ(debug_cmd({"--transcript", t, hello}), 2);
     remove(script.c_str());
 }
 
