@@ -99,6 +99,11 @@ uint64_t es_dbg_history(const es_dbg *d);
  * against the user ELF's .symtab and the guest kernel's symbols.  Returns
  * 0, or -1 with a reason in err. */
 int es_dbg_resolve(es_dbg *d, const char *spec, uint64_t *addr, char *err, size_t errlen);
+/* The source line of addr from the DWARF line tables of the kernel image
+ * or the program: "FILE:LINE" (FILE's base name) in loc and the line's text
+ * in *text ("" when the file is not on this machine).  false when there is
+ * no line for addr. */
+bool es_dbg_source(es_dbg *d, uint64_t addr, char *loc, size_t loclen, const char **text);
 /* Name of the symbol containing addr (user or kernel) and the offset;
  * NULL when none. */
 const char *es_dbg_symbolize(const es_dbg *d, uint64_t addr, uint64_t *off);
@@ -144,6 +149,8 @@ typedef struct es_dbg_line {
     uint8_t len;            /* 0 when the bytes do not decode/are not mapped */
     char text[160];         /* es_format_sym in the session's syntax */
     char sym[96];           /* "entry_SYSCALL_64+0x12", "" when unknown */
+    char src[160];          /* "common.c:290  regs->ax = ...", "" without line tables */
+    bool src_start;         /* src differs from the line before it (shown above it) */
     bool label;             /* first instruction of a symbol */
     bool current;           /* RIP */
     bool breakpoint;

@@ -72,6 +72,8 @@ typedef struct dbg_cyc {
 #define DBG_MAX_BPS 64
 #define DBG_PROBE_CACHE 8
 
+typedef struct dbg_src dbg_src;
+
 struct es_dbg {
     es_dbg_cfg cfg;
     /* deep copies behind cfg's pointers */
@@ -129,6 +131,7 @@ struct es_dbg {
     es_dbg_screenshot_fn shot;
     void *shot_ctx;
     char caption[160]; /* for the next screenshot (`caption`) */
+    dbg_src *ksrc, *usrc; /* line tables of the kernel image and the program */
     FILE *transcript;  /* --transcript: a JSON line per script command */
 };
 
@@ -144,6 +147,22 @@ bool dbg_undo_pop(es_dbg *d);
 /* dbg_session.c: one recorded instruction; an es_dbg_stop when the
  * machine stopped (exit, fault), else -1 */
 int dbg_step1(es_dbg *d);
+
+/* dbg_src.c: a DWARF line table, sorted by address */
+typedef struct dbg_src_row {
+    uint64_t addr;
+    unsigned line, file;
+    bool end; /* ends a sequence: no line from here */
+} dbg_src_row;
+/* The line table of an ELF image in memory; NULL when it has none. */
+dbg_src *dbg_src_load(const void *image, size_t size);
+void dbg_src_free(dbg_src *s);
+/* The row for addr, or NULL. */
+const dbg_src_row *dbg_src_find(const dbg_src *s, uint64_t addr);
+const char *dbg_src_file(const dbg_src *s, const dbg_src_row *r);
+/* The text of the row's line (leading blanks dropped), "" when the file is
+ * not on this machine. */
+const char *dbg_src_text(dbg_src *s, const dbg_src_row *r);
 
 /* dbg_transcript.c: the state after script command `cmd` (line lineno,
  * result rc) as one JSON object on a line of f */

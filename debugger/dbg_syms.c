@@ -51,6 +51,9 @@ void dbg_syms_free(es_dbg *d)
     free(d->syms);
     d->syms = NULL;
     d->nsyms = 0;
+    dbg_src_free(d->ksrc);
+    dbg_src_free(d->usrc);
+    d->ksrc = d->usrc = NULL;
 }
 
 /* Reads ELF32/ELF64 little-endian section headers, finds SHT_SYMTAB and its
@@ -140,7 +143,15 @@ int dbg_syms_load(es_dbg *d, const char *path)
     if (d->nsyms)
         qsort(d->syms, d->nsyms, sizeof *d->syms, cmp_sym);
 out:
+    /* line tables: the program's (when built with -g) and the kernel
+     * image's (always: kernel_model/ builds with -g) */
+    if (n >= 52 && !memcmp(b, "\177ELF", 4))
+        d->usrc = dbg_src_load(b, n);
     free(b);
+    size_t ksize = 0;
+    const uint8_t *kimg = d->m ? es_kernel_image(es_kernel_patches(d->m), &ksize) : NULL;
+    if (kimg)
+        d->ksrc = dbg_src_load(kimg, ksize);
     return kept;
 }
 
@@ -172,6 +183,22 @@ static const char *user_sym_at(const es_dbg *d, uint64_t addr, uint64_t *off)
         return NULL;
     *off = a - s->addr;
     return s->name;
+}
+
+bool es_dbg_source(es_dbg *d, uint64_t addr, char *loc, size_t loclen, const char **text)
+{
+    bool kernel = addr >= 0xffff800000000000ull;
+    dbg_src *s = kernel ? d->ksrc : d->usrc;
+    if (!kernel && d->elf_dyn && !d->bias_known)
+        return false;
+    const dbg_src_row *r = dbg_src_find(s, kernel ? addr : addr - user_bias(d));
+    if (!r)
+        return false;
+    const char *file = dbg_src_file(s, r), *base = strrchr(file, '/');
+    snprintf(loc, loclen, "%s:%u", base ? base + 1 : file, r->line);
+    if (text)
+        *text = dbg_src_text(s, r);
+    return true;
 }
 
 const char *es_dbg_symbolize(const es_dbg *d, uint64_t addr, uint64_t *off)

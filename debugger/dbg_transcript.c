@@ -3,15 +3,17 @@
  * line, so a grader reads fields instead of parsing screen text (issue 13).
  *
  *   {"line": 3, "command": "kentry", "result": "ok", "rip": "0x...",
- *    "symbol": "entry_SYSCALL_64+0x0", "source": null, "cpl": 0,
+ *    "symbol": "entry_SYSCALL_64+0x0", "source": "entry_64.S:120",
+ *    "source_text": "swapgs", "cpl": 0,
  *    "mode": "64-bit", "instructions": 1234, "stop": "kentry",
  *    "exited": false, "exit_status": null,
  *    "regs": {"rax": "0x27", ...}, "taint": {"rdi": "rdi", ...},
  *    "pt_regs": [{"field": "r15", "offset": 0, "value": "0x0",
  *                 "written": true, "cleared": true, "taint": ""}, ...]}
  *
- * "source" is the source line of rip when the image has line tables
- * (null until the debugger reads them); "pt_regs" is null without a guest
+ * "source" is the source line of rip from the DWARF line tables (null
+ * when the image has none for rip; "source_text" is "" when the file is not
+ * on this machine); "pt_regs" is null without a guest
  * kernel; values are hex strings (JSON numbers lose 64-bit precision). */
 #include <stdio.h>
 #include <string.h>
@@ -91,7 +93,17 @@ void dbg_transcript_line(es_dbg *d, FILE *f, int lineno, const char *cmd, int rc
     } else {
         fputs("null", f);
     }
-    fprintf(f, ", \"source\": null, \"cpl\": %d, \"mode\": \"%s\", \"instructions\": %llu, "
+    char loc[96];
+    const char *text = "";
+    if (es_dbg_source(d, d->m->rip, loc, sizeof loc, &text)) {
+        fputs(", \"source\": ", f);
+        jstr(f, loc);
+        fputs(", \"source_text\": ", f);
+        jstr(f, text);
+    } else {
+        fputs(", \"source\": null, \"source_text\": null", f);
+    }
+    fprintf(f, ", \"cpl\": %d, \"mode\": \"%s\", \"instructions\": %llu, "
                "\"stop\": \"%s\", \"exited\": %s, \"exit_status\": ",
             st.cpl, st.mode == ES_MODE_64 ? "64-bit" : "compat",
             (unsigned long long)st.icount, es_dbg_stop_name(st.last_stop),

@@ -212,6 +212,10 @@ static void line_at(es_dbg *d, uint64_t a, es_dbg_line *l)
             snprintf(l->sym, sizeof l->sym, "%s", s);
         l->label = off == 0;
     }
+    char loc[96];
+    const char *text = "";
+    if (es_dbg_source(d, a, loc, sizeof loc, &text))
+        snprintf(l->src, sizeof l->src, "%s%s%s", loc, text[0] ? "  " : "", text);
     l->current = a == d->m->rip;
     l->breakpoint = es_dbg_break_at(d, a);
     if (d->timing) {
@@ -275,6 +279,14 @@ size_t es_dbg_disasm(es_dbg *d, int before, int after, es_dbg_line *out, size_t 
             break;
         }
         a += out[n++].len;
+    }
+    /* a source line is shown above the first instruction it covers; the
+     * location part ("file.c:12") decides, so a repeated line text does
+     * not hide a change of line */
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strcspn(out[i].src, " ");
+        out[i].src_start = out[i].src[0] && (i == 0 || strncmp(out[i].src, out[i - 1].src, k) ||
+                                             out[i - 1].src[k] != out[i].src[k]);
     }
     return n;
 }

@@ -222,12 +222,18 @@ static void draw_regs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
 /* Rows: a label row before each symbol's first instruction, then one row
  * per instruction.  Scrolled so that RIP sits a third of the way down;
  * returns the first row shown. */
+/* Rows above an instruction: its symbol's label, then its source line when
+ * it starts one. */
+static int head_rows(const es_dbg_line *l)
+{
+    return (l->label && l->sym[0]) + (l->src_start && l->src[0]);
+}
+
 static int disasm_first_row(const es_ui_layout *lo, const es_ui_view *v)
 {
     int rows = panel_rows(lo, ES_UI_P_DISASM), cur_row = 0, total = 0;
     for (size_t i = 0; i < v->nlines; i++) {
-        if (v->lines[i].label && v->lines[i].sym[0])
-            total++;
+        total += head_rows(&v->lines[i]);
         if (v->lines[i].current)
             cur_row = total;
         total++;
@@ -245,8 +251,9 @@ int es_ui_disasm_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y)
         return -1;
     int want = (y - b.y) / lo->ch + disasm_first_row(lo, v), row = 0;
     for (size_t i = 0; i < v->nlines; i++) {
-        if (v->lines[i].label && v->lines[i].sym[0] && row++ == want)
-            return -1; /* a label row */
+        for (int h = head_rows(&v->lines[i]); h > 0; h--)
+            if (row++ == want)
+                return -1; /* a label or source row */
         if (row++ == want)
             return (int)i;
     }
@@ -266,6 +273,13 @@ static void draw_disasm(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layou
                 char lab[112];
                 snprintf(lab, sizeof lab, "<%s>:", l->sym);
                 es_ui_text(cv, f, rr, rr.x + 2 * cw, rr.y, ES_UI_SYM, lab);
+            }
+            row++;
+        }
+        if (l->src_start && l->src[0]) {
+            if (row >= 0 && row < rows) {
+                es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_DISASM, row);
+                es_ui_text(cv, f, rr, rr.x + 3 * cw, rr.y, ES_UI_DIM, l->src);
             }
             row++;
         }

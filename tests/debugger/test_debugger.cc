@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session.h"
 #include "build_path.h"
 #include "dbg.h"
 #include "kernel.h"
@@ -23,71 +24,6 @@
 
 namespace {
 
-std::string guest_path(const char *name)
-{
-    return es_build_path(std::string("guest/") + name);
-}
-
-struct Session {
-    es_dbg *d = nullptr;
-    std::string path;
-    std::string error;
-    Session(const char *guest, unsigned patches, bool taint = true)
-    {
-        path = guest_path(guest);
-        es_dbg_cfg c{};
-        c.launch.program = path.c_str();
-        c.launch.root = "/";
-        c.launch.deterministic = true;
-        c.launch.patches = patches;
-        c.launch.mitigations = ES_MIT_DEFAULT;
-        c.launch.stdin_fd = -1;
-        c.no_taint = !taint;
-        char err[320] = "";
-        d = es_dbg_new(&c, err, sizeof err);
-        error = err;
-    }
-    ~Session() { es_dbg_free(d); }
-    es_machine *m() { return es_dbg_machine(d); }
-    // runs one command; returns its output, status in *rc
-    std::string exec(const char *line, int *rc = nullptr)
-    {
-        char *buf = nullptr;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        int r = es_dbg_exec(d, line, f);
-        fclose(f);
-        std::string s(buf, len);
-        free(buf);
-        if (rc)
-            *rc = r;
-        return s;
-    }
-    std::string ok(const char *line)
-    {
-        int rc = -1;
-        std::string s = exec(line, &rc);
-        EXPECT_EQ(rc, ES_DBG_CMD_OK) << line << ": " << s;
-        return s;
-    }
-    const es_dbg_slot *slots()
-    {
-        static es_dbg_slot s[ES_DBG_PTREGS_SLOTS];
-        uint64_t base;
-        EXPECT_EQ(es_dbg_ptregs(d, &base, s), 0);
-        return s;
-    }
-    es_label reg_taint(int r) { return es_taint_reg(es_dbg_taint(d), r); }
-};
-
-#define NEED(s)                                                                         \
-    do {                                                                                \
-        if (!(s).d) {                                                                   \
-            if (access((s).path.c_str(), R_OK) != 0)                                    \
-                GTEST_SKIP() << (s).path << " not built";                               \
-            FAIL() << (s).error;                                                        \
-        }                                                                               \
-    } while (0)
 
 bool at_syscall_insn(es_dbg *d)
 {
@@ -223,75 +159,6 @@ TEST(DebuggerRun, DisassemblyNamesCallTargets)
         named |= std::string(l[i].text).find("<__x86_indirect_thunk_rax>") != std::string::npos ||
                  std::string(l[i].text).find("<sys_call_table>") != std::string::npos;
     EXPECT_TRUE(named) << (k ? l[0].text : "no lines");
-}
-
-// Issue 13: script commands for handouts and graders, and the transcript.
-TEST(DebuggerScript, DisasPrintAndCaption)
-{
-    Session s("asm_hello", ES_CONV_V417);
-    NEED(s);
-    s.ok("kentry");
-    std::string dis = s.ok("disas 3");
-    EXPECT_EQ(dis.rfind("=> 0xffffffff", 0), 0u) << dis;
-    EXPECT_NE(dis.find("<entry_SYSCALL_64>:  swapgs\n"), std::string::npos) << dis;
-    EXPECT_EQ(std::count(dis.begin(), dis.end(), '\n'), 3) << dis;
-    int rc = 0;
-    s.exec("disas 0", &rc);
-    EXPECT_EQ(rc, ES_DBG_CMD_ERROR);
-    s.ok("until do_syscall_64");
-    // the syscall number the user passed, as the entry code saved it
-    std::string ax = s.ok("print pt_regs.orig_ax");
-    EXPECT_EQ(ax.rfind("pt_regs->orig_ax = 0x1 ", 0), 0u) << ax; // write
-    EXPECT_NE(ax.find("{nr}"), std::string::npos) << ax;
-    EXPECT_NE(s.ok("print pt_regs->r15").find("cleared"), std::string::npos);
-    s.exec("print pt_regs.nope", &rc);
-    EXPECT_EQ(rc, ES_DBG_CMD_ERROR);
-    // *ADDR: the stub the table holds for write
-    std::string slot = s.ok("print *sys_call_table+8");
-    EXPECT_NE(slot.find("<__x64_sys_write+0x0>"), std::string::npos) << slot;
-    s.exec("print *0x10", &rc);
-    EXPECT_EQ(rc, ES_DBG_CMD_ERROR);
-    s.ok("caption \"pt_regs is built\"");
-    EXPECT_STREQ(es_dbg_caption(s.d), "pt_regs is built");
-}
-
-TEST(DebuggerScript, TranscriptHasTheStateAfterEachCommand)
-{
-    Session s("asm_hello", ES_CONV_V416);
-    NEED(s);
-    char dir[] = "/tmp/es_transcript_XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    std::string script = std::string(dir) + "/s.dbg", tpath = std::string(dir) + "/t.jsonl";
-    FILE *f = fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs("# comment lines are not commands\nkentry\n\nuntil do_syscall_64\nbogus\nkexit\n", f);
-    fclose(f);
-    FILE *t = fopen(tpath.c_str(), "w");
-    ASSERT_NE(t, nullptr);
-    es_dbg_set_transcript(s.d, t);
-    EXPECT_EQ(es_dbg_exec_file(s.d, script.c_str(), nullptr), ES_DBG_CMD_ERROR);
-    es_dbg_set_transcript(s.d, nullptr);
-    fclose(t);
-    std::vector<std::string> l;
-    {
-        std::ifstream in(tpath);
-        for (std::string x; std::getline(in, x);)
-            l.push_back(x);
-    }
-    ASSERT_EQ(l.size(), 3u); // kentry, until, bogus (the script stops there)
-    EXPECT_EQ(l[0].rfind("{\"line\": 2, \"command\": \"kentry\", \"result\": \"ok\"", 0), 0u)
-        << l[0];
-    EXPECT_NE(l[0].find("\"symbol\": \"entry_SYSCALL_64+0x0\""), std::string::npos) << l[0];
-    EXPECT_NE(l[0].find("\"cpl\": 0,"), std::string::npos);
-    EXPECT_NE(l[1].find("\"symbol\": \"do_syscall_64+0x0\""), std::string::npos) << l[1];
-    // v4.16: the dispatcher's pt_regs has r15 saved but not cleared, and di
-    // holds the user's rdi
-    EXPECT_NE(l[1].find("{\"field\": \"di\", \"offset\": 112, \"value\": \"0x1\", "
-                        "\"written\": true, \"cleared\": false, \"taint\": \"rdi\"}"),
-              std::string::npos)
-        << l[1];
-    EXPECT_NE(l[2].find("\"command\": \"bogus\", \"result\": \"error\""), std::string::npos);
-    (void)!system((std::string("rm -rf ") + dir).c_str());
 }
 
 TEST(DebuggerRun, KentryKexitAndExit)

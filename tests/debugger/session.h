@@ -1,0 +1,93 @@
+// session.h - the debugger tests' scripted session on a guest program
+// (split from test_debugger.cc; test_debugger_script.cc uses it too).
+#ifndef ENTRYSIM_TESTS_DEBUGGER_SESSION_H
+#define ENTRYSIM_TESTS_DEBUGGER_SESSION_H
+
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <fstream>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "build_path.h"
+#include "dbg.h"
+#include "kernel.h"
+#include "mitigations.h"
+
+namespace {
+
+
+std::string guest_path(const char *name)
+{
+    return es_build_path(std::string("guest/") + name);
+}
+
+struct Session {
+    es_dbg *d = nullptr;
+    std::string path;
+    std::string error;
+    Session(const char *guest, unsigned patches, bool taint = true)
+    {
+        path = guest_path(guest);
+        es_dbg_cfg c{};
+        c.launch.program = path.c_str();
+        c.launch.root = "/";
+        c.launch.deterministic = true;
+        c.launch.patches = patches;
+        c.launch.mitigations = ES_MIT_DEFAULT;
+        c.launch.stdin_fd = -1;
+        c.no_taint = !taint;
+        char err[320] = "";
+        d = es_dbg_new(&c, err, sizeof err);
+        error = err;
+    }
+    ~Session() { es_dbg_free(d); }
+    es_machine *m() { return es_dbg_machine(d); }
+    // runs one command; returns its output, status in *rc
+    std::string exec(const char *line, int *rc = nullptr)
+    {
+        char *buf = nullptr;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        int r = es_dbg_exec(d, line, f);
+        fclose(f);
+        std::string s(buf, len);
+        free(buf);
+        if (rc)
+            *rc = r;
+        return s;
+    }
+    std::string ok(const char *line)
+    {
+        int rc = -1;
+        std::string s = exec(line, &rc);
+        EXPECT_EQ(rc, ES_DBG_CMD_OK) << line << ": " << s;
+        return s;
+    }
+    const es_dbg_slot *slots()
+    {
+        static es_dbg_slot s[ES_DBG_PTREGS_SLOTS];
+        uint64_t base;
+        EXPECT_EQ(es_dbg_ptregs(d, &base, s), 0);
+        return s;
+    }
+    es_label reg_taint(int r) { return es_taint_reg(es_dbg_taint(d), r); }
+};
+
+#define NEED(s)                                                                         \
+    do {                                                                                \
+        if (!(s).d) {                                                                   \
+            if (access((s).path.c_str(), R_OK) != 0)                                    \
+                GTEST_SKIP() << (s).path << " not built";                               \
+            FAIL() << (s).error;                                                        \
+        }                                                                               \
+    } while (0)
+
+} // namespace
+
+#endif
