@@ -1,0 +1,168 @@
+// Host services where Linux's behaviour has sharp edges (issue 12 items 7
+// and 8): getdents into a buffer that faults part-way.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "es_shim.h"
+#include "es_syscall_32.h"
+#include "es_syscall_64.h"
+#include "es_syscall_names.h"
+#include "host_fixture.h"
+#include "vm.h"
+
+namespace {
+
+const uint64_t PG = 0x1000;
+const int NFILES = 30;
+
+struct HostEdgeTest : HostTest {
+    // /many: NFILES files with long names (64-byte linux_dirent64 records)
+    void make_many()
+    {
+        ASSERT_EQ(mkdir((root + "/many").c_str(), 0755), 0);
+        for (int i = 0; i < NFILES; i++)
+            write_file(root + "/many/" + name(i), "x");
+    }
+    static std::string name(int i)
+    {
+        char b[64];
+        snprintf(b, sizeof b, "entry_%02d_with_a_rather_long_name_padding", i);
+        return b;
+    }
+    // A page of memory with an unmapped page after it: the hole's address
+    // (0 when the calls failed).
+    uint64_t hole_after_page(bool i386)
+    {
+        const uint64_t anon = MAP_PRIVATE | MAP_ANONYMOUS, rw = PROT_READ | PROT_WRITE;
+        int64_t a = i386 ? c32(ES_NR32_mmap2, 0, 2 * PG, rw, anon, (uint32_t)-1, 0)
+                         : c64(ES_NR64_mmap, 0, 2 * PG, rw, anon, (uint64_t)-1, 0);
+        if (a <= 0)
+            return 0;
+        int64_t r = i386 ? c32(ES_NR32_munmap, a + PG, PG) : c64(ES_NR64_munmap, a + PG, PG);
+        return r ? 0 : (uint64_t)a + PG;
+    }
+    static std::vector<std::string> all_names()
+    {
+        std::vector<std::string> v = {".", ".."};
+        for (int i = 0; i < NFILES; i++)
+            v.push_back(name(i));
+        std::sort(v.begin(), v.end());
+        return v;
+    }
+};
+
+// One directory-listing call: its ABI and number and where its records
+// keep d_reclen and the name.
+struct Dents {
+    bool i386;
+    uint64_t nr;
+    size_t reclen_at, name_at;
+};
+
+// Every name of a listing held at va (n bytes), checking the records
+// fill exactly n bytes; the length of the first record in *first.
+std::vector<std::string> parse(HostEdgeTest &t, const Dents &k, uint64_t va, int64_t n)
+{
+    std::vector<std::string> v;
+    auto b = t.peek(va, (size_t)n);
+    int64_t o = 0;
+    while (o < n) {
+        uint16_t rl;
+        memcpy(&rl, &b[(size_t)o + k.reclen_at], 2);
+        EXPECT_GT(rl, 0);
+        if (!rl)
+            break;
+        v.push_back((const char *)&b[(size_t)o + k.name_at]);
+        o += rl;
+    }
+    EXPECT_EQ(o, n);
+    return v;
+}
+
+// A listing call into a buffer whose first `good` bytes are mapped and the
+// rest is not: Linux returns the whole records that fit in the good part
+// (EFAULT only when none does), and the next call goes on with the first
+// record not returned.  One more listing after a fully bad buffer starts
+// where the directory was, losing nothing.
+void faulting_listing(HostEdgeTest &t, const Dents &k, uint64_t edge, uint64_t good_buf)
+{
+    auto call = [&](uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2) {
+        return k.i386 ? t.c32(nr, a0, a1, a2) : t.c64(nr, a0, a1, a2);
+    };
+    uint64_t open_nr = k.i386 ? ES_NR32_open : ES_NR64_open;
+    int64_t d = call(open_nr, t.str("/many"), O_RDONLY | O_DIRECTORY, 0);
+    ASSERT_GE(d, 3);
+    const uint64_t good = 200;
+    int64_t r = call(k.nr, d, edge - good, 4096);
+    ASSERT_GT(r, 0) << "entries that fit before the fault are returned";
+    ASSERT_LE(r, (int64_t)good);
+    std::vector<std::string> seen = parse(t, k, edge - good, r);
+    bool first = true;
+    for (;;) {
+        int64_t n = call(k.nr, d, good_buf, 4096);
+        ASSERT_GE(n, 0);
+        if (!n)
+            break;
+        std::vector<std::string> more = parse(t, k, good_buf, n);
+        if (first) { // the record that did not fit is the next one
+            uint16_t rl;
+            auto b = t.peek(good_buf, 2 + k.reclen_at);
+            memcpy(&rl, &b[k.reclen_at], 2);
+            EXPECT_GT(rl, good - (uint64_t)r);
+            first = false;
+        }
+        seen.insert(seen.end(), more.begin(), more.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, HostEdgeTest::all_names()) << "no record skipped or repeated";
+
+    int64_t d2 = call(open_nr, t.str("/many"), O_RDONLY | O_DIRECTORY, 0);
+    ASSERT_GE(d2, 3);
+    EXPECT_EQ(call(k.nr, d2, edge, 4096), -EFAULT);
+    seen.clear();
+    for (int64_t n; (n = call(k.nr, d2, good_buf, 4096)) > 0;) {
+        auto more = parse(t, k, good_buf, n);
+        seen.insert(seen.end(), more.begin(), more.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, HostEdgeTest::all_names());
+}
+
+TEST_P(HostEdgeTest, GetdentsIntoAFaultingBufferKeepsWhatWasCopied)
+{
+    make_many();
+    uint64_t edge = hole_after_page(false);
+    ASSERT_NE(edge, 0u);
+    // struct linux_dirent64: reclen @16, name @19; linux_dirent: @16, @18
+    faulting_listing(*this, {false, ES_NR64_getdents64, 16, 19}, edge, BUF);
+    faulting_listing(*this, {false, ES_NR64_getdents, 16, 18}, edge, BUF);
+}
+
+TEST_P(HostEdgeTest, GetdentsIntoAFaultingBufferKeepsWhatWasCopied32)
+{
+    make_many();
+    es_vm_set_layout(m, 0xffffe000ull, 0xf7fff000ull);
+    uint64_t edge = hole_after_page(true);
+    ASSERT_NE(edge, 0u);
+    // i386 getdents64 (small d_off cookies) and compat_linux_dirent (@8, @10)
+    faulting_listing(*this, {true, ES_NR32_getdents64, 16, 19}, edge, BUF);
+    faulting_listing(*this, {true, ES_NR32_getdents, 8, 10}, edge, BUF);
+}
+
+INSTANTIATE_TEST_SUITE_P(Resolution, HostEdgeTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                             return std::string(i.param ? "Openat2" : "Walk");
+                         });
+
+} // namespace
