@@ -1,5 +1,6 @@
 // Host services where Linux's behaviour has sharp edges (issue 12 items 7
-// and 8): getdents into a buffer that faults part-way.
+// and 8): getdents into a buffer that faults part-way, linkat of an open
+// file (AT_EMPTY_PATH, O_TMPFILE).
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -158,6 +159,67 @@ TEST_P(HostEdgeTest, GetdentsIntoAFaultingBufferKeepsWhatWasCopied32)
     // i386 getdents64 (small d_off cookies) and compat_linux_dirent (@8, @10)
     faulting_listing(*this, {true, ES_NR32_getdents64, 16, 19}, edge, BUF);
     faulting_listing(*this, {true, ES_NR32_getdents, 8, 10}, edge, BUF);
+}
+
+// ---- linkat(fd, "", ..., AT_EMPTY_PATH) ----
+
+const uint64_t AT_CWD = (uint64_t)-100;
+const int EMPTY_PATH = 0x1000;
+
+TEST_P(HostEdgeTest, LinkatEmptyPathLinksAnOpenFile)
+{
+    es_host_free(m);
+    init(true);
+    // an O_TMPFILE file gets its first name
+    int64_t t = c64(ES_NR64_open, str("/sub"), O_TMPFILE | O_RDWR, 0600);
+    ASSERT_GE(t, 3);
+    EXPECT_EQ(c64(ES_NR64_write, t, str("tmp data"), 8), 8);
+    EXPECT_EQ(c64(ES_NR64_linkat, t, str(""), AT_CWD, str("/sub/made"), EMPTY_PATH), 0);
+    EXPECT_EQ(read_file(root + "/sub/made"), "tmp data");
+    // relative to a directory fd, and an existing name is EEXIST
+    int64_t dir = c64(ES_NR64_open, str("/sub"), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(dir, 3);
+    EXPECT_EQ(c64(ES_NR64_linkat, t, str(""), dir, str("made2"), EMPTY_PATH), 0);
+    EXPECT_EQ(c64(ES_NR64_linkat, t, str(""), dir, str("made2"), EMPTY_PATH), -EEXIST);
+    EXPECT_EQ(access((root + "/sub/made2").c_str(), F_OK), 0);
+    // O_TMPFILE | O_EXCL: never linkable (fs/namei.c vfs_link: ENOENT)
+    int64_t x = c64(ES_NR64_open, str("/sub"), O_TMPFILE | O_RDWR | O_EXCL, 0600);
+    ASSERT_GE(x, 3);
+    EXPECT_EQ(c64(ES_NR64_linkat, x, str(""), AT_CWD, str("/sub/never"), EMPTY_PATH), -ENOENT);
+    // an ordinary open file: a second name for the same inode
+    int64_t h = open_ro("/hello.txt");
+    ASSERT_GE(h, 3);
+    EXPECT_EQ(c64(ES_NR64_linkat, h, str(""), AT_CWD, str("/hello2"), EMPTY_PATH), 0);
+    struct stat s1, s2;
+    ASSERT_EQ(stat((root + "/hello.txt").c_str(), &s1), 0);
+    ASSERT_EQ(stat((root + "/hello2").c_str(), &s2), 0);
+    EXPECT_EQ(s1.st_ino, s2.st_ino);
+    EXPECT_EQ(s2.st_nlink, 2u);
+    // the new name stays in the root: ".." at the root is the root
+    EXPECT_EQ(c64(ES_NR64_linkat, h, str(""), AT_CWD, str("/../../hello3"), EMPTY_PATH), 0);
+    EXPECT_EQ(access((root + "/hello3").c_str(), F_OK), 0);
+    EXPECT_EQ(access((tmp + "/hello3").c_str(), F_OK), -1);
+    EXPECT_EQ(c64(ES_NR64_linkat, h, str(""), AT_CWD, str("/updir/hello6"), EMPTY_PATH), 0);
+    EXPECT_EQ(access((root + "/hello6").c_str(), F_OK), 0);
+    EXPECT_EQ(access((tmp + "/hello6").c_str(), F_OK), -1);
+    // directories are never linked; the cwd is one
+    EXPECT_EQ(c64(ES_NR64_linkat, dir, str(""), AT_CWD, str("/d2"), EMPTY_PATH), -EPERM);
+    EXPECT_EQ(c64(ES_NR64_linkat, AT_CWD, str(""), AT_CWD, str("/d3"), EMPTY_PATH), -EPERM);
+    EXPECT_EQ(c64(ES_NR64_linkat, 77, str(""), AT_CWD, str("/d4"), EMPTY_PATH), -EBADF);
+    // without AT_EMPTY_PATH an empty old path is ENOENT
+    EXPECT_EQ(c64(ES_NR64_linkat, h, str(""), AT_CWD, str("/hello4"), 0), -ENOENT);
+    // the guest's stdin came from outside the root (/dev/null here): it
+    // gets no name inside it
+    EXPECT_EQ(c64(ES_NR64_linkat, 0, str(""), AT_CWD, str("/stdin"), EMPTY_PATH), -EXDEV);
+    int64_t d0 = c64(ES_NR64_dup, 0);
+    ASSERT_GE(d0, 3);
+    EXPECT_EQ(c64(ES_NR64_linkat, d0, str(""), AT_CWD, str("/stdin"), EMPTY_PATH), -EXDEV);
+    EXPECT_EQ(access((root + "/stdin").c_str(), F_OK), -1);
+    // without --rw: read-only
+    es_host_free(m);
+    init(false);
+    h = open_ro("/hello.txt");
+    EXPECT_EQ(c64(ES_NR64_linkat, h, str(""), AT_CWD, str("/hello5"), EMPTY_PATH), -EROFS);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolution, HostEdgeTest, ::testing::Values(true, false),

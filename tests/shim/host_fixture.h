@@ -101,6 +101,20 @@ struct HostTest : ::testing::TestWithParam<bool> {
         close(fd);
     }
 
+    // A host file's contents ("<missing>" when it cannot be opened).
+    static std::string read_file(const std::string &p)
+    {
+        int fd = open(p.c_str(), O_RDONLY);
+        if (fd < 0)
+            return "<missing>";
+        std::string s;
+        char b[4096];
+        for (ssize_t n; (n = read(fd, b, sizeof b)) > 0;)
+            s.append(b, (size_t)n);
+        close(fd);
+        return s;
+    }
+
     int64_t call(int abi, uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
                  uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0)
     {
