@@ -546,14 +546,19 @@ TEST_P(HostTest, MmapOfAFile)
     EXPECT_EQ(es_read(m, a, b, 12), 0);
     EXPECT_STREQ(b, "hello world\n");
     uint64_t z = 1;
-    EXPECT_EQ(es_read(m, a + 0x1000, &z, 8), 0); // past EOF: zero
+    EXPECT_EQ(es_read(m, a + 0xff8, &z, 8), 0); // past EOF in the last page: zero
     EXPECT_EQ(z, 0u);
+    // the page after it lies wholly past EOF: SIGBUS, as Linux
+    EXPECT_NE(es_read(m, a + 0x1000, &z, 8), 0);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
+    EXPECT_TRUE(m->fault.bus);
     EXPECT_NE(es_write(m, a, b, 1), 0); // PROT_READ
-    // a private writable copy at an offset
+    EXPECT_FALSE(m->fault.bus);
+    // a private writable copy at an offset: offset 4096 is past EOF too
     int64_t c = c64(ES_NR64_mmap, 0, 0x1000, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0x1000);
     ASSERT_GT(c, 0);
-    EXPECT_EQ(es_read(m, c, &z, 8), 0);
-    EXPECT_EQ(z, 0u); // offset 4096 is past EOF
+    EXPECT_NE(es_read(m, c, &z, 8), 0);
+    EXPECT_TRUE(m->fault.bus);
     EXPECT_EQ(c64(ES_NR64_mmap, 0, 0x1000, 3, MAP_SHARED, fd, 0), -EINVAL);
     EXPECT_GT(c64(ES_NR64_mmap, 0, 0x1000, PROT_READ, MAP_SHARED, fd, 0), 0);
     EXPECT_EQ(c64(ES_NR64_mmap, 0, 0x1000, PROT_READ, MAP_PRIVATE, fd, 1), -EINVAL);

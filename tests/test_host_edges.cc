@@ -1,6 +1,7 @@
 // Host services where Linux's behaviour has sharp edges (issue 12 items 7
 // and 8): getdents into a buffer that faults part-way, linkat of an open
-// file (AT_EMPTY_PATH, O_TMPFILE).
+// file (AT_EMPTY_PATH, O_TMPFILE), MADV_DONTNEED on file mappings, and
+// SIGBUS for pages of a file mapping past the end of the file.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -220,6 +221,159 @@ TEST_P(HostEdgeTest, LinkatEmptyPathLinksAnOpenFile)
     init(false);
     h = open_ro("/hello.txt");
     EXPECT_EQ(c64(ES_NR64_linkat, h, str(""), AT_CWD, str("/hello5"), EMPTY_PATH), -EROFS);
+}
+
+// ---- file mappings ----
+
+// A file of `pages` pages: page k is filled with 'a' + k; `tail` more
+// bytes of the next letter after them.
+void make_pages(HostEdgeTest &t, const std::string &p, int pages, int tail)
+{
+    std::string s;
+    for (int k = 0; k < pages; k++)
+        s.append(PG, (char)('a' + k));
+    s.append((size_t)tail, (char)('a' + pages));
+    HostEdgeTest::write_file(p, s.c_str());
+    (void)t;
+}
+
+uint8_t byte_at(es_machine *m, uint64_t va)
+{
+    uint8_t b = 0xee;
+    EXPECT_EQ(es_read(m, va, &b, 1), 0) << std::hex << va;
+    return b;
+}
+
+TEST_P(HostEdgeTest, MadviseDontneedRereadsPrivateFileMappings)
+{
+    make_pages(*this, root + "/pages.bin", 3, 100);
+    int64_t fd = open_ro("/pages.bin");
+    ASSERT_GE(fd, 3);
+    int64_t a = c64(ES_NR64_mmap, 0, 4 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    ASSERT_GT(a, 0);
+    for (int k = 0; k < 4; k++) {
+        EXPECT_EQ(byte_at(m, a + k * PG), 'a' + k);
+        uint8_t z = 'Z';
+        ASSERT_EQ(es_write(m, a + k * PG, &z, 1), 0);
+    }
+    EXPECT_EQ(byte_at(m, a + 3 * PG + 100), 0); // past EOF in the last page
+    // the private copies differ from the file; a protection change in the
+    // middle splits the mapping, each part keeping its place in the file
+    EXPECT_EQ(c64(ES_NR64_mprotect, a + PG, PG, PROT_READ), 0);
+    EXPECT_EQ(c64(ES_NR64_madvise, a, 4 * PG, MADV_DONTNEED), 0);
+    for (int k = 0; k < 4; k++)
+        EXPECT_EQ(byte_at(m, a + k * PG), 'a' + k) << "page " << k;
+    EXPECT_EQ(byte_at(m, a + 3 * PG + 100), 0);
+    // what the file holds now, not what it held at mmap (as the page cache)
+    int hfd = open((root + "/pages.bin").c_str(), O_WRONLY);
+    ASSERT_GE(hfd, 0);
+    ASSERT_EQ(pwrite(hfd, "Q", 1, 2 * PG), 1);
+    close(hfd);
+    EXPECT_EQ(c64(ES_NR64_madvise, a + 2 * PG, PG, MADV_DONTNEED), 0);
+    EXPECT_EQ(byte_at(m, a + 2 * PG), 'Q');
+    // a mapping at a file offset, moved by mremap, still reads its pages
+    int64_t c = c64(ES_NR64_mmap, 0, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, PG);
+    ASSERT_GT(c, 0);
+    uint8_t z = 'Z';
+    ASSERT_EQ(es_write(m, c + PG, &z, 1), 0);
+    ASSERT_EQ(es_vm_map(m, c + 2 * PG, PG, ES_PROT_R), 0); // no growth in place
+    int64_t e = c64(ES_NR64_mremap, c, 2 * PG, 3 * PG, 1 /* MREMAP_MAYMOVE */);
+    ASSERT_GT(e, 0);
+    ASSERT_NE(e, c);
+    EXPECT_EQ(byte_at(m, e + PG), 'Z'); // the private copy moved with it
+    EXPECT_EQ(c64(ES_NR64_madvise, e, 3 * PG, MADV_DONTNEED), 0);
+    EXPECT_EQ(byte_at(m, e), 'b');
+    EXPECT_EQ(byte_at(m, e + PG), 'Q');
+    EXPECT_EQ(byte_at(m, e + 2 * PG), 'd');
+    // read-only shared mappings read the file too
+    int64_t s = c64(ES_NR64_mmap, 0, PG, PROT_READ, MAP_SHARED, fd, 0);
+    ASSERT_GT(s, 0);
+    EXPECT_EQ(c64(ES_NR64_madvise, s, PG, MADV_DONTNEED), 0);
+    EXPECT_EQ(byte_at(m, s), 'a');
+    // anonymous private memory reads zeros again
+    int64_t an = c64(ES_NR64_mmap, 0, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     (uint64_t)-1, 0);
+    ASSERT_GT(an, 0);
+    ASSERT_EQ(es_write(m, an, &z, 1), 0);
+    EXPECT_EQ(c64(ES_NR64_madvise, an, PG, MADV_DONTNEED), 0);
+    EXPECT_EQ(byte_at(m, an), 0);
+}
+
+// The host fds this process has open.
+int open_fds()
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
+TEST_P(HostEdgeTest, FileMappingsHoldOneHostFdPerFile)
+{
+    make_pages(*this, root + "/pages.bin", 2, 0);
+    int64_t fd = open_ro("/pages.bin");
+    ASSERT_GE(fd, 3);
+    int before = open_fds();
+    std::vector<int64_t> maps;
+    for (int i = 0; i < 50; i++) {
+        maps.push_back(c64(ES_NR64_mmap, 0, 2 * PG, PROT_READ, MAP_PRIVATE, fd, 0));
+        ASSERT_GT(maps.back(), 0);
+    }
+    EXPECT_EQ(open_fds(), before + 1); // one dup for the inode, shared
+    // the guest's fd may go: the mappings keep the file
+    EXPECT_EQ(c64(ES_NR64_close, fd), 0);
+    EXPECT_EQ(byte_at(m, maps[7] + PG), 'b');
+    // partial unmaps split mappings; the last one gone closes the file
+    for (int64_t a : maps)
+        EXPECT_EQ(c64(ES_NR64_munmap, a, PG), 0);
+    EXPECT_EQ(open_fds(), before);
+    for (int64_t a : maps)
+        EXPECT_EQ(c64(ES_NR64_munmap, a + PG, PG), 0);
+    EXPECT_EQ(open_fds(), before - 1);
+}
+
+// mov rax, [rbx]
+const uint8_t LOAD_RBX[] = {0x48, 0x8b, 0x03};
+
+TEST_P(HostEdgeTest, FileMappingPagesPastEofAreSigbus)
+{
+    int64_t fd = open_ro("/hello.txt"); // 12 bytes
+    ASSERT_GE(fd, 3);
+    int64_t a = c64(ES_NR64_mmap, 0, 3 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    ASSERT_GT(a, 0);
+    EXPECT_EQ(byte_at(m, a), 'h');
+    EXPECT_EQ(byte_at(m, a + PG - 1), 0); // the rest of the last page: zeros
+    // a load from the page after it: SIGBUS (BUS_ADRERR), as Linux's
+    // filemap_fault for a page wholly past i_size
+    ASSERT_EQ(est_code(m, LOAD_RBX, sizeof LOAD_RBX), 0);
+    m->gpr[ES_RBX] = a + PG + 8;
+    EXPECT_EQ(est_run(m, sizeof LOAD_RBX, 10), ES_STOP_FAULT);
+    EXPECT_EQ(m->signal, 7);
+    EXPECT_EQ(m->fault.vector, ES_VEC_PF);
+    EXPECT_EQ(m->fault.addr, (uint64_t)a + PG + 8);
+    EXPECT_NE(strstr(m->message, "SIGBUS"), nullptr) << m->message;
+    // writes too (the private copy starts as the file's page)
+    uint64_t v = 1;
+    EXPECT_NE(es_write(m, a + 2 * PG, &v, 8), 0);
+    // the kernel's own copies fail with EFAULT instead
+    EXPECT_EQ(c64(ES_NR64_write, 1, a + PG, 8), -EFAULT);
+    EXPECT_EQ(c64(ES_NR64_read, fd, a + PG, 8), -EFAULT);
+    // an unmapped page is still SIGSEGV
+    m->stop = ES_STOP_NONE;
+    m->signal = 0;
+    ASSERT_EQ(est_code(m, LOAD_RBX, sizeof LOAD_RBX), 0);
+    m->gpr[ES_RBX] = a + 3 * PG;
+    EXPECT_EQ(est_run(m, sizeof LOAD_RBX, 10), ES_STOP_FAULT);
+    EXPECT_EQ(m->signal, 11);
+    // the file grows: the page has contents now (Linux checks i_size at
+    // the fault); and a mapping whose file shrank faults
+    std::string big(PG + 5, 'g');
+    write_file(root + "/hello.txt", big.c_str());
+    EXPECT_EQ(byte_at(m, a + PG), 'g');
+    EXPECT_EQ(byte_at(m, a + PG + 5), 0);
+    ASSERT_EQ(truncate((root + "/hello.txt").c_str(), 0), 0);
+    EXPECT_NE(es_read(m, a + 2 * PG, &v, 8), 0);
+    EXPECT_TRUE(m->fault.vector == ES_VEC_PF);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolution, HostEdgeTest, ::testing::Values(true, false),
