@@ -4,10 +4,11 @@
  * The VMA list is the truth about what is mapped; page-table entries exist
  * only for pages that were touched.  A file mapping's VMA names its file
  * (es_vm_file) and offset: its pages are read from the file when first
- * touched, and again after MADV_DONTNEED drops them.  Every leaf PTE this file writes carries
- * the software bit SW_FRAME (bit 9, ignored by the MMU, SDM Vol. 3A, 4.5):
- * a PROT_NONE page keeps its frame with P clear, so its contents survive an
- * mprotect back to readable, as Linux's _PAGE_PROTNONE does.
+ * touched, and again after MADV_DONTNEED drops them.  Every leaf PTE this
+ * file writes carries the software bit SW_FRAME (bit 9, ignored by the
+ * MMU, SDM Vol. 3A, 4.5): a PROT_NONE page keeps its frame with P clear,
+ * so its contents survive an mprotect back to readable, as Linux's
+ * _PAGE_PROTNONE does.
  *
  * Layering: this file sits on mem.c (frames, page tables, TLB) and calls
  * it; mem.c reaches es_vm_fault only through m->hooks.demand_fault, set
