@@ -147,7 +147,8 @@ static void print_stats(es_machine *m, double secs, const kernel_count *kc)
  * the memory cap (vm.c could not get a frame). */
 static bool fault_is_oom(es_machine *m)
 {
-    if (m->fault.vector != ES_VEC_PF || (m->fault.error & ES_PFEC_P))
+    /* a file page past EOF is allowed by its VMA too, but is SIGBUS */
+    if (m->fault.vector != ES_VEC_PF || (m->fault.error & ES_PFEC_P) || m->fault.bus)
         return false;
     int prot = es_vm_prot_at(m, m->fault.addr);
     if (prot <= 0)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 static const es_opt *lookup(const es_opts *p, const char *name)
 {
     for (size_t k = 0; k < p->n; k++)
@@ -62,14 +64,28 @@ int es_opts_next(es_opts *p)
 
 int es_opts_fail(const es_opts *p, const char *fmt, ...)
 {
-    va_list ap;
+    /* the message quotes what the user typed: its control characters are
+     * written visibly (escape.h), so a CR or an escape sequence in an
+     * option value cannot act on the terminal */
+    va_list ap, again;
     va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t len = n > 0 ? (size_t)n : 0, cap = 4 * len + 1;
+    char *msg = malloc(len + 1), *shown = malloc(cap);
+    if (msg && shown) {
+        vsnprintf(msg, len + 1, fmt, again);
+        es_escape_ctl(shown, cap, msg);
+    }
+    va_end(again);
     fputs(p->prefix ? p->prefix : "entrysim: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    fputs(msg && shown ? shown : "invalid usage (out of memory for the message)", stderr);
     fputc('\n', stderr);
     if (p->trailer)
         fputs(p->trailer, stderr);
-    va_end(ap);
+    free(msg);
+    free(shown);
     return ES_EX_USAGE;
 }
 

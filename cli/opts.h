@@ -53,7 +53,9 @@ typedef struct es_opts {
 
 int es_opts_next(es_opts *p);
 
-/* Prints prefix, the message and trailer on stderr; returns ES_EX_USAGE. */
+/* Prints prefix, the message (its control characters written visibly, as
+ * es_escape_ctl: it quotes user input) and trailer on stderr; returns
+ * ES_EX_USAGE. */
 int es_opts_fail(const es_opts *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

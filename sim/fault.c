@@ -12,6 +12,7 @@ int es_raise(es_machine *m, int vector, uint32_t error)
     m->fault.rip = m->rip;
     m->fault.addr = 0;
     m->fault.write = 0;
+    m->fault.bus = 0;
     return ES_FAULT;
 }
 
@@ -81,18 +82,24 @@ static int vector_signal(int v)
  * the kernel reports an unhandled user fault (ES_HC_SIGNAL). */
 void es_fault_report(es_machine *m, int v, uint32_t e, uint64_t addr, uint64_t rip)
 {
+    /* the #PF recorded at the access (the guest kernel reports it after
+     * running its handler): a file page past EOF is SIGBUS, BUS_ADRERR
+     * (arch/x86/mm/fault.c do_sigbus for VM_FAULT_SIGBUS) */
+    bool bus = v == ES_VEC_PF && m->fault.bus && m->fault.addr == addr;
     m->fault.vector = (uint8_t)v;
     m->fault.error = e;
     m->fault.has_error = (uint8_t)es_vector_has_error(v);
     m->fault.addr = addr;
     m->fault.rip = rip;
-    m->signal = vector_signal(v);
+    m->fault.bus = bus;
+    m->signal = bus ? 7 /* SIGBUS */ : vector_signal(v);
     if (v == ES_VEC_PF) {
         snprintf(m->message, sizeof m->message, "guest fault #PF at rip=0x%llx: %s 0x%llx (%s)",
                  (unsigned long long)rip,
                  (e & ES_PFEC_I) ? "execute at" : (e & ES_PFEC_W) ? "write to" : "read from",
                  (unsigned long long)addr,
-                 (e & ES_PFEC_P) ? "protection violation" : "not present");
+                 bus ? "past the end of the mapped file: SIGBUS"
+                 : (e & ES_PFEC_P) ? "protection violation" : "not present");
     } else if (v == ES_VEC_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID) {
         snprintf(m->message, sizeof m->message,
                  "guest fault #UD at rip=0x%llx: %s is not implemented by entrysim",

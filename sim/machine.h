@@ -178,10 +178,15 @@ enum es_abi { ES_ABI_X64 = 0, ES_ABI_I386 = 1, ES_ABI_X32 = 2 };
 /* Guest x32 syscalls have this bit set in the number (__X32_SYSCALL_BIT). */
 #define ES_X32_SYSCALL_BIT 0x40000000ull
 
+/* What the demand_fault hook returns for a file page past EOF. */
+#define ES_DEMAND_SIGBUS (-2)
+
 typedef struct es_hooks {
     /* demand paging: mem.c's page walk failed for va; returns 0 when the
-     * page now exists (retry the walk), -1 for a genuine fault.  Set by
-     * vm.c (es_vm_fault) when it creates the VMA list. */
+     * page now exists (retry the walk), -1 for a genuine fault,
+     * ES_DEMAND_SIGBUS for a page of a file mapping wholly past the end
+     * of its file (the #PF then carries fault.bus).  Set by vm.c
+     * (es_vm_fault) when it creates the VMA list. */
     int (*demand_fault)(es_machine *m, uint64_t va, int access);
     /* PTI (sim/boot/pti.c, set when the page tables are split): vm.c added
      * a user mapping at va / changed or removed user mappings. */
@@ -255,6 +260,8 @@ struct es_machine {
         uint64_t addr;   /* #PF linear address (becomes CR2) */
         uint64_t rip;    /* faulting instruction */
         int write;       /* #PF: the access was a write */
+        uint8_t bus;     /* #PF: on a file page past EOF, Linux's SIGBUS
+                          * (BUS_ADRERR) rather than SIGSEGV */
     } fault;
 
     /* --- memory --- */

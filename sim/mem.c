@@ -282,13 +282,15 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
     /* demand paging of the process's VMAs, also for a guest kernel's own
      * accesses to user addresses (get_user, the i386 arg6 load), which
      * Linux's page-fault handler serves the same way */
+    int demand = -1;
     if (pfec && (user || (m->has_kernel && va < (1ull << 47))) && m->hooks.demand_fault &&
-        m->hooks.demand_fault(m, va, access) == 0)
+        (demand = m->hooks.demand_fault(m, va, access)) == 0)
         pfec = walk(m, va, access, user, pa, perm);
     if (pfec) {
         es_raise(m, ES_VEC_PF, pfec & ~WALK_FAIL);
         m->fault.addr = va;
         m->fault.write = access == ES_ACC_W;
+        m->fault.bus = demand == ES_DEMAND_SIGBUS;
         return -1;
     }
     uint8_t *host = es_phys(m, *pa & ~(PAGE - 1));

@@ -2,10 +2,13 @@
  * page tables, demand paged like Linux's mm.
  *
  * The VMA list is the truth about what is mapped; page-table entries exist
- * only for pages that were touched.  Every leaf PTE this file writes carries
- * the software bit SW_FRAME (bit 9, ignored by the MMU, SDM Vol. 3A, 4.5):
- * a PROT_NONE page keeps its frame with P clear, so its contents survive an
- * mprotect back to readable, as Linux's _PAGE_PROTNONE does.
+ * only for pages that were touched.  A file mapping's VMA names its file
+ * (es_vm_file) and offset: its pages are read from the file when first
+ * touched, and again after MADV_DONTNEED drops them.  Every leaf PTE this
+ * file writes carries the software bit SW_FRAME (bit 9, ignored by the
+ * MMU, SDM Vol. 3A, 4.5): a PROT_NONE page keeps its frame with P clear,
+ * so its contents survive an mprotect back to readable, as Linux's
+ * _PAGE_PROTNONE does.
  *
  * Layering: this file sits on mem.c (frames, page tables, TLB) and calls
  * it; mem.c reaches es_vm_fault only through m->hooks.demand_fault, set
@@ -33,6 +36,8 @@
 typedef struct es_vma {
     uint64_t start, end; /* [start, end), page aligned */
     int prot;            /* ES_PROT_* */
+    es_vm_file *file;    /* the file behind it (NULL: anonymous memory) */
+    uint64_t off;        /* file offset of start */
 } es_vma;
 
 /* The VMAs, sorted by start and non-overlapping, live in blocks of up to
@@ -63,6 +68,7 @@ struct es_vmas {
     size_t count;       /* VMAs in all blocks (Linux's mm->map_count) */
     uint64_t top, mmap_base;
     uint64_t zero_pfn;  /* the shared zero frame, 0 until first needed */
+    es_vm_file *files;  /* the files some VMA uses (refs > 0) */
     vblk *spare[NSPARE]; /* blocks reserve() set aside for inserts */
 };
 
@@ -92,19 +98,6 @@ static bool valid(const struct es_vmas *s, vpos p)
 static vpos next(const struct es_vmas *s, vpos p)
 {
     return p.i + 1 < s->b[p.b]->n ? (vpos){p.b, p.i + 1} : (vpos){p.b + 1, 0};
-}
-
-/* The entry before p; false at the first. */
-static bool prev(const struct es_vmas *s, vpos p, vpos *out)
-{
-    if (p.i) {
-        *out = (vpos){p.b, p.i - 1};
-        return true;
-    }
-    if (!p.b)
-        return false;
-    *out = (vpos){p.b - 1, s->b[p.b - 1]->n - 1};
-    return true;
 }
 
 /* Position of the first VMA whose end is above va (the end when none). */
@@ -189,6 +182,29 @@ static int make_room(struct es_vmas *s, vpos *p)
     return 0;
 }
 
+/* A VMA (or a caller holding it for a while) starts using f: the first
+ * user puts it on the list of files. */
+static void file_hold(struct es_vmas *s, es_vm_file *f)
+{
+    if (f && f->refs++ == 0) {
+        f->next = s->files;
+        s->files = f;
+    }
+}
+
+/* A user of f is gone: the last one releases it. */
+static void file_drop(struct es_vmas *s, es_vm_file *f)
+{
+    if (!f || --f->refs)
+        return;
+    for (es_vm_file **p = &s->files; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    f->release(f);
+}
+
 /* Inserts a before p (room ensured by the caller through reserve). */
 static vpos insert_at(struct es_vmas *s, vpos p, es_vma a)
 {
@@ -197,6 +213,7 @@ static vpos insert_at(struct es_vmas *s, vpos p, es_vma a)
     vblk *k = s->b[p.b];
     memmove(&k->v[p.i + 1], &k->v[p.i], (k->n - p.i) * sizeof *k->v);
     k->v[p.i] = a;
+    file_hold(s, a.file);
     k->n++;
     k->dirty = true;
     s->count++;
@@ -207,6 +224,7 @@ static vpos insert_at(struct es_vmas *s, vpos p, es_vma a)
 static vpos remove_at(struct es_vmas *s, vpos p)
 {
     vblk *k = s->b[p.b];
+    file_drop(s, k->v[p.i].file);
     memmove(&k->v[p.i], &k->v[p.i + 1], (k->n - p.i - 1) * sizeof *k->v);
     k->n--;
     k->dirty = true;
@@ -241,48 +259,57 @@ static int reserve(struct es_vmas *s, size_t extra)
     return 0;
 }
 
-/* Merges the VMA at p with equal-protection neighbours that touch it, so a
- * brk that grows page by page stays one entry. */
-static void merge_around(struct es_vmas *s, vpos p)
+/* Whether b continues a: adjacent, same protection, and the same memory
+ * (anonymous, or the next pages of the same file). */
+static bool mergeable(const es_vma *a, const es_vma *b)
 {
-    es_vma *a = at(s, p);
-    vpos q = next(s, p);
-    if (valid(s, q) && a->end == at(s, q)->start && a->prot == at(s, q)->prot) {
-        a->end = at(s, q)->end;
+    return a->end == b->start && a->prot == b->prot && a->file == b->file &&
+           (!a->file || a->off + (a->end - a->start) == b->off);
+}
+
+/* Merges the VMAs that meet [start, end] (its neighbours included) where
+ * one continues the other, so a brk that grows page by page stays one
+ * entry. */
+static void merge_range(struct es_vmas *s, uint64_t start, uint64_t end)
+{
+    vpos p = first_above(s, start ? start - 1 : 0);
+    while (valid(s, p) && at(s, p)->start <= end) {
+        vpos q = next(s, p);
+        if (!valid(s, q) || !mergeable(at(s, p), at(s, q))) {
+            p = q;
+            continue;
+        }
+        at(s, p)->end = at(s, q)->end;
         s->b[p.b]->dirty = true;
-        remove_at(s, q);
-    }
-    if (prev(s, p, &q) && at(s, q)->end == at(s, p)->start && at(s, q)->prot == at(s, p)->prot) {
-        at(s, q)->end = at(s, p)->end;
-        s->b[q.b]->dirty = true;
-        remove_at(s, p);
+        remove_at(s, q); /* q comes after p: p stays where it is */
     }
 }
 
+/* Splits the VMA that straddles addr (if one does) in two at addr.  Needs
+ * room for one insert (reserve first). */
+static void split_at(struct es_vmas *s, uint64_t addr)
+{
+    vpos p = first_above(s, addr);
+    if (!valid(s, p) || at(s, p)->start >= addr)
+        return;
+    es_vma *a = at(s, p), tail = *a;
+    tail.start = addr;
+    if (tail.file)
+        tail.off += addr - a->start;
+    a->end = addr;
+    s->b[p.b]->dirty = true;
+    insert_at(s, next(s, p), tail);
+}
+
 /* Cuts [start, end) out of the VMA list (splitting a VMA that straddles an
- * edge).  Needs room for one extra entry (reserve first). */
+ * edge).  Needs room for two inserts (reserve first). */
 static void cut(struct es_vmas *s, uint64_t start, uint64_t end)
 {
+    split_at(s, start);
+    split_at(s, end);
     vpos i = first_above(s, start);
-    while (valid(s, i) && at(s, i)->start < end) {
-        es_vma *a = at(s, i);
-        s->b[i.b]->dirty = true;
-        if (a->start < start && a->end > end) { /* hole in the middle */
-            es_vma tail = {end, a->end, a->prot};
-            a->end = start;
-            insert_at(s, next(s, i), tail);
-            return;
-        }
-        if (a->start < start) { /* keep the head */
-            a->end = start;
-            i = next(s, i);
-        } else if (a->end > end) { /* keep the tail */
-            a->start = end;
-            return;
-        } else {
-            i = remove_at(s, i);
-        }
-    }
+    while (valid(s, i) && at(s, i)->start < end)
+        i = remove_at(s, i);
 }
 
 /* Linux's map_count checks: a new mapping is refused once the count is
@@ -394,30 +421,63 @@ static bool aligned_range(const struct es_vmas *s, uint64_t va, uint64_t len)
            va + len <= s->top;
 }
 
-/* Replaces [va, end) in the list by one VMA with prot (merged with equal
- * neighbours).  The caller reserved room and checked the count. */
-static void put_vma(struct es_vmas *s, uint64_t va, uint64_t end, int prot)
+/* Replaces [v.start, v.end) in the list by v (merged with the neighbours
+ * it continues).  The caller reserved room and checked the count. */
+static void put_vma(struct es_vmas *s, es_vma v)
 {
-    cut(s, va, end);
-    vpos p = insert_at(s, first_above(s, va), (es_vma){va, end, prot});
-    merge_around(s, p);
+    cut(s, v.start, v.end);
+    insert_at(s, first_above(s, v.start), v);
+    merge_range(s, v.start, v.end);
+}
+
+int es_vm_map_file(es_machine *m, uint64_t va, uint64_t len, int prot, es_vm_file *f,
+                   uint64_t off)
+{
+    struct es_vmas *s = vmas(m);
+    if (!s) {
+        if (f && !f->refs)
+            f->release(f);
+        return -ENOMEM;
+    }
+    /* held across the change: replacing a mapping of the same file must
+     * not release it on the way, and a file no VMA took is released */
+    file_hold(s, f);
+    int r = 0;
+    if (!aligned_range(s, va, len))
+        r = len && va + len > s->top ? -ENOMEM : -EINVAL;
+    else if (s->count > ES_VM_MAX_MAP_COUNT || !splits_ok(s, va, va + len) || reserve(s, 3))
+        r = -ENOMEM;
+    if (!r) {
+        uint64_t end = va + len;
+        pt_each(m, va, end, free_pte, NULL);
+        put_vma(s, (es_vma){va, end, prot & (ES_PROT_R | ES_PROT_W | ES_PROT_X), f, f ? off : 0});
+        es_tlb_flush(m);
+        pti_user_flush(m); /* pti+PCID: the user ASID is stale */
+    }
+    file_drop(s, f);
+    return r;
 }
 
 int es_vm_map(es_machine *m, uint64_t va, uint64_t len, int prot)
 {
-    struct es_vmas *s = vmas(m);
-    if (!s)
-        return -ENOMEM;
-    if (!aligned_range(s, va, len))
-        return len && va + len > s->top ? -ENOMEM : -EINVAL;
-    if (s->count > ES_VM_MAX_MAP_COUNT || !splits_ok(s, va, va + len) || reserve(s, 2))
-        return -ENOMEM;
-    uint64_t end = va + len;
-    pt_each(m, va, end, free_pte, NULL);
-    put_vma(s, va, end, prot & (ES_PROT_R | ES_PROT_W | ES_PROT_X));
-    es_tlb_flush(m);
-    pti_user_flush(m); /* pti+PCID: the user ASID is stale */
-    return 0;
+    return es_vm_map_file(m, va, len, prot, NULL, 0);
+}
+
+es_vm_file *es_vm_file_at(es_machine *m, uint64_t va, uint64_t *off)
+{
+    const es_vma *a = find(m, va);
+    if (!a || !a->file)
+        return NULL;
+    *off = a->off + ((va & ~(PAGE - 1)) - a->start);
+    return a->file;
+}
+
+es_vm_file *es_vm_file_find(es_machine *m, uint64_t k0, uint64_t k1)
+{
+    for (es_vm_file *f = m->vmas ? m->vmas->files : NULL; f; f = f->next)
+        if (f->key[0] == k0 && f->key[1] == k1)
+            return f;
+    return NULL;
 }
 
 int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
@@ -430,7 +490,7 @@ int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
     len = (len + PAGE - 1) & ~(PAGE - 1);
     if (!len || va + len < va || va + len > s->top)
         return -EINVAL;
-    if (!splits_ok(s, va, va + len) || reserve(s, 1))
+    if (!splits_ok(s, va, va + len) || reserve(s, 2))
         return -ENOMEM;
     pt_each(m, va, va + len, free_pte, NULL);
     cut(s, va, va + len);
@@ -470,7 +530,14 @@ int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot)
     if (!splits_ok(s, va, end) || reserve(s, 3))
         return -ENOMEM;
     prot &= ES_PROT_R | ES_PROT_W | ES_PROT_X;
-    put_vma(s, va, end, prot);
+    /* VMA by VMA: each keeps its file and offset */
+    split_at(s, va);
+    split_at(s, end);
+    for (vpos p = first_above(s, va); valid(s, p) && at(s, p)->start < end; p = next(s, p)) {
+        at(s, p)->prot = prot;
+        s->b[p.b]->dirty = true;
+    }
+    merge_range(s, va, end);
     pt_each(m, va, end, reprot_pte, &prot);
     es_tlb_flush(m);
     pti_user_flush(m); /* pti+PCID: the user ASID is stale */
@@ -502,7 +569,9 @@ int es_vm_move(es_machine *m, uint64_t old, uint64_t oldlen, uint64_t to, uint64
     int prot = es_vm_prot_at(m, old);
     if (prot < 0)
         return -EFAULT;
-    int r = es_vm_map(m, to, newlen, prot);
+    uint64_t off = 0;
+    es_vm_file *f = es_vm_file_at(m, old, &off); /* a file mapping stays one */
+    int r = es_vm_map_file(m, to, newlen, prot, f, off);
     if (r)
         return r;
     /* the frames move with their page-table entries (Linux's
@@ -600,17 +669,29 @@ bool es_vm_range_ok(es_machine *m, uint64_t va, uint64_t len, int prot)
     return true;
 }
 
-/* A frame for the page at va: the shared zero frame for a read (Linux maps
- * its zero page: never-written memory costs nothing), a fresh one for a
- * write.  0 when the cap is reached. */
-static uint64_t fault_frame(es_machine *m, int access)
+/* The frame for the page at va of VMA a, in *pfn (0 when the cap is
+ * reached): a file's page read from the file, or ES_DEMAND_SIGBUS when it
+ * lies wholly past the end of the file (mm/filemap.c filemap_fault);
+ * anonymous memory gets the shared zero frame for a read (Linux maps its
+ * zero page: never-written memory costs nothing), a fresh one for a write. */
+static int fault_frame(es_machine *m, const es_vma *a, uint64_t va, int access, uint64_t *pfn)
 {
     struct es_vmas *s = m->vmas;
+    if (a->file) {
+        *pfn = es_frame_alloc(m); /* zeroed: the tail past EOF reads 0 */
+        uint64_t off = a->off + ((va & ~(PAGE - 1)) - a->start);
+        if (*pfn && a->file->read_page(a->file, off, es_phys(m, *pfn << 12))) {
+            es_frame_free(m, *pfn);
+            *pfn = 0;
+            return ES_DEMAND_SIGBUS;
+        }
+        return 0;
+    }
     if (access == ES_ACC_W)
-        return es_frame_alloc(m);
-    if (!s->zero_pfn)
-        s->zero_pfn = es_frame_alloc(m);
-    return s->zero_pfn;
+        *pfn = es_frame_alloc(m);
+    else
+        *pfn = s->zero_pfn ? s->zero_pfn : (s->zero_pfn = es_frame_alloc(m));
+    return 0;
 }
 
 int es_vm_fault(es_machine *m, uint64_t va, int access)
@@ -641,7 +722,9 @@ int es_vm_fault(es_machine *m, uint64_t va, int access)
     }
     int prot = a->prot;
     pte = es_pte(m, m->cr3, va, true);
-    uint64_t pfn = pte ? fault_frame(m, access) : 0;
+    uint64_t pfn = 0;
+    if (pte && fault_frame(m, a, va, access, &pfn) == ES_DEMAND_SIGBUS)
+        return ES_DEMAND_SIGBUS;
     if (!pfn) {
         snprintf(m->message, sizeof m->message,
                  "out of guest memory (cap %llu MiB) touching 0x%llx",
@@ -669,6 +752,11 @@ void es_vm_free(es_machine *m)
     struct es_vmas *s = m->vmas;
     if (!s)
         return;
+    while (s->files) { /* what the VMAs held, all at once */
+        es_vm_file *f = s->files;
+        s->files = f->next;
+        f->release(f);
+    }
     for (size_t b = 0; b < s->nb; b++)
         free(s->b[b]);
     for (int i = 0; i < NSPARE; i++)

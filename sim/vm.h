@@ -24,13 +24,42 @@ extern "C" {
 /* Maps [va, va+len) (page aligned) with prot, replacing whatever was there;
  * pages read as zero until written.  Returns 0 or -errno (-ENOMEM). */
 int es_vm_map(es_machine *m, uint64_t va, uint64_t len, int prot);
+/* A file behind mappings (es_vm_map_file): a page not present is read
+ * from it when first touched, so MADV_DONTNEED on a private file mapping
+ * shows the file again, and a page wholly past the end of the file is
+ * SIGBUS, as Linux's filemap_fault.  The layer that opens files
+ * (sim/host/mm.c) makes one and sets key, read_page and release; vm.c
+ * counts the VMAs that use it (refs, next) and releases it when none is
+ * left, or when es_vm_free ends them all. */
+typedef struct es_vm_file {
+    uint64_t key[2]; /* the file's identity (device, inode) for es_vm_file_find */
+    /* Reads the page at file offset off into page (4096 bytes, zeroed, so
+     * what lies past EOF stays 0): 0, or -1 when it lies wholly past EOF
+     * or cannot be read. */
+    int (*read_page)(struct es_vm_file *f, uint64_t off, uint8_t *page);
+    void (*release)(struct es_vm_file *f);
+    uint64_t refs;           /* vm.c's: the VMAs using it */
+    struct es_vm_file *next; /* vm.c's: the list of files in use */
+} es_vm_file;
+
+/* es_vm_map for a file mapping: [va, va+len) shows f from file offset off
+ * (f NULL: anonymous memory, as es_vm_map).  f is kept while a VMA uses
+ * it; one no VMA took (the call failed) is released at once. */
+int es_vm_map_file(es_machine *m, uint64_t va, uint64_t len, int prot, es_vm_file *f,
+                   uint64_t off);
+/* The file mapped at va and va's page's offset in it (*off), or NULL for
+ * anonymous memory and unmapped addresses. */
+es_vm_file *es_vm_file_at(es_machine *m, uint64_t va, uint64_t *off);
+/* A file some mapping uses whose key is (k0, k1), or NULL. */
+es_vm_file *es_vm_file_find(es_machine *m, uint64_t k0, uint64_t k1);
 /* Unmaps [va, va+len): frees frames, clears PTEs, flushes the TLB. 0/-errno */
 int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len);
 /* Linux's default vm.max_map_count: mappings past it fail with ENOMEM. */
 #define ES_VM_MAX_MAP_COUNT 65530
 
 /* Frees the pages present in [va, va+len) but keeps the mapping, which
- * reads as zero again (MADV_DONTNEED).  0 or -ENOMEM (part unmapped). */
+ * reads as zero again, or as its file for a file mapping (MADV_DONTNEED).
+ * 0 or -ENOMEM (part unmapped). */
 int es_vm_zap(es_machine *m, uint64_t va, uint64_t len);
 /* Moves the mapping at [old, old+oldlen) to [to, to+newlen) (fresh range,
  * not overlapping), its pages with it: mremap's move.  0 or -errno. */
@@ -47,7 +76,8 @@ int es_vm_prot_at(es_machine *m, uint64_t va);
 bool es_vm_range_ok(es_machine *m, uint64_t va, uint64_t len, int prot);
 /* Demand fault: materialises the page holding va if a VMA permits `access`
  * (enum es_access).  Returns 0 when the access may be retried, -1 when it
- * is a genuine fault. */
+ * is a genuine fault, ES_DEMAND_SIGBUS when va is in a file mapping's page
+ * wholly past the end of its file. */
 int es_vm_fault(es_machine *m, uint64_t va, int access);
 /* Sets the address-space limits: user addresses below `top` (47-bit for
  * 64-bit processes, 4 GiB for 32-bit ones); mmap grows down from mmap_base. */

@@ -315,7 +315,7 @@ static int64_t do_dup3(struct es_host *h, int64_t oldfd, int64_t newfd, int flag
     if (h->fds[newfd].host >= 0)
         fd_close(h, (int)newfd);
     h->fds[newfd] = (es_hfd){.host = hfd, .owned = true, .cloexec = (flags & G_O_CLOEXEC) != 0,
-                             .pipe_ino = f->pipe_ino};
+                             .foreign = f->foreign, .pipe_ino = f->pipe_ino};
     return newfd;
 }
 
@@ -333,9 +333,12 @@ static int64_t do_fcntl(struct es_host *h, int64_t fd, unsigned cmd, uint64_t ar
         if (hfd < 0)
             return -errno;
         uint64_t ino = f->pipe_ino;
+        bool foreign = f->foreign;
         int nfd = fd_install(h, hfd, cmd == 1030, (int)arg);
-        if (nfd >= 0)
+        if (nfd >= 0) {
             h->fds[nfd].pipe_ino = ino;
+            h->fds[nfd].foreign = foreign;
+        }
         return nfd;
     }
     case 1: return f->cloexec ? 1 : 0; /* F_GETFD */
@@ -491,7 +494,7 @@ int es_hs_fs_init(es_machine *m)
     int std[3] = {h->cfg.stdin_fd, h->cfg.stdout_fd, h->cfg.stderr_fd};
     for (int i = 0; i < 3; i++)
         if (std[i] >= 0)
-            h->fds[i] = (es_hfd){.host = std[i], .owned = false};
+            h->fds[i] = (es_hfd){.host = std[i], .owned = false, .foreign = true};
     return 0;
 }
 

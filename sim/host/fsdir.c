@@ -127,102 +127,108 @@ static int64_t do_statx(es_machine *m, const es_scall *c, int64_t dirfd, uint64_
 
 /* ---- directories ---- */
 
+/* Longest record of any layout: a 255-byte name, its NUL and padding. */
+#define DIRENT_MAX 288
+
+/* The host's linux_dirent64 record `in` in the caller's layout, with d_off
+ * `off`, into out: its length, or 0 when the inode number does not fit the
+ * compat layout (EOVERFLOW). */
+static size_t dirent_layout(const es_scall *c, bool d64, const uint8_t *in, uint64_t off,
+                            uint8_t *out)
+{
+    uint64_t ino = es_ld64(in);
+    uint16_t reclen = (uint16_t)(in[16] | in[17] << 8);
+    uint8_t type = in[18];
+    const char *name = (const char *)in + 19;
+    size_t nl = strnlen(name, 255), rl;
+    if (d64) {
+        rl = reclen < DIRENT_MAX ? reclen : DIRENT_MAX;
+        memcpy(out, in, rl);
+        es_st64(out + 8, off);
+        return rl;
+    }
+    if (c->compat) {
+        /* struct compat_linux_dirent: u32 ino, u32 off, u16 reclen, name, pad, type */
+        if ((uint32_t)ino != ino)
+            return 0;
+        rl = (10 + nl + 2 + 3) & ~(size_t)3;
+        memset(out, 0, rl);
+        es_st32(out, (uint32_t)ino);
+        es_st32(out + 4, (uint32_t)off);
+        es_st16(out + 8, (uint16_t)rl);
+        memcpy(out + 10, name, nl);
+    } else {
+        /* struct linux_dirent: u64 ino, u64 off, u16 reclen, name, pad, type */
+        rl = (18 + nl + 2 + 7) & ~(size_t)7;
+        memset(out, 0, rl);
+        es_st64(out, ino);
+        es_st64(out + 8, off);
+        es_st16(out + 16, (uint16_t)rl);
+        memcpy(out + 18, name, nl);
+    }
+    out[rl - 1] = type;
+    return rl;
+}
+
+/* getdents/getdents64 as fs/readdir.c: records go to the guest one at a
+ * time, and the first one that cannot (no room: EINVAL; a fault: EFAULT;
+ * an inode number too wide: EOVERFLOW) ends the call, which then returns
+ * the bytes of the records before it if there are any, else the error.
+ * The directory position is that of the last record returned, so the
+ * next call starts with the one that failed (the host read ahead: it is
+ * seeked back). */
 static int64_t do_getdents(es_machine *m, const es_scall *c, int64_t fd, uint64_t ubuf,
                            uint64_t count, bool d64)
 {
     es_hfd *f = es_hs_fd(m->host, fd);
     if (!f)
         return -EBADF;
+    uint64_t top = es_hs_task_size(c);
+    if (ubuf > top || count > top - ubuf) /* access_ok(dirent, count) */
+        return -EFAULT;
     if (count > ES_HS_CHUNK)
         count = ES_HS_CHUNK;
-    uint8_t *in = malloc(count + 1), *out = malloc(count + 1);
-    if (!in || !out) {
-        free(in);
-        free(out);
+    uint8_t *in = malloc(count + 1);
+    if (!in)
         return -ENOMEM;
-    }
-    int64_t ret;
+    off_t resume = lseek(f->host, 0, SEEK_CUR); /* where a failed first record comes again */
     long n = syscall(SYS_getdents64, f->host, in, (unsigned)count);
     if (n < 0) {
-        ret = -errno;
-        goto done;
+        int e = errno;
+        free(in);
+        return -e;
     }
     size_t o = 0;
-    int64_t resume = -1; /* d_off of the last entry that fit */
-    bool cut = false;
+    int64_t err = 0;
     bool cookies = c->ptr32; /* 32-bit callers get small d_off cookies */
-    uint32_t pos = f->dpos, lastpos = f->dpos;
-    for (long i = 0; i < n;) {
-        uint64_t ino = es_ld64(in + i), hoff = es_ld64(in + i + 8), off = hoff;
+    long i = 0;
+    while (i < n) {
+        uint64_t hoff = es_ld64(in + i + 8), off = hoff;
         if (cookies) {
-            int64_t k = dir_cookie(f, pos, hoff);
+            int64_t k = dir_cookie(f, f->dpos, hoff);
             if (k < 0) {
-                ret = o ? (int64_t)o : -ENOMEM;
-                if (o)
-                    lseek(f->host, resume, SEEK_SET);
-                goto copy;
+                err = -ENOMEM;
+                break;
             }
             off = (uint64_t)k;
         }
-        uint16_t reclen = (uint16_t)(in[i + 16] | in[i + 17] << 8);
-        uint8_t type = in[i + 18];
-        const char *name = (const char *)in + i + 19;
-        size_t nl = strlen(name);
-        size_t rl;
-        if (d64) {
-            rl = reclen;
-            if (o + rl > count) { cut = true; break; }
-            memcpy(out + o, in + i, rl);
-            es_st64(out + o + 8, off);
-        } else if (c->compat) {
-            /* struct compat_linux_dirent: u32 ino, u32 off, u16 reclen, name, pad, type */
-            rl = (10 + nl + 2 + 3) & ~(size_t)3;
-            if (o + rl > count) { cut = true; break; }
-            if ((uint32_t)ino != ino) {
-                if (o) /* the entries so far; this one comes next time (and fails) */
-                    lseek(f->host, resume, SEEK_SET);
-                ret = o ? (int64_t)o : -EOVERFLOW;
-                goto copy;
-            }
-            memset(out + o, 0, rl);
-            es_st32(out + o, (uint32_t)ino);
-            es_st32(out + o + 4, (uint32_t)off);
-            es_st16(out + o + 8, (uint16_t)rl);
-            memcpy(out + o + 10, name, nl);
-            out[o + rl - 1] = type;
-        } else {
-            /* struct linux_dirent: u64 ino, u64 off, u16 reclen, name, pad, type */
-            rl = (18 + nl + 2 + 7) & ~(size_t)7;
-            if (o + rl > count) { cut = true; break; }
-            memset(out + o, 0, rl);
-            es_st64(out + o, ino);
-            es_st64(out + o + 8, off);
-            es_st16(out + o + 16, (uint16_t)rl);
-            memcpy(out + o + 18, name, nl);
-            out[o + rl - 1] = type;
-        }
+        uint8_t rec[DIRENT_MAX];
+        size_t rl = dirent_layout(c, d64, in + i, off, rec);
+        err = !rl ? -EOVERFLOW : o + rl > count ? -EINVAL : 0;
+        if (!err && es_hs_put(m, c, ubuf + o, rec, rl))
+            err = -EFAULT;
+        if (err)
+            break;
         o += rl;
-        resume = (int64_t)hoff;
-        lastpos = pos = (uint32_t)off;
-        i += reclen;
+        resume = (off_t)hoff;
+        if (cookies)
+            f->dpos = (uint32_t)off;
+        i += (uint16_t)(in[i + 16] | in[i + 17] << 8);
     }
-    if (cookies)
-        f->dpos = lastpos;
-    if (cut) {
-        if (!o) {
-            ret = -EINVAL; /* buffer too small for one entry */
-            goto done;
-        }
-        lseek(f->host, resume, SEEK_SET); /* the rest comes next call */
-    }
-    ret = (int64_t)o;
-copy:
-    if (ret > 0 && es_hs_put(m, c, ubuf, out, (size_t)ret))
-        ret = -EFAULT;
-done:
+    if (i < n) /* the rest comes next call */
+        lseek(f->host, resume, SEEK_SET);
     free(in);
-    free(out);
-    return ret;
+    return o ? (int64_t)o : err;
 }
 
 static int64_t do_readlink(es_machine *m, const es_scall *c, int64_t dirfd, uint64_t upath,

@@ -408,11 +408,57 @@ ES_SYS(fchown)
     return fchown(f->host, (uid_t)a[1], (gid_t)a[2]) ? -errno : 0;
 }
 
+/* linkat(fd, "", newdirfd, newpath, AT_EMPTY_PATH): a new name for the
+ * open file fd (an O_TMPFILE file's first; AT_FDCWD names the cwd, a
+ * directory: EPERM).  Linux 4.17 asked for CAP_DAC_READ_SEARCH here; 6.10
+ * lets the process that opened the file do it (fs/namei.c do_linkat), as
+ * the guest did every fd it names.  The host call links the file through
+ * its /proc/self/fd link with AT_SYMLINK_FOLLOW (open(2) on O_TMPFILE):
+ * that link is the open file itself, never a path lookup, and the new name
+ * is resolved in the root.  The embedder's fds (0-2) may be files outside
+ * the root: they get no name in it (EXDEV, as a file of another mount).
+ * An O_TMPFILE | O_EXCL file stays unlinkable (the host's ENOENT). */
+static int64_t link_open_file(es_machine *m, const es_scall *c, int64_t od, int64_t nd,
+                              uint64_t np)
+{
+    struct es_host *h = m->host;
+    es_hfd *f = NULL;
+    if ((int)od != G_AT_FDCWD && !(f = es_hs_fd(h, od)))
+        return -EBADF;
+    int nfd;
+    char nn[256];
+    int r = es_hs_name_at(m, c, nd, np, true, &nfd, nn);
+    if (r)
+        return r;
+    int cwd = f ? -1 : es_hs_open_gp(h, h->cwd, O_PATH, 0, true);
+    if (f && f->foreign)
+        r = -EXDEV;
+    else if (!f && cwd < 0)
+        r = cwd;
+    else {
+        char on[64];
+        proc_fd(on, sizeof on, f ? f->host : cwd);
+        r = linkat(AT_FDCWD, on, nfd, nn, AT_SYMLINK_FOLLOW) ? -errno : 0;
+    }
+    if (cwd >= 0)
+        close(cwd);
+    close(nfd);
+    return r;
+}
+
 static int64_t do_link(es_machine *m, const es_scall *c, int64_t od, uint64_t op, int64_t nd,
                        uint64_t np, int flags)
 {
     if (flags & ~(G_AT_SYMLINK_FOLLOW | G_AT_EMPTY_PATH))
         return -EINVAL;
+    if (flags & G_AT_EMPTY_PATH) {
+        char first[2];
+        int64_t n = es_hs_get_str(m, c, op, first, sizeof first);
+        if (n == -EFAULT)
+            return n;
+        if (n == 0)
+            return link_open_file(m, c, od, nd, np);
+    }
     int ofd = -1, nfd;
     char on[256], nn[256];
     int r;

@@ -28,6 +28,9 @@ typedef struct es_hfd {
     int host;     /* host fd, -1 = slot free */
     bool owned;   /* we opened it (closing the guest fd closes it) */
     bool cloexec; /* FD_CLOEXEC as the guest set it */
+    /* The embedder's (the configured stdin/stdout/stderr and their dups):
+     * not opened through the root, so possibly a file outside it. */
+    bool foreign;
     /* Directory positions for 32-bit callers: Linux gives compat tasks
      * 32-bit d_off values (ext4's is_32bit_api()), the host gives us 64-bit
      * hashes, so such callers see small cookies: doff[k] is the host offset

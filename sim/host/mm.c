@@ -1,10 +1,12 @@
 /* mm.c - the guest's memory system calls (brk, mmap, munmap, mprotect,
  * mremap, madvise) over the VMAs of sim/vm.h.
  *
- * File mappings are private copies: mmap reads the file's bytes into the
- * new (demand-zero) mapping, so later changes to the file are not seen and
- * bytes past EOF in the last page read as zero (Linux would SIGBUS only
- * beyond the last page).  MAP_SHARED of a file is accepted read-only
+ * File mappings are VMAs with a file (es_vm_file, a dup of the host fd):
+ * each page is read from the file when first touched, as a page-cache page
+ * would be, so bytes past EOF in the last page read as zero, a page wholly
+ * past EOF is SIGBUS, and MADV_DONTNEED makes a private mapping show the
+ * file again.  A page once read is the process's own copy: later changes
+ * to the file do not reach it.  MAP_SHARED of a file is accepted read-only
  * (PROT_WRITE -> -EINVAL): without writers it behaves as Linux's; a
  * writable shared file mapping would need write-back, which we do not
  * model.  Shared anonymous memory is private memory (one process).
@@ -12,6 +14,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host_int.h"
@@ -88,31 +91,86 @@ static int64_t do_brk(es_machine *m, uint64_t want, uint64_t top)
 
 /* ---- mmap ---- */
 
-/* Reads len bytes of host fd at off into fresh guest pages at va. */
-static int fill_from_file(es_machine *m, uint64_t va, uint64_t len, int hfd, uint64_t off)
+/* The file behind file mappings: its own dup of a host fd, shared by
+ * every mapping of the same inode (a program that maps one file a
+ * thousand times holds one host fd). */
+typedef struct mapfile {
+    es_vm_file vf; /* first: vm.c hands back &vf */
+    int fd;
+} mapfile;
+
+static int mapfile_read(es_vm_file *vf, uint64_t off, uint8_t *page)
 {
-    enum { BUF = 1 << 16 };
-    uint8_t *buf = malloc(BUF);
-    if (!buf)
-        return -ENOMEM;
-    int ret = 0;
-    for (uint64_t done = 0; done < len;) {
-        size_t want = len - done < BUF ? (size_t)(len - done) : BUF;
-        ssize_t n = pread(hfd, buf, want, (off_t)(off + done));
-        if (n < 0) {
-            ret = -errno;
-            break;
-        }
+    const mapfile *f = (const mapfile *)vf;
+    size_t got = 0;
+    while (got < PAGE) {
+        ssize_t n = pread(f->fd, page + got, PAGE - got, (off_t)(off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1; /* an I/O error is SIGBUS too (VM_FAULT_SIGBUS) */
         if (n == 0)
-            break; /* EOF: the rest stays zero */
-        if (es_copy_to_guest(m, va + done, buf, (size_t)n)) {
-            ret = -ENOMEM; /* out of guest memory */
             break;
-        }
-        done += (uint64_t)n;
+        got += (size_t)n;
     }
-    free(buf);
-    return ret;
+    return got ? 0 : -1; /* nothing at off: the page is past EOF */
+}
+
+static void mapfile_release(es_vm_file *vf)
+{
+    mapfile *f = (mapfile *)vf;
+    close(f->fd);
+    free(f);
+}
+
+/* The es_vm_file for host fd hfd: the one mappings of its inode use
+ * already, or a new one; -ENODEV for what cannot be mapped (pipes,
+ * sockets, directories, ttys: no mmap in Linux either). */
+static int map_file_of(es_machine *m, int hfd, es_vm_file **out)
+{
+    struct stat st;
+    if (fstat(hfd, &st))
+        return -errno;
+    uint8_t probe;
+    if (S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+        (S_ISCHR(st.st_mode) && pread(hfd, &probe, 1, 0) < 0))
+        return -ENODEV;
+    *out = es_vm_file_find(m, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    if (*out)
+        return 0;
+    mapfile *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    f->fd = fcntl(hfd, F_DUPFD_CLOEXEC, 3);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f);
+        return -e;
+    }
+    f->vf = (es_vm_file){.key = {(uint64_t)st.st_dev, (uint64_t)st.st_ino},
+                         .read_page = mapfile_read, .release = mapfile_release};
+    *out = &f->vf;
+    return 0;
+}
+
+/* The host fd behind guest fd for a file mapping of plen bytes at off,
+ * or mmap's error for it. */
+static int map_fd(es_machine *m, int64_t fd, uint64_t prot, bool shared, uint64_t off,
+                  uint64_t plen)
+{
+    int hfd = es_hs_hostfd(m, (int)fd);
+    if (hfd < 0)
+        return -EBADF;
+    int fl = fcntl(hfd, F_GETFL);
+    if (fl < 0 || (fl & O_PATH))
+        return -EBADF;
+    if ((fl & O_ACCMODE) == O_WRONLY)
+        return -EACCES;
+    if (shared && (prot & G_PROT_WRITE))
+        return -EINVAL; /* writable shared file mappings: not modelled */
+    if (off + plen < off)
+        return -EOVERFLOW;
+    return hfd;
 }
 
 static int64_t do_mmap(es_machine *m, const es_scall *c, uint64_t addr, uint64_t len,
@@ -132,21 +190,9 @@ static int64_t do_mmap(es_machine *m, const es_scall *c, uint64_t addr, uint64_t
     if (!plen || plen > top)
         return -ENOMEM;
     bool anon = flags & G_MAP_ANONYMOUS;
-    int hfd = -1;
-    if (!anon) {
-        hfd = es_hs_hostfd(m, (int)fd);
-        if (hfd < 0)
-            return -EBADF;
-        int fl = fcntl(hfd, F_GETFL);
-        if (fl < 0 || (fl & O_PATH))
-            return -EBADF;
-        if ((fl & O_ACCMODE) == O_WRONLY)
-            return -EACCES;
-        if (type != G_MAP_PRIVATE && (prot & G_PROT_WRITE))
-            return -EINVAL; /* writable shared file mappings: not modelled */
-        if (off + plen < off)
-            return -EOVERFLOW;
-    }
+    int hfd = anon ? -1 : map_fd(m, fd, prot, type != G_MAP_PRIVATE, off, plen);
+    if (hfd < 0 && !anon)
+        return hfd;
     uint64_t va;
     if (flags & (G_MAP_FIXED | G_MAP_FIXED_NOREPLACE)) {
         if (addr & (PAGE - 1))
@@ -189,23 +235,14 @@ static int64_t do_mmap(es_machine *m, const es_scall *c, uint64_t addr, uint64_t
                 return -ENOMEM;
         }
     }
-    int ep = es_prot(prot);
-    int r = es_vm_map(m, va, plen, anon ? ep : ep | ES_PROT_W | ES_PROT_R);
-    if (r)
-        return r;
+    es_vm_file *file = NULL;
     if (!anon) {
-        /* kernel-style copies need write access; the final protection is
-         * applied after the contents are in */
-        /* the whole last page comes from the file, as a page-cache page would */
-        r = fill_from_file(m, va, plen, hfd, off);
-        if (!r && (ep | ES_PROT_W | ES_PROT_R) != ep)
-            r = es_vm_protect(m, va, plen, ep);
-        if (r) {
-            es_vm_unmap(m, va, plen);
+        int r = map_file_of(m, hfd, &file);
+        if (r)
             return r;
-        }
     }
-    return (int64_t)va;
+    int r = es_vm_map_file(m, va, plen, es_prot(prot), file, off);
+    return r ? r : (int64_t)va;
 }
 
 /* i386 #90: struct mmap_arg_struct32 {addr, len, prot, flags, fd, offset}. */
@@ -256,7 +293,10 @@ static int64_t do_mremap(es_machine *m, const es_scall *c, uint64_t old, uint64_
             return (int64_t)old;
         }
         if (old + newlen <= top && range_free(m, old + oldlen, newlen - oldlen)) {
-            int r = es_vm_map(m, old + oldlen, newlen - oldlen, prot);
+            /* a file mapping grows into the file's next pages */
+            uint64_t off = 0;
+            es_vm_file *f = es_vm_file_at(m, old, &off);
+            int r = es_vm_map_file(m, old + oldlen, newlen - oldlen, prot, f, off + oldlen);
             return r ? r : (int64_t)old;
         }
         if (!(flags & G_MREMAP_MAYMOVE))
@@ -269,7 +309,9 @@ static int64_t do_mremap(es_machine *m, const es_scall *c, uint64_t old, uint64_
     return r ? r : (int64_t)newaddr;
 }
 
-/* MADV_DONTNEED on private memory: the pages read as zero afterwards. */
+/* MADV_DONTNEED on private memory: the pages read as zero afterwards, or
+ * as the file again in a file mapping (mm/madvise.c zaps the private
+ * copies; the next fault reads the page cache). */
 static int64_t do_madvise(es_machine *m, const es_scall *c, uint64_t start, uint64_t len_in, int adv)
 {
     if (start & (PAGE - 1))
