@@ -212,7 +212,9 @@ const char *es_dbg_output(es_dbg *d, size_t *len);
 typedef struct es_dbg_status {
     int cpl;
     int mode;               /* enum es_mode */
-    uint64_t icount;        /* instructions retired */
+    uint64_t icount;        /* instructions retired by the program and the kernel
+                             * for it, from its first instruction (0 there) */
+    uint64_t boot_icount;   /* the kernel's start-up before it (not in icount) */
     bool timing;            /* a cycle model is attached */
     uint64_t cycles;        /* its clock (0 without) */
     uint64_t last_cost;     /* cycles of the last instruction (0 without) */

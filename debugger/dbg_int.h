@@ -131,6 +131,7 @@ struct es_dbg {
     es_dbg_screenshot_fn shot;
     void *shot_ctx;
     char caption[160]; /* for the next screenshot (`caption`) */
+    uint64_t boot_icount; /* instructions of the kernel's start-up */
     dbg_src *ksrc, *usrc; /* line tables of the kernel image and the program */
     FILE *transcript;  /* --transcript: a JSON line per script command */
 };

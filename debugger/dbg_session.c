@@ -241,6 +241,7 @@ static void reset_run_state(es_dbg *d)
     d->out_read = 0;
     d->out_len = 0;
     d->timing_err[0] = 0;
+    d->boot_icount = 0;
 }
 
 static int start_run(es_dbg *d, char *err, size_t errlen)
@@ -277,6 +278,7 @@ static int start_run(es_dbg *d, char *err, size_t errlen)
             return -1;
         }
     }
+    d->boot_icount = m->icount; /* counted apart: the session starts here */
     if (d->elf_dyn) {
         d->bias = m->rip - d->elf_entry;
         d->bias_known = true;
@@ -452,7 +454,8 @@ void es_dbg_get_status(es_dbg *d, es_dbg_status *s)
     memset(s, 0, sizeof *s);
     s->cpl = m->cpl;
     s->mode = m->mode;
-    s->icount = m->icount;
+    s->icount = m->icount - d->boot_icount;
+    s->boot_icount = d->boot_icount;
     s->timing = d->timing != NULL;
     if (d->timing) {
         s->cycles = es_timing_cycles(d->timing);

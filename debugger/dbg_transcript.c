@@ -103,10 +103,11 @@ void dbg_transcript_line(es_dbg *d, FILE *f, int lineno, const char *cmd, int rc
     } else {
         fputs(", \"source\": null, \"source_text\": null", f);
     }
-    fprintf(f, ", \"cpl\": %d, \"mode\": \"%s\", \"instructions\": %llu, "
+    fprintf(f, ", \"cpl\": %d, \"mode\": \"%s\", \"instructions\": %llu, \"boot_instructions\": %llu, "
                "\"stop\": \"%s\", \"exited\": %s, \"exit_status\": ",
             st.cpl, st.mode == ES_MODE_64 ? "64-bit" : "compat",
-            (unsigned long long)st.icount, es_dbg_stop_name(st.last_stop),
+            (unsigned long long)st.icount, (unsigned long long)st.boot_icount,
+            es_dbg_stop_name(st.last_stop),
             st.exited ? "true" : "false");
     if (st.exited)
         fprintf(f, "%d", st.exit_status);

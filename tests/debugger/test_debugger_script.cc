@@ -69,6 +69,10 @@ TEST(DebuggerScript, TranscriptHasTheStateAfterEachCommand)
         << l[0];
     EXPECT_NE(l[0].find("\"symbol\": \"entry_SYSCALL_64+0x0\""), std::string::npos) << l[0];
     EXPECT_NE(l[0].find("\"cpl\": 0,"), std::string::npos);
+    // the counter starts at the program's first instruction: asm_hello
+    // runs 4 instructions to its syscall, which then enters the kernel
+    EXPECT_NE(l[0].find("\"instructions\": 5, \"boot_instructions\": "), std::string::npos)
+        << l[0];
     EXPECT_NE(l[0].find("\"source\": \"entry_64.S:"), std::string::npos) << l[0];
     EXPECT_NE(l[0].find("\"source_text\": \"swapgs\""), std::string::npos) << l[0];
     EXPECT_NE(l[1].find("\"symbol\": \"do_syscall_64+0x0\""), std::string::npos) << l[1];
