@@ -1,5 +1,5 @@
 #!/bin/sh
-# kernel_sdk.sh ENTRYSIM CC ADD2_S
+# kernel_sdk.sh ENTRYSIM CC ADD2_S [PYTHON CHECK_IMAGES NM OBJDUMP]
 # `entrysim kernel init` + a system call add2 written in student.c with a
 # row in each table + `entrysim kernel build`, then a program calling it
 # through `entrysim run --kernel` under v4.16, v4.17 and patch subsets (64-bit
@@ -7,9 +7,11 @@
 # number, a row without a body, a gcc error, an unknown parameter type, a bad
 # kernel.build line; each must exit 2 naming the file and line and leave the
 # last good build in place.  Also --kernel with no build and a malformed image.
+# With the optional arguments, check_images.py checks the student's 16 images
+# against the student's tables (add2's stubs in both conventions, every slot).
 # The numbers used are the first free ones of the copied tables (no number is
 # assumed free).
-es=$1 cc=$2 src=$3
+es=$1 cc=$2 src=$3 py=$4 check=$5 nm=$6 objdump=$7
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kernel_sdk.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 k=$tmp/mykernel
@@ -57,6 +59,10 @@ check_runs() { # $1: what
     done
 }
 check_runs "good tree"
+if [ -n "$check" ] && [ -n "$nm" ] && [ -n "$objdump" ]; then
+    "$py" "$check" "$k/build" "$k" "$nm" "$objdump" >"$tmp/out" 2>&1 ||
+        fail "check_images.py on the student's kernel: $(cat "$tmp/out")"
+fi
 sum=$(cat "$k"/build/*.elf | cksum)
 
 # bad trees: exit 2, a message naming FILE:LINE, the last build unchanged
