@@ -9,6 +9,7 @@
 # last good build in place.  Also --kernel with no build and a malformed image.
 # With the optional arguments, check_images.py checks the student's 16 images
 # against the student's tables (add2's stubs in both conventions, every slot).
+# --timing names add2 (the kernel's own table).
 # The numbers used are the first free ones of the copied tables (no number is
 # assumed free).
 es=$1 cc=$2 src=$3 py=$4 check=$5 nm=$6 objdump=$7
@@ -59,6 +60,9 @@ check_runs() { # $1: what
     done
 }
 check_runs "good tree"
+# --timing names the new call from the kernel's own table
+out=$("$es" run --timing --kernel "$k" "$tmp/add2" 2>&1)
+echo "$out" | grep -Eq "syscall64 +add2 +$nr64 " || fail "--timing does not name add2: $out"
 if [ -n "$check" ] && [ -n "$nm" ] && [ -n "$objdump" ]; then
     "$py" "$check" "$k/build" "$k" "$nm" "$objdump" >"$tmp/out" 2>&1 ||
         fail "check_images.py on the student's kernel: $(cat "$tmp/out")"
