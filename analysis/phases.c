@@ -174,7 +174,6 @@ static bool is_body(es_phases *p, uint64_t rip)
 
 static void row_name(es_phases *p, es_phase_row *r)
 {
-    (void)p;
     if (r->entry == ES_PH_ENTRY_TRAP) {
         if (r->nr < 32)
             snprintf(r->name, sizeof r->name, "%s", es_vector_name((int)r->nr));
@@ -182,7 +181,12 @@ static void row_name(es_phases *p, es_phase_row *r)
             snprintf(r->name, sizeof r->name, "int 0x%02x", r->nr);
         return;
     }
-    if (!es_syscall_name(r->entry, (int)r->nr, r->name, sizeof r->name))
+    /* the tables' name; a row they lack (a student's kernel, --kernel DIR)
+     * is named by the loaded kernel's own table */
+    if (!es_syscall_name(r->entry, (int)r->nr, r->name, sizeof r->name) &&
+        !(r->entry != ES_ENTRY_VSYSCALL &&
+          es_kernel_syscall_name(p->m, es_entry_is32(r->entry), (int)r->nr, r->name,
+                                 sizeof r->name)))
         snprintf(r->name, sizeof r->name, "#%u", r->nr);
 }
 

@@ -32,6 +32,7 @@ static const char usage_text[] =
     "  --convention {conv}   the guest kernel's syscall convention (default v4.17)\n"
     "  --patches LIST             v4.16 + these commits of the series instead\n"
     "  --mitigations LIST         guest-kernel mitigations (as for run)\n"
+    "  --kernel DIR               the kernel built in DIR by 'entrysim kernel build'\n"
     "  --cpu {cpu}            CPU vendor the guest sees (default amd)\n"
     "  --timing                   attach the cycle model: cycles per instruction\n"
     "  --uarch NAME               its microarchitecture ({uarchs}; implies --timing)\n"
@@ -225,7 +226,7 @@ int es_debug_cmd(int argc, char **argv)
     cfg.launch = (es_launch_cfg){
         .program = argv[pi], .argc = argc - pi, .argv = argv + pi, .envp = NULL,
         .root = ".", .deterministic = true, .vendor = o.k.vendor, .patches = o.k.patches,
-        .mitigations = o.k.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
+        .kernel_dir = o.k.kernel_dir, .mitigations = o.k.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
     };
     cfg.uarch = o.timing ? o.k.uarch : NULL;
     char err[400];

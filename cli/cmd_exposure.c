@@ -107,6 +107,9 @@ int es_exposure_cmd(int argc, char **argv)
             return rc;
     if (es_kernel_opts_check(&k, err, sizeof err))
         return es_opts_fail(&p, "%s", err);
+    if (k.kernel_dir) /* the syscall names and numbers are the built-in tables' */
+        return es_opts_fail(&p, "%s", "exposure: --kernel is not supported yet (use "
+                                      "'entrysim run --kernel DIR')");
     if (k.convention || k.patch_list) {
         c.convs[0] = k.patches;
         c.nconv = 1;

@@ -42,6 +42,9 @@ static const char run_help[] =
     "                    a unique prefix of at least 7 hex digits of its id:\n"
     "                    {patches}\n"
     "                    (e.g. --patches dfe6450,fa69714; '' = v4.16)\n"
+    "  --kernel DIR      the guest kernel built from the kernel tree DIR (`entrysim\n"
+    "                    kernel init DIR`, `entrysim kernel build DIR`):\n"
+    "                    DIR/build/kernel-pNN.elf instead of the built-in one\n"
     "  --mitigations LIST\n"
     "                    guest-kernel mitigations on top of the default ({mitdefault}):\n"
     "                    {mitigations}; no-NAME removes one, none\n"
@@ -344,9 +347,10 @@ static int run_parse(int argc, char **argv, options *o)
         return -es_opts_fail(&p, "%s", "run: no PROGRAM given");
     if (es_kernel_opts_check(&o->k, err, sizeof err))
         return -es_opts_fail(&p, "%s", err);
-    if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list))
+    if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list ||
+                      o->k.kernel_dir))
         return -es_opts_fail(&p, "%s", "--direct runs without the guest kernel; --convention, "
-                                       "--patches and --mitigations choose that kernel");
+                                       "--patches, --mitigations and --kernel choose that kernel");
     return p.i;
 }
 
@@ -402,7 +406,8 @@ int es_run_cmd(int argc, char **argv)
         .program = prog, .argc = argc - i, .argv = argv + i, .envp = environ,
         .root = o.root, .rw = o.rw, .deterministic = o.deterministic,
         .mem_cap_mb = o.mem_cap_mb, .vendor = o.k.vendor, .direct = o.direct,
-        .patches = o.k.patches, .mitigations = o.k.mitigations, .max_insns = o.max_insns,
+        .patches = o.k.patches, .kernel_dir = o.k.kernel_dir, .mitigations = o.k.mitigations,
+        .max_insns = o.max_insns,
         .timeout = o.timeout, .stdin_fd = std[0], .stdout_fd = std[1], .stderr_fd = std[2],
     };
     es_machine *m;

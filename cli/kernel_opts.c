@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kernel.h"
 #include "mitigations.h"
@@ -107,6 +108,15 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
                    -1;
         k->vendor = v;
         k->cpu = val;
+        return 1;
+    }
+    if (!strcmp(name, "--kernel")) {
+        struct stat st;
+        if (stat(val, &st) != 0 || !S_ISDIR(st.st_mode))
+            return snprintf(err, errlen, "--kernel: '%s' is not a directory (a kernel tree "
+                                         "made by 'entrysim kernel init')", val),
+                   -1;
+        k->kernel_dir = val;
         return 1;
     }
     if (!strcmp(name, "--uarch")) {

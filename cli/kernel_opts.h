@@ -2,7 +2,8 @@
  * the cycle model, shared by every command that starts a guest or builds a
  * kernel image (run, debug, exposure, explain):
  *   --convention v4.16|v4.17, --patches LIST, --mitigations LIST,
- *   --cpu intel|amd, --uarch NAME.
+ *   --cpu intel|amd, --uarch NAME, --kernel DIR (a student's kernel tree
+ *   built by `entrysim kernel build DIR`, instead of the embedded images).
  * Their names and values print from the lists that define them (the
  * conventions and vendors here, the patch series in sim/boot/kernel.c, the
  * mitigations in sim/boot/mitigations.c, the uarchs in timing/). */
@@ -21,12 +22,13 @@ typedef struct es_kernel_opts {
     const char *patch_list;
     const char *mitigation_list;
     const char *cpu;
+    const char *kernel_dir;  /* --kernel DIR, NULL = the embedded images */
 } es_kernel_opts;
 
-/* The five options as es_opt rows (opts.h), all returning `id`. */
+/* The six options as es_opt rows (opts.h), all returning `id`. */
 #define ES_KERNEL_OPT_ROWS(id)                                                               \
     {"--convention", true, id}, {"--patches", true, id}, {"--mitigations", true, id},        \
-        {"--cpu", true, id}, {"--uarch", true, id}
+        {"--cpu", true, id}, {"--uarch", true, id}, {"--kernel", true, id}
 
 /* The defaults above. */
 es_kernel_opts es_kernel_opts_default(void);

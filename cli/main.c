@@ -8,6 +8,7 @@
 #include "cmd_debug.h"
 #include "cmd_demo.h"
 #include "cmd_explain.h"
+#include "cmd_kernel.h"
 #include "cmd_exposure.h"
 #include "cmd_measure_native.h"
 #include "cmd_run.h"
@@ -35,6 +36,8 @@ static const subcommand commands[] = {
      es_native_cmd},
     {"bench", "bench --matrix FILE [OPTIONS]   (bench/README.md)", es_bench_cmd},
     {"debug", "debug [OPTIONS] PROGRAM [ARGS...]   (the step-through debugger)", es_debug_cmd},
+    {"kernel", "kernel init|build DIR   (a guest kernel tree of your own; run --kernel DIR)",
+     es_kernel_cmd},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

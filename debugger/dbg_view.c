@@ -384,23 +384,7 @@ static bool is32(int entry)
  * ("__x64_sys_write", "sys_write", "compat_sys_x" -> "write"...). */
 static bool syscall_name(es_dbg *d, int entry, int nr, char *out, size_t n)
 {
-    static const char *const pfx[] = {"__ia32_compat_sys_", "__x32_compat_sys_", "__x64_sys_",
-                                      "__ia32_sys_", "compat_SyS_", "compat_sys_", "SyS_",
-                                      "sys_"};
-    uint64_t tab, size, slot = 0, off = 1;
-    if (!es_kernel_sym_size(d->m, is32(entry) ? "ia32_sys_call_table" : "sys_call_table", &tab,
-                            &size) ||
-        nr < 0 || (uint64_t)(nr + 1) * 8 > size || dbg_read(d->m, tab + 8u * (unsigned)nr, &slot, 8) != 8)
-        return false;
-    const char *s = es_kernel_addr2sym(d->m, slot, &off);
-    if (!s || off)
-        return false;
-    for (size_t i = 0; i < sizeof pfx / sizeof pfx[0]; i++)
-        if (!strncmp(s, pfx[i], strlen(pfx[i]))) {
-            snprintf(out, n, "%s", s + strlen(pfx[i]));
-            return strcmp(out, "ni_syscall") != 0;
-        }
-    return false;
+    return es_kernel_syscall_name(d->m, is32(entry), nr, out, n);
 }
 
 const char *es_dbg_probe_table(es_dbg *d)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen_stubs.py - the guest kernel's syscall definitions and tables.
 
-    gen_stubs.py <tables dir> <output dir>
+    gen_stubs.py <tables dir> <output dir> [--student FILE] [--host-rows FILE]
 
 Reads tables/syscall_64.tbl, syscall_32.tbl and syscall_params.tbl (parsed
 by tables/gen_syscalls.py) and writes into <output dir>:
@@ -23,6 +23,15 @@ the convention it is compiled for (ES_T64/ES_TX32/ES_T32/ES_T32C).  Every
 body forwards its arguments, in declaration order and cast to unsigned
 long, to the host with the ES_HC_SYSCALL hypercall (es_hc_syscall6), using
 the ABI and number the dispatcher recorded.
+
+--student FILE: the SYSCALL_DEFINEn / COMPAT_SYSCALL_DEFINEn bodies written
+in FILE (student.c, compiled into every image) replace the forwarding
+definition of their name; their rows need no parameter row.
+--host-rows FILE (`entrysim kernel build`): the rows the simulator's host
+services know, "<64|32> <nr> <name>" a line.  A forwarded row must be one
+of them (the host dispatches by number), else the row has no body and it is
+an error naming the table's file and line.  Errors print as
+"FILE:LINE: error: ..." and exit 1.
 """
 import os
 import re
@@ -79,11 +88,156 @@ def define(kind, name, params):
     return "%s(%s)\n" % (macro, ", ".join(flat)) + body(kind, name, params)
 
 
+def error(where, msg):
+    sys.stderr.write("%s: error: %s\n" % (where, msg))
+    sys.exit(1)
+
+
+DEFINE_RE = re.compile(r"\b(COMPAT_)?SYSCALL_DEFINE([0-6])\s*\(")
+# C's own words that may make up a parameter type
+C_WORDS = {"void", "char", "short", "int", "long", "signed", "unsigned", "const", "volatile",
+           "__user", "_Bool"}
+
+
+def known_types(texts):
+    """The typedef names of the kernel headers (include/) and of texts."""
+    names = set()
+    inc = os.path.join(HERE, "include")
+    for f in sorted(os.listdir(inc)) if os.path.isdir(inc) else []:
+        if f.endswith(".h"):
+            with open(os.path.join(inc, f)) as h:
+                texts = texts + [h.read()]
+    for t in texts:
+        for m in re.finditer(r"\btypedef\b([^;]*);", t):
+            fp = re.search(r"\(\s*\*\s*(\w+)\s*\)", m.group(1))
+            names.add(fp.group(1) if fp else re.findall(r"\w+", m.group(1))[-1])
+    return names
+
+
+def check_type(where, name, t, types):
+    """A parameter type must be C's, struct/union X, or a known typedef."""
+    words = re.findall(r"[A-Za-z_]\w*", t)
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("struct", "union") and i + 1 < len(words):
+            i += 2
+            continue
+        if w not in C_WORDS and w not in types:
+            error(where, "unknown parameter type '%s' in %s (the C types, struct/union NAME "
+                  "and the typedefs of include/, e.g. size_t, loff_t, pid_t)" % (t.strip(), name))
+        i += 1
+    if not words:
+        error(where, "parameter of %s without a type" % name)
+
+
+def define_args(text, start):
+    """The comma-separated arguments of the macro call whose '(' ends at start."""
+    depth, i, args, cur = 1, start, [], ""
+    while i < len(text) and depth:
+        c = text[i]
+        depth += (c == "(") - (c == ")")
+        if depth and c == "," and depth == 1:
+            args.append(cur)
+            cur = ""
+        elif depth:
+            cur += c
+        i += 1
+    return [a.strip() for a in args + [cur]] if not depth else None
+
+
+def read_student(path):
+    """{(kind, name): line} of the SYSCALL_DEFINEs written in path; their
+    parameters are checked (count, known types)."""
+    found = {}
+    if not path:
+        return found
+    with open(path) as f:
+        text = f.read()
+    code = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    code = re.sub(r"//[^\n]*", "", code)
+    types = known_types([code])
+    for m in DEFINE_RE.finditer(code):
+        ln = code.count("\n", 0, m.start()) + 1
+        where = "%s:%d" % (path, ln)
+        n = int(m.group(2))
+        args = define_args(code, m.end())
+        macro = m.group(0).rstrip("( \t\n")
+        if args is None or len(args) != 2 * n + 1 or not re.match(r"^[A-Za-z_]\w*$", args[0]):
+            error(where, "%s(name, type1, arg1, ...) needs a name and %d (type, name) pair%s"
+                  % (macro, n, "" if n == 1 else "s"))
+        for k in range(n):
+            check_type(where, args[0], args[1 + 2 * k], types)
+        key = ("compat" if m.group(1) else "sys", args[0])
+        if key in found:
+            error(where, "%s defined twice (first at line %d)" % (args[0], found[key]))
+        found[key] = ln
+    return found
+
+
+def read_host_rows(path):
+    """{(table, nr): name} the host can perform, or None (no check)."""
+    if not path:
+        return None
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            t, nr, name = line.split()
+            rows[(t, int(nr))] = name
+    return rows
+
+
+def row_lines(g, path):
+    """{number: line} of a table file (for messages)."""
+    return {int(text.split()[0]): ln for ln, text in g.lines(path)}
+
+
+def parse_args(argv):
+    opts = {"--student": None, "--host-rows": None}
+    pos = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in opts and i + 1 < len(argv):
+            opts[argv[i]] = argv[i + 1]
+            i += 2
+        else:
+            pos.append(argv[i])
+            i += 1
+    if len(pos) != 2:
+        raise SystemExit("usage: gen_stubs.py <tables dir> <output dir> [--student FILE] "
+                         "[--host-rows FILE]")
+    return pos[0], pos[1], opts["--student"], opts["--host-rows"]
+
+
+class Rows:
+    """Checks a row that forwards to the host (no student body)."""
+
+    def __init__(self, g, src, host):
+        self.host = host
+        self.paths = {"64": os.path.join(src, "syscall_64.tbl"),
+                      "32": os.path.join(src, "syscall_32.tbl")}
+        self.lines = {t: row_lines(g, p) for t, p in self.paths.items()} if host is not None else {}
+
+    def where(self, table, nr):
+        return "%s:%d" % (self.paths[table], self.lines[table].get(nr, 0))
+
+    def forward(self, table, nr, name, dname, kind, has_params):
+        if self.host is None:
+            return
+        if self.host.get((table, nr)) != name:
+            macro = "SYSCALL_DEFINEn" if kind != "compat" else "COMPAT_SYSCALL_DEFINEn"
+            error(self.where(table, nr),
+                  "%s (%d) has no body: write %s(%s, ...) in student.c (the host has no "
+                  "system call %s at %d to forward it to)" % (name, nr, macro, dname, name, nr))
+        if not has_params:
+            error(self.where(table, nr), "%s (%d): no row in syscall_params.tbl" % (name, nr))
+
+
 def main():
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: gen_stubs.py <tables dir> <output dir>")
-    src, out = sys.argv[1], sys.argv[2]
+    src, out, student_path, host_path = parse_args(sys.argv[1:])
     g = load_parser(src)
+    student = read_student(student_path)
+    rows = Rows(g, src, read_host_rows(host_path))
     t64 = g.read_table(os.path.join(src, "syscall_64.tbl"), ("common", "64", "x32"))
     t32 = g.read_table(os.path.join(src, "syscall_32.tbl"), ("i386",))
     params = g.read_params(os.path.join(src, "syscall_params.tbl"))
@@ -109,6 +263,10 @@ def main():
         pabi = "x32" if abi == "x32" else None
         key = (name, pabi) if (name, pabi) in params else (name, None)
         used.add(key)
+        if (kind, dname) in student:
+            continue
+        if entry != "sys_ni_syscall":
+            rows.forward("64", nr, name, dname, kind, kind is None or key in params)
         if kind is None:
             if entry != "sys_ni_syscall" and entry not in specials:
                 specials.append(entry)
@@ -121,6 +279,10 @@ def main():
         kind, dname = classify(e)
         key = (name, "i386") if (name, "i386") in params else (name, None)
         used.add(key)
+        if (kind, dname) in student:
+            continue
+        if e != "sys_ni_syscall":
+            rows.forward("32", nr, name, dname, kind, kind is None or key in params)
         if kind is None:
             if e != "sys_ni_syscall" and e not in specials:
                 specials.append(e)
@@ -128,7 +290,8 @@ def main():
         add(kind, dname, params[key], "syscall_32.tbl %d" % nr)
     # Parameter rows without a table row (recv): native definitions.
     for key, plist in params.items():
-        if key not in used and key[1] is None and key[0] not in defs["sys"]:
+        if key not in used and key[1] is None and key[0] not in defs["sys"] \
+                and ("sys", key[0]) not in student:
             add("sys", key[0], plist, "syscall_params.tbl")
 
     os.makedirs(out, exist_ok=True)

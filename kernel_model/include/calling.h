@@ -37,7 +37,7 @@
 .macro SWITCH_TO_USER_CR3 scratch_reg:req
 	ALTERNATIVE "jmp .Lend_\@", "", ES_ALT_PTI
 	mov	%cr3, \scratch_reg
-	ALTERNATIVE "", "orq $pti_user_pcid_mask, \scratch_reg; btr $0, %gs:pcpu_user_pcid_flush; jc .Lflush_\@; bts $pti_noflush_bit, \scratch_reg; .Lflush_\@:", ES_ALT_PCID
+	ALTERNATIVE "", "orq $pti_user_pcid_mask, \scratch_reg; btrl $0, %gs:pcpu_user_pcid_flush; jc .Lflush_\@; bts $pti_noflush_bit, \scratch_reg; .Lflush_\@:", ES_ALT_PCID
 	orq	$PTI_USER_PGTABLE_MASK, \scratch_reg
 	mov	\scratch_reg, %cr3
 .Lend_\@:

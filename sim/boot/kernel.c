@@ -12,6 +12,7 @@
 #include "es_boot.h"
 #include "kernel.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,56 @@ int es_kernel_load(es_machine *m, unsigned patches)
                     name);
     }
     return load_image(m, img, size, patches);
+}
+
+/* Reads a whole image file of the tree `dir` (at most MAX_IMAGE_SPAN
+ * bytes) into *out. */
+static int read_image_file(es_machine *m, const char *dir, const char *path, uint8_t **out,
+                           size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOENT)
+        return es_fail_msg(m, "%s: no such image (run 'entrysim kernel build %s' first)", path,
+                           dir);
+    if (!f)
+        return es_fail_msg(m, "%s: %s", path, strerror(errno));
+    uint8_t *buf = malloc(MAX_IMAGE_SPAN);
+    size_t n = buf ? fread(buf, 1, MAX_IMAGE_SPAN, f) : 0;
+    bool big = buf && n == MAX_IMAGE_SPAN && fgetc(f) != EOF, err = ferror(f);
+    fclose(f);
+    if (!buf)
+        return es_fail_msg(m, "out of host memory");
+    if (big || err) {
+        free(buf);
+        return es_fail_msg(m, "%s: %s", path, big ? "larger than any kernel image (32 MiB)"
+                                                  : "read error");
+    }
+    *out = buf;
+    *size = n;
+    return 0;
+}
+
+int es_kernel_load_dir(es_machine *m, const char *dir, unsigned patches)
+{
+    if (patches > ES_CONV_V417)
+        return es_fail_msg(m, "no such patch set 0x%x", patches);
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/build/kernel-p%02u.elf", dir, patches) >=
+        sizeof path)
+        return es_fail_msg(m, "%s: path too long", dir);
+    uint8_t *img = NULL;
+    size_t size = 0;
+    if (read_image_file(m, dir, path, &img, &size))
+        return -1;
+    /* the image is copied into guest frames: the buffer can go */
+    int rc = load_image(m, img, size, patches);
+    free(img);
+    if (rc) {
+        char why[sizeof m->message];
+        snprintf(why, sizeof why, "%s", m->message);
+        es_fail_msg(m, "%s: %s", path, why);
+    }
+    return rc;
 }
 
 static int map_vdso32(es_machine *m, struct es_kernel *k);

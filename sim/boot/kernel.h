@@ -53,6 +53,11 @@ int es_kernel_load(es_machine *m, unsigned patches);
  * built with (es_boot_info.patches); pass ~0u to accept any. */
 int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches);
 
+/* Same from DIR/build/kernel-pNN.elf (NN = patches), a kernel tree built
+ * by `entrysim kernel build DIR`; the same checks, the file's path in the
+ * message. */
+int es_kernel_load_dir(es_machine *m, const char *dir, unsigned patches);
+
 /* es_kernel_set_abi's result when the program's address space has no page
  * below 4 GiB for the vDSO: the program cannot be executed (Linux maps the
  * vDSO as part of the exec, arch_setup_additional_pages), unlike -1, a

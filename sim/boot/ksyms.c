@@ -1,11 +1,13 @@
 /* ksyms.c - the loaded guest kernel's symbol table (see ksyms.h). */
 #include "ksyms.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fault.h"
 #include "kernel_int.h"
+#include "kmem.h"
 
 #define SHT_SYMTAB 2
 #define SHN_UNDEF 0
@@ -207,4 +209,28 @@ const char *es_kernel_sym_at(const es_machine *m, size_t i, uint64_t *addr, uint
     if (size)
         *size = k->syms[i].size;
     return k->names + k->syms[i].name;
+}
+
+/* The name is the function's minus its convention's prefix (include/
+ * syscalls.h: __x64_sys_NAME, sys_NAME, compat_sys_NAME...), so it is the
+ * definition's name ("newstat" for the row stat). */
+bool es_kernel_syscall_name(es_machine *m, bool ia32, int nr, char *out, size_t n)
+{
+    static const char *const pfx[] = {"__ia32_compat_sys_", "__x32_compat_sys_", "__x64_sys_",
+                                      "__ia32_sys_", "compat_SyS_", "compat_sys_", "SyS_",
+                                      "sys_"};
+    uint64_t tab, size, slot = 0, off = 1;
+    if (!es_kernel_sym_size(m, ia32 ? "ia32_sys_call_table" : "sys_call_table", &tab, &size) ||
+        nr < 0 || (uint64_t)(nr + 1) * 8 > size ||
+        es_kernel_read(m, tab + 8u * (unsigned)nr, &slot, 8) != 0)
+        return false;
+    const char *s = es_kernel_addr2sym(m, slot, &off);
+    if (!s || off)
+        return false;
+    for (size_t i = 0; i < sizeof pfx / sizeof pfx[0]; i++)
+        if (!strncmp(s, pfx[i], strlen(pfx[i]))) {
+            snprintf(out, n, "%s", s + strlen(pfx[i]));
+            return strcmp(out, "ni_syscall") != 0;
+        }
+    return false;
 }

@@ -26,6 +26,12 @@ const char *es_kernel_addr2sym(const es_machine *m, uint64_t addr, uint64_t *off
 size_t es_kernel_nsyms(const es_machine *m);
 const char *es_kernel_sym_at(const es_machine *m, size_t i, uint64_t *addr, uint64_t *size);
 
+/* The name of system call nr of the loaded kernel's table (ia32: the
+ * ia32 table), from the function its slot points to ("__x64_sys_write" ->
+ * "write"): the kernel's own tables, whatever tree it was built from.
+ * false for a hole (sys_ni_syscall), an out-of-range number or no kernel. */
+bool es_kernel_syscall_name(es_machine *m, bool ia32, int nr, char *out, size_t n);
+
 /* Reads .symtab and its string table.  A missing symbol table is an error:
  * the simulator finds startup_64 and es_boot_info through it. */
 int es_ksyms_read(es_machine *m, struct es_kernel *k, const uint8_t *data, size_t size);

@@ -108,7 +108,9 @@ int es_launch(const es_launch_cfg *c, es_machine **out, char *err, size_t errlen
     if (es_load_elf(m, path, &img))
         return fail(m, ES_LAUNCH_NOEXEC, err, errlen, c->program, m->message);
     if (!c->direct &&
-        (es_kernel_load(m, c->patches) || es_kernel_set_mitigations(m, c->mitigations)))
+        ((c->kernel_dir ? es_kernel_load_dir(m, c->kernel_dir, c->patches)
+                        : es_kernel_load(m, c->patches)) ||
+         es_kernel_set_mitigations(m, c->mitigations)))
         return fail(m, ES_LAUNCH_ERROR, err, errlen, "guest kernel", m->message);
     int abi_rc = c->direct ? 0 : es_kernel_set_abi(m, img.abi);
     if (abi_rc == ES_KERNEL_NO_ROOM) /* the program leaves no room for its vDSO */

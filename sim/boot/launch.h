@@ -27,6 +27,8 @@ typedef struct es_launch_cfg {
     int vendor;           /* 0 Intel, 1 AMD */
     bool direct;          /* no guest kernel */
     unsigned patches;     /* ES_PATCH_* bitmask of the guest kernel */
+    const char *kernel_dir; /* a tree built by `entrysim kernel build` (NULL = the
+                               embedded images): DIR/build/kernel-pNN.elf */
     unsigned mitigations; /* ES_MIT_* */
     uint64_t max_insns;   /* 0 = unlimited */
     double timeout;       /* seconds, 0 = unlimited */

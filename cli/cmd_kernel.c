@@ -1,0 +1,178 @@
+/* cmd_kernel.c - `entrysim kernel init DIR` and `entrysim kernel build DIR`:
+ * a guest kernel tree a student owns.  `init` copies the kernel SDK (the
+ * sources of the built-in kernel, its headers, linker script, tables, stub
+ * generator and kernel.build, staged by kernel_model/CMakeLists.txt) into
+ * DIR; `build` builds DIR/build/kernel-p00..p15.elf (kbuild.c), which
+ * `entrysim run --kernel DIR` loads.
+ *
+ * The SDK is found relative to the entrysim binary: BINDIR/share/entrysim/
+ * kernel in the build tree, BINDIR/../share/entrysim/kernel when installed
+ * (ENTRYSIM_KERNEL_SDK overrides both). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd_kernel.h"
+#include "kbuild.h"
+#include "opts.h"
+
+static const char kernel_help[] =
+    "usage: entrysim kernel init DIR     copy the guest kernel's source tree into DIR\n"
+    "       entrysim kernel build DIR    build DIR/build/kernel-p00..p15.elf with the host gcc\n"
+    "\n"
+    "A kernel tree holds the entry code, the dispatchers, the syscall tables\n"
+    "(syscall_64.tbl, syscall_32.tbl in Linux's format, syscall_params.tbl), the\n"
+    "headers (SYSCALL_DEFINEn, struct pt_regs), the linker script, gen_stubs.py and\n"
+    "kernel.build, the build description the built-in kernel is built from.  Write\n"
+    "system call bodies in student.c:\n"
+    "    SYSCALL_DEFINE2(add2, long, a, long, b) { return a + b; }\n"
+    "add their rows to the tables (333  common  add2  __x64_sys_add2), build, then\n"
+    "    entrysim run --kernel DIR [--convention v4.16|--patches LIST] PROGRAM\n"
+    "A row without a body in student.c is forwarded to the simulator's host\n"
+    "services, which know Linux 4.17's calls at their numbers only.\n"
+    "Environment: ENTRYSIM_KERNEL_CC (default gcc), ENTRYSIM_KERNEL_SDK.\n"
+    "Exit status: 0 done, 2 bad usage or a bad tree (the message names the file\n"
+    "and line; DIR/build is left as it was), 1 a host failure.\n";
+
+static int sdk_try(const char *dir, char *out, size_t n)
+{
+    char probe[PATH_MAX + 32];
+    if ((size_t)snprintf(probe, sizeof probe, "%s/kernel.build", dir) >= sizeof probe ||
+        access(probe, R_OK) != 0 || strlen(dir) >= n)
+        return -1;
+    memcpy(out, dir, strlen(dir) + 1);
+    return 0;
+}
+
+/* The SDK directory into out: 0, or -1 with a message printed. */
+static int sdk_dir(char *out, size_t n)
+{
+    const char *env = getenv("ENTRYSIM_KERNEL_SDK");
+    if (env && *env)
+        return sdk_try(env, out, n) == 0 ? 0
+               : (fprintf(stderr, "entrysim: kernel: ENTRYSIM_KERNEL_SDK=%s has no kernel.build\n",
+                          env), -1);
+    char exe[PATH_MAX], cand[PATH_MAX + 64];
+    out[0] = 0;
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(cand, sizeof cand, "%s/share/entrysim/kernel", exe);
+        if (sdk_try(cand, out, n) == 0)
+            return 0;
+        snprintf(cand, sizeof cand, "%s/../share/entrysim/kernel", exe);
+        if (sdk_try(cand, out, n) == 0)
+            return 0;
+    }
+    fprintf(stderr, "entrysim: kernel: no kernel SDK next to the binary (looked for "
+                    "share/entrysim/kernel in %s and its parent)\n", k > 0 ? exe : "?");
+    return -1;
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0777);
+    int rc = in < 0 || out < 0 ? -1 : 0;
+    char buf[65536];
+    for (ssize_t r; rc == 0 && (r = read(in, buf, sizeof buf)) != 0;)
+        if (r < 0 || write(out, buf, (size_t)r) != r)
+            rc = -1;
+    if (out >= 0 && close(out))
+        rc = -1;
+    if (in >= 0)
+        close(in);
+    if (rc)
+        fprintf(stderr, "entrysim: kernel init: %s -> %s: %s\n", from, to, strerror(errno));
+    return rc;
+}
+
+/* Copies the regular files and directories under `from` into `to` (which
+ * exists).  0 or -1 with a message printed. */
+static int copy_tree(const char *from, const char *to)
+{
+    DIR *d = opendir(from);
+    if (!d)
+        return fprintf(stderr, "entrysim: kernel init: %s: %s\n", from, strerror(errno)), -1;
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue; /* ., .. and nothing hidden is part of the SDK */
+        char src[PATH_MAX], dst[PATH_MAX];
+        struct stat st;
+        if ((size_t)snprintf(src, sizeof src, "%s/%s", from, e->d_name) >= sizeof src ||
+            (size_t)snprintf(dst, sizeof dst, "%s/%s", to, e->d_name) >= sizeof dst ||
+            stat(src, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            rc = mkdir(dst, 0755) != 0 ? (fprintf(stderr, "entrysim: kernel init: %s: %s\n", dst,
+                                                  strerror(errno)), -1)
+                                       : copy_tree(src, dst);
+        else if (S_ISREG(st.st_mode))
+            rc = copy_file(src, dst, st.st_mode | 0644);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* 1 when dir exists and holds anything, 0 when empty or absent, -1 when it
+ * is no directory. */
+static int dir_used(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int used = 0;
+    for (struct dirent *e; !used && (e = readdir(d));)
+        used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return used;
+}
+
+static int kernel_init(const char *dir)
+{
+    char sdk[PATH_MAX + 64];
+    int used = dir_used(dir);
+    if (used) {
+        fprintf(stderr, "entrysim: kernel init: %s %s; give a new or empty directory\n", dir,
+                used > 0 ? "is not empty" : "is not a directory");
+        return ES_EX_USAGE;
+    }
+    if (sdk_dir(sdk, sizeof sdk))
+        return ES_EX_ERROR;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "entrysim: kernel init: %s: %s\n", dir, strerror(errno));
+        return ES_EX_ERROR;
+    }
+    if (copy_tree(sdk, dir))
+        return ES_EX_ERROR;
+    printf("entrysim: kernel init: %s: the guest kernel's tree; write system calls in "
+           "%s/student.c, then 'entrysim kernel build %s'\n", dir, dir, dir);
+    return ES_EX_OK;
+}
+
+int es_kernel_cmd(int argc, char **argv)
+{
+    es_opts p = {.prefix = "entrysim: kernel: ", .trailer = "Try 'entrysim kernel --help'.\n"};
+    if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        fputs(kernel_help, stdout);
+        return ES_EX_OK;
+    }
+    if (argc != 2 || (strcmp(argv[0], "init") && strcmp(argv[0], "build")))
+        return es_opts_fail(&p, "%s", "expected 'init DIR' or 'build DIR'");
+    if (!strcmp(argv[0], "init"))
+        return kernel_init(argv[1]);
+    es_kbuild_cfg c = {.dir = argv[1], .cc = getenv("ENTRYSIM_KERNEL_CC"), .log = stdout};
+    if (c.cc && !*c.cc)
+        c.cc = NULL;
+    return es_kbuild(&c);
+}
