@@ -56,6 +56,33 @@ void dbg_syms_free(es_dbg *d)
     d->ksrc = d->usrc = NULL;
 }
 
+/* The line table of the kernel image the machine runs: a student's tree
+ * (--kernel DIR: the image file) or the embedded image. */
+static void kernel_lines(es_dbg *d)
+{
+    if (!d->m || !d->m->has_kernel)
+        return;
+    unsigned p = es_kernel_patches(d->m);
+    const char *dir = d->cfg.launch.kernel_dir;
+    if (!dir) {
+        size_t size = 0;
+        const uint8_t *img = es_kernel_image(p, &size);
+        if (img)
+            d->ksrc = dbg_src_load(img, size);
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/build/kernel-p%02u.elf", dir, p);
+    FILE *f = fopen(path, "rb");
+    uint8_t *b = malloc(32u << 20); /* es_kernel_load_dir's bound */
+    size_t n = f && b ? fread(b, 1, 32u << 20, f) : 0;
+    if (n)
+        d->ksrc = dbg_src_load(b, n);
+    if (f)
+        fclose(f);
+    free(b);
+}
+
 /* Reads ELF32/ELF64 little-endian section headers, finds SHT_SYMTAB and its
  * string table, keeps named FUNC/OBJECT/NOTYPE symbols with an address.
  * Every offset is bounds-checked: a malformed file gives no symbols, never
@@ -148,10 +175,7 @@ out:
     if (n >= 52 && !memcmp(b, "\177ELF", 4))
         d->usrc = dbg_src_load(b, n);
     free(b);
-    size_t ksize = 0;
-    const uint8_t *kimg = d->m ? es_kernel_image(es_kernel_patches(d->m), &ksize) : NULL;
-    if (kimg)
-        d->ksrc = dbg_src_load(kimg, ksize);
+    kernel_lines(d);
     return kept;
 }
 
