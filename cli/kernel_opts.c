@@ -18,6 +18,37 @@ static const unsigned convention_patches[] = {ES_CONV_V416, ES_CONV_V417};
 /* --cpu: index = the vendor number of es_launch_cfg and es_machine */
 static const char *const vendors[] = {"intel", "amd", NULL};
 
+/* --syntax: index = ES_SYNTAX_* (decoder.h) */
+static const char *const syntaxes[] = {"intel", "att", NULL};
+
+const char es_help_convention[] =
+    "the guest kernel's syscall convention: Linux 4.16 (before the pt_regs series) or 4.17 "
+    "(after it)";
+const char es_help_patches[] =
+    "v4.16 plus the listed commits of the series, each named by a unique prefix of at least 7 "
+    "hex digits of its id: {patches} (e.g. --patches dfe6450,fa69714; '' = v4.16)";
+const char es_help_mitigations[] =
+    "guest-kernel mitigations on top of the default ({mitdefault}): {mitigations}; no-NAME "
+    "removes one, none clears them, all sets all (e.g. --mitigations pti,retpoline)";
+const char es_help_cpu[] = "the CPU vendor the guest sees (default {cpudefault})";
+const char es_help_uarch[] =
+    "the cycle model's microarchitecture: {uarchs} (default {uarch})";
+
+const char *es_vendor_name(int v)
+{
+    return v >= 0 && v < (int)(sizeof vendors / sizeof vendors[0]) - 1 ? vendors[v] : "?";
+}
+
+int es_syntax_pick(const char *s)
+{
+    return es_opt_pick(s, syntaxes);
+}
+
+const char *es_syntaxes_list(const char *sep, const char *last, char *buf, size_t n)
+{
+    return es_opt_join(syntaxes, sep, last, buf, n);
+}
+
 const char *es_conventions_list(char *buf, size_t n)
 {
     return es_opt_join(conventions, "|", "|", buf, n);

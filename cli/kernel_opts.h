@@ -3,6 +3,7 @@
  * kernel image (run, debug, exposure, explain):
  *   --convention v4.16|v4.17, --patches LIST, --mitigations LIST,
  *   --cpu intel|amd, --uarch NAME.
+ * Also --syntax intel|att, which explain and debug share.
  * Their names and values print from the lists that define them (the
  * conventions and vendors here, the patch series in sim/boot/kernel.c, the
  * mitigations in sim/boot/mitigations.c, the uarchs in timing/). */
@@ -23,10 +24,20 @@ typedef struct es_kernel_opts {
     const char *cpu;
 } es_kernel_opts;
 
-/* The five options as es_opt rows (opts.h), all returning `id`. */
+/* Their --help texts, one each (kernel_opts.c). */
+extern const char es_help_convention[], es_help_patches[], es_help_mitigations[],
+    es_help_cpu[], es_help_uarch[];
+
+/* The five options as es_opt rows (opts.h), each returning `id`; a
+ * command that takes only some of them lists those rows. */
+#define ES_KOPT_CONVENTION(id) {"--convention", "{conv}", id, es_help_convention}
+#define ES_KOPT_PATCHES(id) {"--patches", "LIST", id, es_help_patches}
+#define ES_KOPT_MITIGATIONS(id) {"--mitigations", "LIST", id, es_help_mitigations}
+#define ES_KOPT_CPU(id) {"--cpu", "{cpu}", id, es_help_cpu}
+#define ES_KOPT_UARCH(id) {"--uarch", "NAME", id, es_help_uarch}
 #define ES_KERNEL_OPT_ROWS(id)                                                               \
-    {"--convention", true, id}, {"--patches", true, id}, {"--mitigations", true, id},        \
-        {"--cpu", true, id}, {"--uarch", true, id}
+    ES_KOPT_CONVENTION(id), ES_KOPT_PATCHES(id), ES_KOPT_MITIGATIONS(id), ES_KOPT_CPU(id),  \
+        ES_KOPT_UARCH(id)
 
 /* The defaults above. */
 es_kernel_opts es_kernel_opts_default(void);
@@ -49,5 +60,14 @@ const char *es_vendors_list(char *buf, size_t n);
 const char *es_uarchs_list(const char *sep, char *buf, size_t n);
 const char *es_mitigations_list(char *buf, size_t n);
 const char *es_patches_list(char *buf, size_t n);
+
+/* The name of vendor v (0 intel, 1 amd). */
+const char *es_vendor_name(int v);
+
+/* --syntax (explain, debug): the index of s in "intel", "att" (the
+ * ES_SYNTAX_* values), or -1; and the list with sep and last between the
+ * names. */
+int es_syntax_pick(const char *s);
+const char *es_syntaxes_list(const char *sep, const char *last, char *buf, size_t n);
 
 #endif
