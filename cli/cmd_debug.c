@@ -135,6 +135,7 @@ static int parse(int argc, char **argv, dopts *o)
         return -es_opts_fail(&p, "%s", "no PROGRAM given");
     if (o->transcript && !o->script)
         return -es_opts_fail(&p, "%s", "--transcript needs --script");
+    es_kernel_opts_note(&o->k, stderr);
     return p.i;
 }
 

@@ -64,6 +64,7 @@ int es_explain_cmd(int argc, char **argv)
         return es_opts_fail(&p, "%s", err);
     if (!name)
         return es_opts_fail(&p, "%s", "explain: which syscall? (entrysim explain NAME)");
+    es_kernel_opts_note(&k, stderr);
     int rc = es_explain(stdout, k.patches, name, syntax);
     return rc == -2 ? ES_EX_USAGE : rc ? ES_EX_ERROR : ES_EX_OK;
 }

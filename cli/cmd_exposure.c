@@ -148,5 +148,6 @@ int es_exposure_cmd(int argc, char **argv)
     if (c.vendor == 1 && c.entry == ES_ENTRY_SYSENTER32)
         return es_opts_fail(&p, "%s", "exposure: sysenter32 needs --cpu intel (AMD CPUs raise #UD "
                                       "for SYSENTER in long mode)");
+    es_kernel_opts_note(&k, stderr);
     return es_exposure_report(&c, stdout, stderr);
 }

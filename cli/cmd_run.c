@@ -338,6 +338,7 @@ static int run_parse(int argc, char **argv, options *o)
     if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list))
         return -es_opts_fail(&p, "%s", "--direct runs without the guest kernel; --convention, "
                                        "--patches and --mitigations choose that kernel");
+    es_kernel_opts_note(&o->k, stderr);
     return p.i;
 }
 

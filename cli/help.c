@@ -44,7 +44,9 @@ static const char *field(const char *name, size_t len, char *buf, size_t n)
         return buf;
     }
     if (IS("patches"))
-        return es_patches_list(buf, n);
+        return es_patches_list(false, buf, n);
+    if (IS("inert"))
+        return es_patches_list(true, buf, n);
     if (IS("entries"))
         return entries_list(buf, n);
     return NULL;

@@ -17,6 +17,7 @@ extern "C" {
  *   {uarchs}      the uarchs, ", "        {uarch}    the default uarch
  *   {mitigations} pti, retpoline, ...    {mitdefault} the default set
  *   {patches}     the series' ids (12 hex digits each, space-separated)
+ *   {inert}       those of them that are no toggle (", "-separated)
  *   {entries}     syscall64|int80|...    (exposure's entry paths)
  * A line that comes out longer than 80 columns is broken before its last
  * " [" that fits, and goes on indented by 16 columns (synopsis lines). */

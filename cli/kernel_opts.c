@@ -26,7 +26,9 @@ const char es_help_convention[] =
     "(after it)";
 const char es_help_patches[] =
     "v4.16 plus the listed commits of the series, each named by a unique prefix of at least 7 "
-    "hex digits of its id: {patches} (e.g. --patches dfe6450,fa69714; '' = v4.16)";
+    "hex digits of its id; the series in order: {patches} ({inert} change no code path on "
+    "their own: accepted, and said so on stderr) (e.g. --patches dfe6450,fa69714; '' = "
+    "v4.16)";
 const char es_help_mitigations[] =
     "guest-kernel mitigations on top of the default ({mitdefault}): {mitigations}; no-NAME "
     "removes one, none clears them, all sets all (e.g. --mitigations pti,retpoline)";
@@ -79,12 +81,15 @@ const char *es_mitigations_list(char *buf, size_t n)
     return buf;
 }
 
-const char *es_patches_list(char *buf, size_t n)
+const char *es_patches_list(bool only_inert, char *buf, size_t n)
 {
     size_t k = 0;
     buf[0] = 0;
-    for (int i = 0; i < ES_NPATCHES && k < n; i++) {
-        int w = snprintf(buf + k, n - k, "%s%.12s", i ? " " : "", es_patch_id(i));
+    for (int i = 0; es_series(i) && k < n; i++) {
+        if (only_inert && es_series(i)->bit)
+            continue;
+        int w = snprintf(buf + k, n - k, "%s%.12s", k ? (only_inert ? ", " : " ") : "",
+                         es_series(i)->id);
         if (w < 0)
             break;
         k += (size_t)w;
@@ -119,7 +124,7 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
     if (!strcmp(name, "--convention"))
         return set_convention(k, val, err, errlen);
     if (!strcmp(name, "--patches")) {
-        if (es_patches_parse(val, &k->patches, why, sizeof why))
+        if (es_patches_parse_series(val, &k->patches, &k->patches_named, why, sizeof why))
             return snprintf(err, errlen, "--patches: %s", why), -1;
         k->patch_list = val;
         return 1;
@@ -150,6 +155,14 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
         return 1;
     }
     return 0;
+}
+
+void es_kernel_opts_note(const es_kernel_opts *k, FILE *f)
+{
+    char note[600];
+    es_patches_note(k->patch_list ? k->patches_named : 0, k->patches, note, sizeof note);
+    if (note[0])
+        fprintf(f, "entrysim: --patches: %s\n", note);
 }
 
 int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct es_kernel_opts {
     unsigned patches;        /* ES_PATCH_* (default ES_CONV_V417) */
@@ -22,6 +23,7 @@ typedef struct es_kernel_opts {
     const char *patch_list;
     const char *mitigation_list;
     const char *cpu;
+    unsigned patches_named;  /* the commits --patches named (es_patches_parse_series) */
 } es_kernel_opts;
 
 /* Their --help texts, one each (kernel_opts.c). */
@@ -52,14 +54,21 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
  * both given (both choose the kernel), else 0. */
 int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen);
 
+/* After the checks: when --patches named commits of the series that change
+ * no code path alone, one line on f (stderr) that says so and names the
+ * kernel the list makes (es_patches_note). */
+void es_kernel_opts_note(const es_kernel_opts *k, FILE *f);
+
 /* The value lists of the help texts and errors, from their one list each:
  * "v4.16|v4.17", "intel|amd", the uarchs (sep between them),
- * "pti, retpoline, ibrs, nospec", "dfe64506c01e fa697140f9a2 ..." */
+ * "pti, retpoline, ibrs, nospec", the series' ids (12 digits) in merge
+ * order ("dfe64506c01e 1bd21c6c21e8 ...") or, with only_inert, those that
+ * are no toggle ("1bd21c6c21e8, 7303e30ec1d8, f8781c4a2263") */
 const char *es_conventions_list(char *buf, size_t n);
 const char *es_vendors_list(char *buf, size_t n);
 const char *es_uarchs_list(const char *sep, char *buf, size_t n);
 const char *es_mitigations_list(char *buf, size_t n);
-const char *es_patches_list(char *buf, size_t n);
+const char *es_patches_list(bool only_inert, char *buf, size_t n);
 
 /* The name of vendor v (0 intel, 1 amd). */
 const char *es_vendor_name(int v);

@@ -129,3 +129,33 @@ TEST(CliHelp, TopLevelHelpAndUsageErrors)
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("demo takes no arguments"), std::string::npos) << r.err;
 }
+
+// The commits of the series that are no toggle are accepted by every
+// command that takes --patches (issue 13 item 2): the same output as
+// without them, and one line on stderr that says why.
+TEST(CliPatches, CommitsThatAreNoToggleAreAcceptedWithOneLine)
+{
+    CmdResult plain = cmd(es_main, {"entrysim", "exposure", "--syscall", "getpid", "--patches",
+                                    "dfe6450"});
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("--patches"), std::string::npos) << plain.err;
+    CmdResult r = cmd(es_main, {"entrysim", "exposure", "--syscall", "getpid", "--patches",
+                                "dfe6450,1bd21c6"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    std::string want = "entrysim: --patches: 1bd21c6c21e8 (";
+    EXPECT_EQ(r.err.rfind(want, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("the guest kernel is v4.16+dfe64506\n"), std::string::npos) << r.err;
+
+    // all seven in merge order are v4.17
+    r = cmd(es_main, {"entrysim", "explain", "getpid", "--patches",
+                      "dfe6450,1bd21c6,fa69714,7303e30,ebeb8c8,f8781c4,6dc936f"});
+    CmdResult v417 = cmd(es_main, {"entrysim", "explain", "getpid", "--convention", "v4.17"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, v417.out);
+    EXPECT_NE(r.err.find("1bd21c6c21e8 ("), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("; 7303e30ec1d8 ("), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("; f8781c4a2263 ("), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the guest kernel is v4.17\n"), std::string::npos) << r.err;
+}
