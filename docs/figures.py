@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Figures in the docs come from the tool: regenerates or checks them.
+
+A doc marks each generated region with two lines:
+
+    <!-- figures: KIND ARGS -->
+    ...generated text...
+    <!-- /figures -->
+
+KIND is
+  output CMD [| grep TEXT]   a fenced block with "$ CMD" and what CMD prints
+                             (stdout, then stderr), or only the lines that
+                             contain TEXT; CMD starts with `entrysim`
+  exposure-totals            the table of exposed registers per entry path
+                             (`entrysim exposure --all --entry E`, summaries)
+  patches-alone              each toggle of the series alone: read's probes
+                             and the syscall64 total
+
+Paths under build/release/ in CMD stand for the build directory given
+(--build), and that directory is written back as build/release/ in the
+output, so a doc reads the same whichever build checks it.
+
+usage: figures.py --entrysim BIN [--build DIR] (--check | --update) DOC...
+--check exits 1 and prints a diff when a region differs from what the tool
+prints now; --update rewrites the regions.  ctest runs --check on every doc
+that has regions (tests/docs/CMakeLists.txt).
+"""
+import argparse
+import difflib
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+BEGIN = re.compile(r"^<!-- figures: (.*?) -->$")
+END = "<!-- /figures -->"
+DOC_BUILD = "build/release"
+ENTRIES = ["syscall64", "x32", "int80", "syscall32", "sysenter32", "vsyscall"]
+# the four toggles of the series (sim/boot/patches.c), as --patches names them
+TOGGLES = ["dfe6450", "fa69714", "ebeb8c8", "6dc936f"]
+
+
+class Tool:
+    def __init__(self, entrysim, build, root):
+        self.entrysim = os.path.abspath(entrysim)
+        self.build = os.path.abspath(build) if build else None
+        self.root = root
+
+    def run(self, args):
+        """stdout, then stderr, of `entrysim ARGS` run from the source root."""
+        if self.build:
+            args = [a.replace(DOC_BUILD, self.build, 1) if a.startswith(DOC_BUILD) else a
+                    for a in args]
+        p = subprocess.run([self.entrysim] + args, cwd=self.root, capture_output=True,
+                           text=True, timeout=900, env=dict(os.environ, LC_ALL="C"))
+        text = p.stdout + p.stderr
+        if self.build:
+            text = text.replace(self.build, DOC_BUILD)
+        return p.returncode, text
+
+
+def summary(tool, args):
+    """The summary line of `exposure --all ARGS`: {kernel: (total, rows)}."""
+    rc, text = tool.run(["exposure", "--all"] + args)
+    line = next((l for l in text.splitlines() if l.startswith("summary (")), None)
+    if rc != 0 or line is None:
+        raise RuntimeError(f"exposure --all {' '.join(args)}: exit {rc}\n{text[-2000:]}")
+    return {k: (int(n), int(r)) for k, n, r in
+            re.findall(r"(v4\.1[67][+\w]*): (\d+) exposed registers in (\d+) syscall", line)}
+
+
+def gen_output(tool, spec):
+    cmd, _, grep = spec.partition(" | grep ")
+    args = shlex.split(cmd)
+    if args[0] != "entrysim":
+        raise RuntimeError(f"output: the command must start with entrysim: {cmd}")
+    rc, text = tool.run(args[1:])
+    lines = text.rstrip("\n").split("\n")
+    if grep:
+        lines = [l for l in lines if grep in l]
+    status = [f"(exit status {rc})"] if rc else []
+    shown = f"{cmd} | grep '{grep}'" if grep else cmd
+    return ["```text", f"$ {shown}"] + lines + status + ["```"]
+
+
+def gen_exposure_totals(tool, spec):
+    out = ["| entry | rows | v4.16 | v4.17 |", "|---|---|---|---|"]
+    for e in ENTRIES:
+        s = summary(tool, ["--entry", e])
+        rows = s["v4.16"][1]
+        out.append(f"| {e} | {rows} | {s['v4.16'][0]} | {s['v4.17'][0]} |")
+    return out
+
+
+def probes(tool, patches):
+    """read via syscall64 under --patches: the three probe lines' values."""
+    rc, text = tool.run(["exposure", "--syscall", "read", "--patches", patches])
+    got = {}
+    for l in text.splitlines():
+        m = re.match(r"^  (dispatch|table_target|body)\s+(\S+)\s+(.*)$", l)
+        if m:
+            got[m.group(1)] = f"`{m.group(2)}` {m.group(3)}"
+    if rc != 0 or len(got) != 3:
+        raise RuntimeError(f"exposure --patches '{patches}': exit {rc}\n{text[-2000:]}")
+    return got
+
+
+def gen_patches_alone(tool, spec):
+    out = ["| `--patches` | read: dispatch | read: table target | read: body | "
+           "syscall64, all rows |", "|---|---|---|---|---|"]
+    for p in [""] + TOGGLES + [",".join(TOGGLES)]:
+        pr = probes(tool, p)
+        total = list(summary(tool, ["--entry", "syscall64", "--patches", p]).values())[0][0]
+        name = f"`{p}`" if p else "`''` (v4.16)"
+        out.append(f"| {name} | {pr['dispatch']} | {pr['table_target']} | {pr['body']} | "
+                   f"{total} |")
+    return out
+
+
+KINDS = {"output": gen_output, "exposure-totals": gen_exposure_totals,
+         "patches-alone": gen_patches_alone}
+
+
+def regenerate(tool, lines, path):
+    """The doc's lines with every region regenerated."""
+    out, i = [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        m = BEGIN.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        kind, _, spec = m.group(1).partition(" ")
+        if kind not in KINDS:
+            raise RuntimeError(f"{path}: unknown figures kind '{kind}'")
+        end = lines.index(END, i) if END in lines[i:] else -1
+        if end < 0:
+            raise RuntimeError(f"{path}: '{m.group(0)}' has no '{END}'")
+        out += KINDS[kind](tool, spec)
+        out.append(END)
+        i = end + 1
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--entrysim", required=True)
+    ap.add_argument("--build", help="the build directory that build/release/ stands for")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--update", action="store_true")
+    ap.add_argument("docs", nargs="+")
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tool = Tool(a.entrysim, a.build, root)
+    bad = 0
+    for path in a.docs:
+        with open(path) as f:
+            lines = f.read().split("\n")
+        new = regenerate(tool, lines, path)
+        if new == lines:
+            continue
+        if a.update:
+            with open(path, "w") as f:
+                f.write("\n".join(new))
+            print(f"updated {path}")
+        else:
+            bad = 1
+            sys.stdout.writelines(difflib.unified_diff(
+                [l + "\n" for l in lines], [l + "\n" for l in new],
+                f"{path} (the doc)", f"{path} (the tool now)"))
+    if bad:
+        print("the docs' figures differ from the tool's: check the change, then run "
+              "docs/figures.py --update", file=sys.stderr)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
