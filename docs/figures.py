@@ -16,9 +16,9 @@ KIND is
   patches-alone              each toggle of the series alone: read's probes
                              and the syscall64 total
 
-Paths under build/release/ in CMD stand for the build directory given
-(--build), and that directory is written back as build/release/ in the
-output, so a doc reads the same whichever build checks it.
+CMD runs with an empty environment from a directory that mirrors the
+source root, where build/release/ is the build directory given (--build),
+so a doc reads the same whichever build checks it.
 
 usage: figures.py --entrysim BIN [--build DIR] (--check | --update) DOC...
 --check exits 1 and prints a diff when a region differs from what the tool
@@ -26,12 +26,15 @@ prints now; --update rewrites the regions.  ctest runs --check on every doc
 that has regions (tests/docs/CMakeLists.txt).
 """
 import argparse
+import atexit
 import difflib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 BEGIN = re.compile(r"^<!-- figures: (.*?) -->$")
 END = "<!-- /figures -->"
@@ -42,22 +45,28 @@ TOGGLES = ["dfe6450", "fa69714", "ebeb8c8", "6dc936f"]
 
 
 class Tool:
+    """Runs entrysim as the docs show it: from a directory that mirrors the
+    source root with build/release/ standing for the build directory, so
+    paths in commands and output are the doc's whichever build checks it
+    (and the guest's stack, where argv and the environment sit, is laid out
+    the same), with an empty environment."""
+
     def __init__(self, entrysim, build, root):
         self.entrysim = os.path.abspath(entrysim)
-        self.build = os.path.abspath(build) if build else None
-        self.root = root
+        self.cwd = tempfile.mkdtemp(prefix="es_figures_")
+        atexit.register(shutil.rmtree, self.cwd, True)
+        for name in os.listdir(root):
+            if name != "build":
+                os.symlink(os.path.join(root, name), os.path.join(self.cwd, name))
+        os.makedirs(os.path.join(self.cwd, os.path.dirname(DOC_BUILD)))
+        os.symlink(os.path.abspath(build or os.path.join(root, DOC_BUILD)),
+                   os.path.join(self.cwd, DOC_BUILD))
 
     def run(self, args):
-        """stdout, then stderr, of `entrysim ARGS` run from the source root."""
-        if self.build:
-            args = [a.replace(DOC_BUILD, self.build, 1) if a.startswith(DOC_BUILD) else a
-                    for a in args]
-        p = subprocess.run([self.entrysim] + args, cwd=self.root, capture_output=True,
-                           text=True, timeout=900, env=dict(os.environ, LC_ALL="C"))
-        text = p.stdout + p.stderr
-        if self.build:
-            text = text.replace(self.build, DOC_BUILD)
-        return p.returncode, text
+        """stdout, then stderr, of `entrysim ARGS`."""
+        p = subprocess.run([self.entrysim] + args, cwd=self.cwd, capture_output=True,
+                           text=True, timeout=900, env={})
+        return p.returncode, p.stdout + p.stderr
 
 
 def summary(tool, args):
