@@ -8,13 +8,23 @@ A doc marks each generated region with two lines:
     <!-- /figures -->
 
 KIND is
-  output CMD [| grep TEXT]   a fenced block with "$ CMD" and what CMD prints
-                             (stdout, then stderr), or only the lines that
-                             contain TEXT; CMD starts with `entrysim`
+  output CMD [| FILTER]...   a fenced block with "$ CMD" and what CMD prints
+                             (stdout and stderr as one stream); CMD starts with
+                             `entrysim`; each FILTER is `grep RE` (the
+                             lines that match the regular expression RE,
+                             shown as grep -E), `section TEXT` (from
+                             the first line that contains TEXT to the next
+                             blank line) or `head N`
   exposure-totals            the table of exposed registers per entry path
                              (`entrysim exposure --all --entry E`, summaries)
   patches-alone              each toggle of the series alone: read's probes
                              and the syscall64 total
+  series-walk                the series commit by commit: the kernel each
+                             prefix of it makes, its exposed registers per
+                             entry path and getpid's cycles by phase
+
+The series and which of its commits are toggles come from `entrysim run
+--help` (sim/boot/patches.c), not from a list here.
 
 CMD runs with an empty environment from a directory that mirrors the
 source root, where build/release/ is the build directory given (--build),
@@ -40,8 +50,7 @@ BEGIN = re.compile(r"^<!-- figures: (.*?) -->$")
 END = "<!-- /figures -->"
 DOC_BUILD = "build/release"
 ENTRIES = ["syscall64", "x32", "int80", "syscall32", "sysenter32", "vsyscall"]
-# the four toggles of the series (sim/boot/patches.c), as --patches names them
-TOGGLES = ["dfe6450", "fa69714", "ebeb8c8", "6dc936f"]
+WALK_ENTRIES = ["syscall64", "x32", "int80", "sysenter32"]
 
 
 class Tool:
@@ -53,6 +62,7 @@ class Tool:
 
     def __init__(self, entrysim, build, root):
         self.entrysim = os.path.abspath(entrysim)
+        self.memo = {}
         self.cwd = tempfile.mkdtemp(prefix="es_figures_")
         atexit.register(shutil.rmtree, self.cwd, True)
         for name in os.listdir(root):
@@ -63,10 +73,15 @@ class Tool:
                    os.path.join(self.cwd, DOC_BUILD))
 
     def run(self, args):
-        """stdout, then stderr, of `entrysim ARGS`."""
-        p = subprocess.run([self.entrysim] + args, cwd=self.cwd, capture_output=True,
-                           text=True, timeout=900, env={})
-        return p.returncode, p.stdout + p.stderr
+        """What `entrysim ARGS` writes to stdout and stderr, as one stream
+        (a pipe, as `2>&1 |` in a shell: stderr's lines where they came).
+        The same command runs once (the regions share many)."""
+        key = tuple(args)
+        if key not in self.memo:
+            p = subprocess.run([self.entrysim] + args, cwd=self.cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=900, env={})
+            self.memo[key] = (p.returncode, p.stdout)
+        return self.memo[key]
 
 
 def summary(tool, args):
@@ -79,18 +94,51 @@ def summary(tool, args):
             re.findall(r"(v4\.1[67][+\w]*): (\d+) exposed registers in (\d+) syscall", line)}
 
 
+def series(tool):
+    """The series' commits in order (12 hex digits each) and the set of
+    those that are no toggle, as `entrysim run --help` lists them."""
+    rc, text = tool.run(["run", "--help"])
+    flat = " ".join(text.split())
+    m = re.search(r"the series in order: ((?:[0-9a-f]{12} )+)\(((?:[0-9a-f]{12},? )+)change", flat)
+    if rc != 0 or not m:
+        raise RuntimeError("entrysim run --help does not list the series")
+    return m.group(1).split(), set(m.group(2).replace(",", "").split())
+
+
+def toggles(tool):
+    ids, inert = series(tool)
+    return [i[:7] for i in ids if i not in inert]
+
+
+def filtered(lines, filt):
+    """lines through one FILTER, and the shell command that does the same."""
+    verb, _, text = filt.partition(" ")
+    if verb == "grep":
+        return [l for l in lines if re.search(text, l)], f"grep -E '{text}'"
+    if verb == "section":
+        start = next((k for k, l in enumerate(lines) if text in l), len(lines))
+        end = next((k for k in range(start, len(lines)) if not lines[k].strip()), len(lines))
+        return lines[start:end], f"sed -n '/{text}/,/^$/p'"
+    if verb == "head" and text.isdigit():
+        return lines[:int(text)], f"head -n {text}"
+    raise RuntimeError(f"output: unknown filter '{filt}'")
+
+
 def gen_output(tool, spec):
-    cmd, _, grep = spec.partition(" | grep ")
+    cmd, *filters = spec.split(" | ")
     args = shlex.split(cmd)
     if args[0] != "entrysim":
         raise RuntimeError(f"output: the command must start with entrysim: {cmd}")
     rc, text = tool.run(args[1:])
     lines = text.rstrip("\n").split("\n")
-    if grep:
-        lines = [l for l in lines if grep in l]
+    shown = [cmd]
+    for f in filters:
+        lines, sh = filtered(lines, f)
+        shown.append(sh)
     status = [f"(exit status {rc})"] if rc else []
-    shown = f"{cmd} | grep '{grep}'" if grep else cmd
-    return ["```text", f"$ {shown}"] + lines + status + ["```"]
+    # the filters see stderr too, as after 2>&1 in a shell
+    shell = shown[0] + (" 2>&1 | " + " | ".join(shown[1:]) if filters else "")
+    return ["```text", "$ " + shell] + lines + status + ["```"]
 
 
 def gen_exposure_totals(tool, spec):
@@ -118,7 +166,8 @@ def probes(tool, patches):
 def gen_patches_alone(tool, spec):
     out = ["| `--patches` | read: dispatch | read: table target | read: body | "
            "syscall64, all rows |", "|---|---|---|---|---|"]
-    for p in [""] + TOGGLES + [",".join(TOGGLES)]:
+    tg = toggles(tool)
+    for p in [""] + tg + [",".join(tg)]:
         pr = probes(tool, p)
         total = list(summary(tool, ["--entry", "syscall64", "--patches", p]).values())[0][0]
         name = f"`{p}`" if p else "`''` (v4.16)"
@@ -127,8 +176,39 @@ def gen_patches_alone(tool, spec):
     return out
 
 
+def getpid_phases(tool, patches):
+    """getpid's row of `run --timing` under --patches: total, dispatch,
+    stub, body cycles per call."""
+    rc, text = tool.run(["run", "--timing", "--patches", patches,
+                         f"{DOC_BUILD}/guest/getpid64", "1000"])
+    row = next((l.split() for l in text.splitlines() if l.split()[:2] == ["syscall64", "getpid"]),
+               None)
+    if rc != 0 or row is None:
+        raise RuntimeError(f"run --timing --patches '{patches}': exit {rc}\n{text[-2000:]}")
+    return row[4], row[7], row[8], row[9]
+
+
+def gen_series_walk(tool, spec):
+    ids, inert = series(tool)
+    out = ["| step | `--patches` adds | kernel | " + " | ".join(WALK_ENTRIES) +
+           " | getpid cycles/call (dispatch, stub, body) |",
+           "|---|---|---|" + "---|" * len(WALK_ENTRIES) + "---|"]
+    for k in range(len(ids) + 1):
+        patches = ",".join(i[:7] for i in ids[:k])
+        sums = [summary(tool, ["--entry", e, "--patches", patches]) for e in WALK_ENTRIES]
+        kernel = list(sums[0].keys())[0]
+        total, disp, stub, body = getpid_phases(tool, patches)
+        added = "(v4.16)" if k == 0 else f"[{ids[k - 1][:8]}]({ids[k - 1][:8]}.md)"
+        if k and ids[k - 1] in inert:
+            added += " (no toggle)"
+        out.append(f"| {k} | {added} | {kernel} | " +
+                   " | ".join(str(list(x.values())[0][0]) for x in sums) +
+                   f" | {total} ({disp}, {stub}, {body}) |")
+    return out
+
+
 KINDS = {"output": gen_output, "exposure-totals": gen_exposure_totals,
-         "patches-alone": gen_patches_alone}
+         "patches-alone": gen_patches_alone, "series-walk": gen_series_walk}
 
 
 def regenerate(tool, lines, path):
