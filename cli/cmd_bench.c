@@ -3,37 +3,41 @@
 #include <stdio.h>
 
 #include "cmd_bench.h"
+#include "help.h"
 #include "matrix.h"
 #include "opts.h"
-
-static const char bench_usage[] =
-    "usage: entrysim bench --matrix FILE [--out DIR] [-j N] [--timeout S]\n"
-    "                      [--runner PROG] [--workloads DIR] [--list] [--verbose]\n"
-    "Runs every cell of the matrix (bench/README.md) as `entrysim run\n"
-    "--deterministic --timing-json ...`, in parallel, skipping cells whose results\n"
-    "are already in DIR/store.tsv, and writes DIR/results.csv, results.json and\n"
-    "chart.svg.\n"
-    "  --out DIR        output directory (default bench-results/NAME)\n"
-    "  -j N             cells run at once (default: the online CPUs)\n"
-    "  --timeout S      a cell running longer is killed and failed (default 600)\n"
-    "  --runner PROG    run PROG instead of this entrysim, with the same arguments\n"
-    "                   (starting with `run`); it must write the --timing-json file\n"
-    "  --workloads DIR  where the built workloads are (default: bench/ next to this\n"
-    "                   entrysim, i.e. BUILD/bench)\n"
-    "  --list           print the cells (and why any are skipped) and run nothing\n"
-    "  --verbose        a line per finished cell\n"
-    "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
-    "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n";
 
 enum { B_HELP, B_LIST, B_VERBOSE, B_MATRIX, B_OUT, B_RUNNER, B_WORKLOADS, B_JOBS, B_TIMEOUT };
 
 static const es_opt bench_opts[] = {
-    {"--help", false, B_HELP},       {"-h", false, B_HELP},
-    {"--list", false, B_LIST},       {"--verbose", false, B_VERBOSE},
-    {"-v", false, B_VERBOSE},        {"--matrix", true, B_MATRIX},
-    {"--out", true, B_OUT},          {"--runner", true, B_RUNNER},
-    {"--workloads", true, B_WORKLOADS}, {"-j", true, B_JOBS},
-    {"--timeout", true, B_TIMEOUT},
+    {"--matrix", "FILE", B_MATRIX, "the matrix of configurations (bench/README.md; required)"},
+    {"--out", "DIR", B_OUT, "output directory (default bench-results/NAME)"},
+    {"-j", "N", B_JOBS, "cells run at once (default: the online CPUs)"},
+    {"--timeout", "S", B_TIMEOUT, "a cell running longer is killed and failed (default 600)"},
+    {"--runner", "PROG", B_RUNNER,
+     "run PROG instead of this entrysim, with the same arguments (starting with `run`); it "
+     "must write the --timing-json file"},
+    {"--workloads", "DIR", B_WORKLOADS,
+     "where the built workloads are (default: bench/ next to this entrysim, i.e. "
+     "BUILD/bench)"},
+    {"--list", NULL, B_LIST, "print the cells (and why any are skipped) and run nothing"},
+    {"--verbose", NULL, B_VERBOSE, "a line per finished cell"},
+    {"-v", NULL, B_VERBOSE, NULL},
+    ES_OPT_HELP_ROWS(B_HELP),
+};
+
+const es_cmd es_cmd_bench = {
+    .name = "bench",
+    .synopsis = "bench --matrix FILE [OPTIONS]",
+    .about = "Runs every cell of the matrix (bench/README.md) as `entrysim run\n"
+             "--deterministic --timing-json ...`, in parallel, skipping cells whose results\n"
+             "are already in DIR/store.tsv, and writes DIR/results.csv, results.json and\n"
+             "chart.svg.\n",
+    .opts = bench_opts,
+    .nopts = sizeof bench_opts / sizeof bench_opts[0],
+    .footer = "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
+              "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n",
+    .run = es_bench_cmd,
 };
 
 /* One option: 0, or the exit status of a usage error. */
@@ -77,12 +81,12 @@ static int bench_option(const es_opts *p, int id, es_bench_cfg *c)
 int es_bench_cmd(int argc, char **argv)
 {
     es_bench_cfg c = {.self = "/proc/self/exe", .timeout = 600};
-    es_opts p = {.argc = argc, .argv = argv, .table = bench_opts,
-                 .n = sizeof bench_opts / sizeof bench_opts[0], .mixed = true,
-                 .no_dashdash = true, .prefix = "entrysim: bench: ", .trailer = bench_usage};
+    es_opts p = es_opts_for(&es_cmd_bench, argc, argv);
+    p.mixed = p.no_dashdash = true;
+    p.prefix = "entrysim: bench: ";
     for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;) {
         if (id == B_HELP) {
-            fputs(bench_usage, stdout);
+            es_cmd_help(stdout, &es_cmd_bench);
             return ES_EX_OK;
         }
         if ((rc = bench_option(&p, id, &c)))

@@ -27,25 +27,6 @@ enum { EX_OK = ES_EX_OK, EX_ERROR = ES_EX_ERROR, EX_USAGE = ES_EX_USAGE };
 #define DEFAULT_H 860
 #define DEFAULT_FONT 13
 
-static const char usage_text[] =
-    "usage: entrysim debug [OPTIONS] PROGRAM [ARGS...]\n"
-    "  --convention {conv}   the guest kernel's syscall convention (default v4.17)\n"
-    "  --patches LIST             v4.16 + these commits of the series instead\n"
-    "  --mitigations LIST         guest-kernel mitigations (as for run)\n"
-    "  --kernel DIR               the kernel built in DIR by 'entrysim kernel build'\n"
-    "  --cpu {cpu}            CPU vendor the guest sees (default amd)\n"
-    "  --timing                   attach the cycle model: cycles per instruction\n"
-    "  --uarch NAME               its microarchitecture ({uarchs}; implies --timing)\n"
-    "  --break SYM|ADDR           a breakpoint before starting (repeatable)\n"
-    "  --syntax intel|att         disassembly syntax (default intel)\n"
-    "  --script FILE              run FILE's commands without a window ('help' lists them)\n"
-    "  --screenshot PNG           after the script (or at the start), save the window as PNG\n"
-    "  --transcript FILE          with --script: the state after each command, a JSON line each\n"
-    "  --size WxH                 window / screenshot size in pixels (default 1440x860)\n"
-    "  --font-size N              font size in points (default 13)\n"
-    "Exit status: 0 done, 1 the program could not start or a script command failed,\n"
-    "2 bad usage or no display without --script.\n";
-
 typedef struct dopts {
     es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
     const char *script, *screenshot, *transcript;
@@ -59,15 +40,31 @@ enum { D_KERNEL, D_HELP, D_TIMING, D_BREAK, D_SYNTAX, D_SCRIPT, D_SHOT, D_SIZE, 
 
 static const es_opt debug_opts[] = {
     ES_KERNEL_OPT_ROWS(D_KERNEL),
-    {"--help", false, D_HELP},        {"-h", false, D_HELP},
-    {"--timing", false, D_TIMING},    {"--break", true, D_BREAK},
-    {"--syntax", true, D_SYNTAX},     {"--script", true, D_SCRIPT},
-    {"--screenshot", true, D_SHOT},   {"--size", true, D_SIZE},
-    {"--font-size", true, D_FONT},    {"--transcript", true, D_TRANS},
+    ES_KOPT_KERNEL(D_KERNEL),
+    {"--timing", NULL, D_TIMING,
+     "attach the cycle model: cycles per instruction (--uarch implies it)"},
+    {"--break", "SYM|ADDR", D_BREAK, "a breakpoint before starting (repeatable)"},
+    {"--syntax", "{syntax}", D_SYNTAX, "the disassembly's syntax (default intel)"},
+    {"--script", "FILE", D_SCRIPT, "run FILE's commands without a window ('help' lists them)"},
+    {"--screenshot", "PNG", D_SHOT, "after the script (or at the start), save the window as PNG"},
+    {"--size", "WxH", D_SIZE, "window / screenshot size in pixels (default 1440x860)"},
+    {"--transcript", "FILE", D_TRANS,
+     "with --script: the state after each command, a JSON line each"},
+    {"--font-size", "N", D_FONT, "font size in points (default 13)"},
+    ES_OPT_HELP_ROWS(D_HELP),
 };
 
-/* the values of --syntax, in ES_SYNTAX_* order */
-static const char *const syntaxes[] = {"intel", "att", NULL};
+const es_cmd es_cmd_debug = {
+    .name = "debug",
+    .synopsis = "debug [OPTIONS] PROGRAM [ARGS...]",
+    .about = "The step-through debugger (docs/DEBUGGER.md): a window, or headless with\n"
+             "--script / --screenshot.  Options come before PROGRAM.\n",
+    .opts = debug_opts,
+    .nopts = sizeof debug_opts / sizeof debug_opts[0],
+    .footer = "Exit status: 0 done, 1 the program could not start or a script command failed,\n"
+              "2 bad usage or no display without --script.\n",
+    .run = es_debug_cmd,
+};
 
 /* One option: 0, or the exit status of a usage error. */
 static int debug_option(es_opts *p, int id, dopts *o)
@@ -90,8 +87,9 @@ static int debug_option(es_opts *p, int id, dopts *o)
         o->breaks[o->nbreaks++] = val;
         return 0;
     case D_SYNTAX:
-        if ((o->syntax = es_opt_pick(val, syntaxes)) < 0)
-            return es_opts_fail(p, "--syntax must be intel or att, not '%s'", val);
+        if ((o->syntax = es_syntax_pick(val)) < 0)
+            return es_opts_fail(p, "--syntax must be %s, not '%s'",
+                                es_syntaxes_list(", ", " or ", err, sizeof err), val);
         return 0;
     case D_SCRIPT:
         o->script = val;
@@ -121,13 +119,12 @@ static int debug_option(es_opts *p, int id, dopts *o)
  * (-EX_OK - 1000 after --help). */
 static int parse(int argc, char **argv, dopts *o)
 {
-    es_opts p = {.argc = argc, .argv = argv, .table = debug_opts,
-                 .n = sizeof debug_opts / sizeof debug_opts[0], .prefix = "entrysim: debug: ",
-                 .trailer = "Try 'entrysim debug --help'.\n"};
+    es_opts p = es_opts_for(&es_cmd_debug, argc, argv);
+    p.prefix = "entrysim: debug: ";
     char err[256];
     for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;) {
         if (id == D_HELP) {
-            es_help_print(stdout, usage_text);
+            es_cmd_help(stdout, &es_cmd_debug);
             return -EX_OK - 1000;
         }
         if ((rc = debug_option(&p, id, o)))
@@ -139,6 +136,7 @@ static int parse(int argc, char **argv, dopts *o)
         return -es_opts_fail(&p, "%s", "no PROGRAM given");
     if (o->transcript && !o->script)
         return -es_opts_fail(&p, "%s", "--transcript needs --script");
+    es_kernel_opts_note(&o->k, stderr);
     return p.i;
 }
 
@@ -226,7 +224,8 @@ int es_debug_cmd(int argc, char **argv)
     cfg.launch = (es_launch_cfg){
         .program = argv[pi], .argc = argc - pi, .argv = argv + pi, .envp = NULL,
         .root = ".", .deterministic = true, .vendor = o.k.vendor, .patches = o.k.patches,
-        .kernel_dir = o.k.kernel_dir, .mitigations = o.k.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
+        .kernel_dir = o.k.kernel_dir,
+        .mitigations = o.k.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
     };
     cfg.uarch = o.timing ? o.k.uarch : NULL;
     char err[400];

@@ -6,31 +6,53 @@
 
 #include "cmd_exposure.h"
 #include "exposure.h"
+#include "help.h"
 #include "kernel.h"
 #include "kernel_opts.h"
 #include "opts.h"
 #include "timing.h"
 
-enum { X_KERNEL, X_UARCH, X_SYSCALL, X_ENTRY, X_ALL, X_JSON, X_TIMING };
+enum { X_KERNEL, X_HELP, X_UARCH, X_SYSCALL, X_ENTRY, X_ALL, X_JSON, X_TIMING };
 
 /* --uarch comes before the kernel rows so that it is exposure's own (it
  * also takes `none`): the first row of a name wins. */
 static const es_opt exposure_opts[] = {
-    {"--uarch", true, X_UARCH},  {"--syscall", true, X_SYSCALL}, {"--entry", true, X_ENTRY},
-    {"--all", false, X_ALL},     {"--json", false, X_JSON},      {"--timing", false, X_TIMING},
+    {"--syscall", "NAME", X_SYSCALL, "the system call to trace, by name (read, openat, ...)"},
+    {"--all", NULL, X_ALL,
+     "every row of the entry's table, then a summary line counting the exposed registers "
+     "per kernel (on stderr with --json)"},
+    {"--entry", "{entries}", X_ENTRY,
+     "how the program enters the kernel (default syscall64); syscall32 needs --cpu amd, "
+     "sysenter32 --cpu intel, and without --cpu the vendor is the one the entry needs"},
+    {"--json", NULL, X_JSON, "one JSON object per (kernel, entry, syscall) instead of text"},
+    {"--timing", NULL, X_TIMING,
+     "also each case's cycles by phase of the kernel entry, from the cycle model (--uarch)"},
+    {"--uarch", "NAME|none", X_UARCH,
+     "the cycle model's microarchitecture: {uarchs} (default {uarch}); none counts "
+     "instructions instead of cycles; implies --timing"},
     ES_KERNEL_OPT_ROWS(X_KERNEL),
+    ES_OPT_HELP_ROWS(X_HELP),
 };
 
-static int bad_argument(const es_opts *p)
+const es_cmd es_cmd_exposure = {
+    .name = "exposure",
+    .synopsis = "exposure --syscall NAME|--all [OPTIONS]",
+    .about = "Which user values sit in which registers when the guest kernel's C code for a\n"
+             "system call starts running (dispatcher, table target, body), and which of them\n"
+             "the function's declaration does not allow there ('!': exposed).  Without\n"
+             "--convention or --patches both v4.16 and v4.17 run (docs/EXPOSURE.md).\n",
+    .opts = exposure_opts,
+    .nopts = sizeof exposure_opts / sizeof exposure_opts[0],
+    .run = es_exposure_cmd,
+};
+
+static int bad_argument(const es_opts *p, int id)
 {
-    char conv[64], cpu[64];
-    return es_opts_fail(p,
-                        "exposure: unknown argument '%s' (usage: entrysim exposure --syscall "
-                        "NAME|--all [--entry E] [--convention %s] [--patches LIST] "
-                        "[--cpu %s] [--timing] [--uarch U|none] [--mitigations LIST] "
-                        "[--json])",
-                        p->arg, es_conventions_list(conv, sizeof conv),
-                        es_vendors_list(cpu, sizeof cpu));
+    if (id == ES_OPT_NOVALUE)
+        return es_opts_fail(p, "exposure: %s needs a value", p->name);
+    if (id == ES_OPT_EXTRA)
+        return es_opts_fail(p, "exposure: %s takes no value", p->name);
+    return es_opts_fail(p, "exposure: unknown argument '%s'", p->arg);
 }
 
 static int set_entry(const es_opts *p, es_exposure_cfg *c)
@@ -89,7 +111,7 @@ static int exposure_option(es_opts *p, int id, es_exposure_cfg *c, es_kernel_opt
         c->opts.timing = true;
         return 0;
     }
-    return bad_argument(p);
+    return bad_argument(p, id);
 }
 
 int es_exposure_cmd(int argc, char **argv)
@@ -98,13 +120,17 @@ int es_exposure_cmd(int argc, char **argv)
                          .entry = ES_ENTRY_SYSCALL64, .vendor = -1,
                          .opts = {.timing = false, .uarch = es_kernel_opts_default().uarch}};
     es_kernel_opts k = es_kernel_opts_default();
-    es_opts p = {.argc = argc, .argv = argv, .table = exposure_opts,
-                 .n = sizeof exposure_opts / sizeof exposure_opts[0], .mixed = true,
-                 .no_dashdash = true, .prefix = "entrysim: "};
+    es_opts p = es_opts_for(&es_cmd_exposure, argc, argv);
+    p.mixed = p.no_dashdash = true;
     char err[300];
-    for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;)
+    for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;) {
+        if (id == X_HELP) {
+            es_cmd_help(stdout, &es_cmd_exposure);
+            return ES_EX_OK;
+        }
         if ((rc = exposure_option(&p, id, &c, &k)))
             return rc;
+    }
     if (es_kernel_opts_check(&k, err, sizeof err))
         return es_opts_fail(&p, "%s", err);
     if (k.kernel_dir) /* the syscall names and numbers are the built-in tables' */
@@ -125,5 +151,6 @@ int es_exposure_cmd(int argc, char **argv)
     if (c.vendor == 1 && c.entry == ES_ENTRY_SYSENTER32)
         return es_opts_fail(&p, "%s", "exposure: sysenter32 needs --cpu intel (AMD CPUs raise #UD "
                                       "for SYSENTER in long mode)");
+    es_kernel_opts_note(&k, stderr);
     return es_exposure_report(&c, stdout, stderr);
 }

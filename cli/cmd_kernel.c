@@ -19,26 +19,41 @@
 #include <unistd.h>
 
 #include "cmd_kernel.h"
+#include "help.h"
 #include "kbuild.h"
 #include "opts.h"
 
-static const char kernel_help[] =
-    "usage: entrysim kernel init DIR     copy the guest kernel's source tree into DIR\n"
-    "       entrysim kernel build DIR    build DIR/build/kernel-p00..p15.elf with the host gcc\n"
-    "\n"
-    "A kernel tree holds the entry code, the dispatchers, the syscall tables\n"
-    "(syscall_64.tbl, syscall_32.tbl in Linux's format, syscall_params.tbl), the\n"
-    "headers (SYSCALL_DEFINEn, struct pt_regs), the linker script, gen_stubs.py and\n"
-    "kernel.build, the build description the built-in kernel is built from.  Write\n"
-    "system call bodies in student.c:\n"
-    "    SYSCALL_DEFINE2(add2, long, a, long, b) { return a + b; }\n"
-    "add their rows to the tables (333  common  add2  __x64_sys_add2), build, then\n"
-    "    entrysim run --kernel DIR [--convention v4.16|--patches LIST] PROGRAM\n"
-    "A row without a body in student.c is forwarded to the simulator's host\n"
-    "services, which know Linux 4.17's calls at their numbers only.\n"
-    "Environment: ENTRYSIM_KERNEL_CC (default gcc), ENTRYSIM_KERNEL_SDK.\n"
-    "Exit status: 0 done, 2 bad usage or a bad tree (the message names the file\n"
-    "and line; DIR/build is left as it was), 1 a host failure.\n";
+enum { K_HELP };
+
+static const es_opt kernel_opts[] = {
+    {"--help", NULL, K_HELP, "this help"},
+    {"-h", NULL, K_HELP, NULL},
+};
+
+const es_cmd es_cmd_kernel = {
+    .name = "kernel",
+    .synopsis = "kernel init|build DIR   (a guest kernel tree of your own; run --kernel DIR)",
+    .about =
+        "  kernel init DIR     copy the guest kernel's source tree into DIR\n"
+        "  kernel build DIR    build DIR/build/kernel-p00..p15.elf with the host gcc\n"
+        "\n"
+        "A kernel tree holds the entry code, the dispatchers, the syscall tables\n"
+        "(syscall_64.tbl, syscall_32.tbl in Linux's format, syscall_params.tbl), the\n"
+        "headers (SYSCALL_DEFINEn, struct pt_regs), the linker script, gen_stubs.py and\n"
+        "kernel.build, the build description the built-in kernel is built from.  Write\n"
+        "system call bodies in student.c:\n"
+        "    SYSCALL_DEFINE2(add2, long, a, long, b) { return a + b; }\n"
+        "add their rows to the tables (333  common  add2  __x64_sys_add2), build, then\n"
+        "    entrysim run --kernel DIR [--convention v4.16|--patches LIST] PROGRAM\n"
+        "A row without a body in student.c is forwarded to the simulator's host\n"
+        "services, which know Linux 4.17's calls at their numbers only.\n"
+        "Environment: ENTRYSIM_KERNEL_CC (default gcc), ENTRYSIM_KERNEL_SDK.\n",
+    .opts = kernel_opts,
+    .nopts = sizeof kernel_opts / sizeof kernel_opts[0],
+    .footer = "Exit status: 0 done, 2 bad usage or a bad tree (the message names the file\n"
+              "and line; DIR/build is left as it was), 1 a host failure.\n",
+    .run = es_kernel_cmd,
+};
 
 static int sdk_try(const char *dir, char *out, size_t n)
 {
@@ -164,7 +179,7 @@ int es_kernel_cmd(int argc, char **argv)
 {
     es_opts p = {.prefix = "entrysim: kernel: ", .trailer = "Try 'entrysim kernel --help'.\n"};
     if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        fputs(kernel_help, stdout);
+        es_cmd_help(stdout, &es_cmd_kernel);
         return ES_EX_OK;
     }
     if (argc != 2 || (strcmp(argv[0], "init") && strcmp(argv[0], "build")))

@@ -6,6 +6,11 @@
 extern "C" {
 #endif
 
+#include "opts.h"
+
+/* The command (commands.c lists it). */
+extern const es_cmd es_cmd_kernel;
+
 /* argv[0] is the first argument after "kernel".  Returns the exit status. */
 int es_kernel_cmd(int argc, char **argv);
 

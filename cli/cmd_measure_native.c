@@ -7,18 +7,9 @@
 #include <string.h>
 
 #include "cmd_measure_native.h"
+#include "help.h"
 #include "measure.h"
 #include "opts.h"
-
-static const char native_usage[] =
-    "usage: entrysim measure-native --file FILE [--reps N] [--json] [--noisy-pct P]\n"
-    "                [--tries N] [--timeout S]\n"
-    "FILE has one hex-encoded block per line (a tab and anything after it is\n"
-    "ignored, so the data .tsv files can be given as they are; '-' is stdin).\n"
-    "Prints hex<TAB>cycles (core cycles per iteration) per block, with a third\n"
-    "column 'noisy' when no two of up to N (default 4) measurements agree\n"
-    "within P% (default 2), or hex<TAB>error: REASON.\n"
-    "Method and limits: bench/README-native.md.\n";
 
 static void json_str(FILE *f, const char *s)
 {
@@ -87,9 +78,28 @@ static void measure_file(FILE *in, const es_native_opts *o, bool json)
 enum { N_JSON, N_HELP, N_FILE, N_REPS, N_TRIES, N_NOISY, N_TIMEOUT };
 
 static const es_opt native_opts[] = {
-    {"--json", false, N_JSON},   {"--help", false, N_HELP},       {"-h", false, N_HELP},
-    {"--file", true, N_FILE},    {"--reps", true, N_REPS},        {"--tries", true, N_TRIES},
-    {"--noisy-pct", true, N_NOISY}, {"--timeout", true, N_TIMEOUT},
+    {"--file", "FILE", N_FILE,
+     "one hex-encoded block per line (a tab and anything after it is ignored, so the data "
+     ".tsv files can be given as they are; '-' is stdin)"},
+    {"--reps", "N", N_REPS, "runs per loop length, the fastest kept (default 25)"},
+    {"--tries", "N", N_TRIES, "measurements per block until two agree, 2..16 (default 4)"},
+    {"--noisy-pct", "P", N_NOISY,
+     "a block is 'noisy' when no two measurements agree within P% (default 2)"},
+    {"--timeout", "S", N_TIMEOUT, "a block running longer is an error (default 10)"},
+    {"--json", NULL, N_JSON, "a JSON array of one object per block instead of text"},
+    ES_OPT_HELP_ROWS(N_HELP),
+};
+
+const es_cmd es_cmd_measure_native = {
+    .name = "measure-native",
+    .synopsis = "measure-native --file FILE [OPTIONS]   (x86-64 host)",
+    .about = "The real throughput of basic blocks on this x86-64 host: prints\n"
+             "hex<TAB>cycles (core cycles per iteration) per block, with a third column\n"
+             "'noisy' (see --noisy-pct), or hex<TAB>error: REASON.\n"
+             "Method and limits: bench/README-native.md.\n",
+    .opts = native_opts,
+    .nopts = sizeof native_opts / sizeof native_opts[0],
+    .run = es_native_cmd,
 };
 
 /* One option with a value: 0, or the exit status of a usage error. */
@@ -125,18 +135,15 @@ int es_native_cmd(int argc, char **argv)
     es_native_default_opts(&o);
     const char *file = NULL;
     bool json = false;
-    es_opts p = {.argc = argc, .argv = argv, .table = native_opts,
-                 .n = sizeof native_opts / sizeof native_opts[0], .mixed = true,
-                 .no_dashdash = true, .prefix = "entrysim: "};
+    es_opts p = es_opts_for(&es_cmd_measure_native, argc, argv);
+    p.mixed = p.no_dashdash = true;
     for (int id, rc; (id = es_opts_next(&p)) != ES_OPT_DONE;) {
         if (id == N_HELP) {
-            fputs(native_usage, stdout);
+            es_cmd_help(stdout, &es_cmd_measure_native);
             return ES_EX_OK;
         }
-        if (id < 0) {
-            fprintf(stderr, "entrysim: measure-native: bad option '%s'\n%s", p.arg, native_usage);
-            return ES_EX_USAGE;
-        }
+        if (id < 0)
+            return es_opts_fail(&p, "measure-native: bad option '%s'", p.arg);
         if (id == N_JSON)
             json = true;
         else if (id == N_FILE)
@@ -144,10 +151,8 @@ int es_native_cmd(int argc, char **argv)
         else if ((rc = native_value(&p, id, &o)))
             return rc;
     }
-    if (!file) {
-        fprintf(stderr, "entrysim: measure-native needs --file\n%s", native_usage);
-        return ES_EX_USAGE;
-    }
+    if (!file)
+        return es_opts_fail(&p, "%s", "measure-native needs --file");
     if (!es_native_supported()) {
         fprintf(stderr, "entrysim: measure-native needs an x86-64 host\n");
         return ES_EX_ERROR;

@@ -33,64 +33,6 @@ enum {
     EX_INSNS = 125,
 };
 
-static const char run_help[] =
-    "Options (before PROGRAM; `--` ends them):\n"
-    "  --convention {conv}\n"
-    "                    the guest kernel's syscall convention: Linux 4.16 (before\n"
-    "                    the pt_regs series) or 4.17 (after it; the default)\n"
-    "  --patches LIST    v4.16 plus the listed commits of the series, each named by\n"
-    "                    a unique prefix of at least 7 hex digits of its id:\n"
-    "                    {patches}\n"
-    "                    (e.g. --patches dfe6450,fa69714; '' = v4.16)\n"
-    "  --kernel DIR      the guest kernel built from the kernel tree DIR (`entrysim\n"
-    "                    kernel init DIR`, `entrysim kernel build DIR`):\n"
-    "                    DIR/build/kernel-pNN.elf instead of the built-in one\n"
-    "  --mitigations LIST\n"
-    "                    guest-kernel mitigations on top of the default ({mitdefault}):\n"
-    "                    {mitigations}; no-NAME removes one, none\n"
-    "                    clears them, all sets all (e.g. --mitigations pti,retpoline)\n"
-    "  --timing          run the cycle model (--uarch) and report cycles, IPC and\n"
-    "                    each system call's cycles by phase on stderr at the end\n"
-    "  --timing-json FILE\n"
-    "                    the same report as JSON in FILE (implies --timing)\n"
-    "  --uarch NAME      the cycle model's microarchitecture: {uarchs} (default\n"
-    "                    {uarch})\n"
-    "  --gdb [HOST]:PORT wait for gdb (target remote HOST:PORT) before the first\n"
-    "                    instruction and let it control the run\n"
-    "  --direct          no guest kernel: system calls go straight to host services\n"
-    "                    and faults end the run in the simulator\n"
-    "  --stats           print instructions retired, decodes, wall time, MIPS and\n"
-    "                    system calls to stderr at the end\n"
-    "  --kernel-stats    with --stats, also count instructions run at CPL 0 (the\n"
-    "                    guest kernel's share; attaches an observer, so slower)\n"
-    "  --null-observer   attach an observer that does nothing (measures what the\n"
-    "                    observer path costs; bench/mips.sh uses it)\n"
-    "  --max-insns N     stop after N instructions\n"
-    "  --timeout S       stop after S seconds of wall-clock time\n"
-    "  --mem-cap MB      guest memory allowed (default 1024 MiB)\n"
-    "  --root DIR        the directory the guest sees as / (default: .)\n"
-    "  --rw              allow the guest to write under the root\n"
-    "  --deterministic   fixed time, random bytes and time-stamp counter\n"
-    "  --cpu {cpu}   CPU vendor the guest sees (default amd)\n"
-    "\n"
-    "Exit status:\n"
-    "  0-255   the guest's own exit status\n"
-    "  128+N   the guest died of signal N (an unhandled fault: SIGSEGV 139,\n"
-    "          SIGILL 132, SIGFPE 136, SIGBUS 135, SIGTRAP 133)\n"
-    "  137     out of guest memory (--mem-cap)\n"
-    "  124     --timeout reached\n"
-    "  125     --max-insns reached\n"
-    "  126     PROGRAM is not a loadable static ELF executable\n"
-    "  127     PROGRAM not found\n"
-    "  2       bad usage\n"
-    "  1       simulator error (also a guest kernel panic)\n";
-
-
-void es_run_help(FILE *f)
-{
-    es_help_print(f, run_help);
-}
-
 typedef struct options {
     bool stats, rw, deterministic, null_observer, kernel_stats;
     bool direct;
@@ -243,18 +185,59 @@ static int finish(es_machine *m, const options *o)
 
 enum {
     O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
-    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT,
+    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_HELP,
 };
 
 static const es_opt run_opts[] = {
     ES_KERNEL_OPT_ROWS(O_KERNEL),
-    {"--direct", false, O_DIRECT},         {"--kernel-stats", false, O_KSTATS},
-    {"--timing", false, O_TIMING},         {"--timing-json", true, O_TJSON},
-    {"--gdb", true, O_GDB},                {"--stats", false, O_STATS},
-    {"--null-observer", false, O_NULLOBS}, {"--rw", false, O_RW},
-    {"--deterministic", false, O_DET},     {"--max-insns", true, O_MAXINSNS},
-    {"--mem-cap", true, O_MEMCAP},         {"--timeout", true, O_TIMEOUT},
-    {"--root", true, O_ROOT},
+    ES_KOPT_KERNEL(O_KERNEL),
+    {"--timing", NULL, O_TIMING,
+     "run the cycle model (--uarch) and report cycles, IPC and each system call's cycles by "
+     "phase on stderr at the end (docs/TIMING.md)"},
+    {"--timing-json", "FILE", O_TJSON, "the same report as JSON in FILE (implies --timing)"},
+    {"--gdb", "[HOST]:PORT", O_GDB,
+     "wait for gdb (target remote HOST:PORT) before the first instruction and let it control "
+     "the run"},
+    {"--direct", NULL, O_DIRECT,
+     "no guest kernel: system calls go straight to host services and faults end the run in "
+     "the simulator"},
+    {"--stats", NULL, O_STATS,
+     "print instructions retired, decodes, wall time, MIPS and system calls to stderr at the "
+     "end"},
+    {"--kernel-stats", NULL, O_KSTATS,
+     "with --stats, also count instructions run at CPL 0 (the guest kernel's share; attaches "
+     "an observer, so slower)"},
+    {"--null-observer", NULL, O_NULLOBS,
+     "attach an observer that does nothing (measures what the observer path costs; "
+     "bench/mips.sh uses it)"},
+    {"--max-insns", "N", O_MAXINSNS, "stop after N instructions"},
+    {"--timeout", "S", O_TIMEOUT, "stop after S seconds of wall-clock time"},
+    {"--mem-cap", "MB", O_MEMCAP, "guest memory allowed (default 1024 MiB)"},
+    {"--root", "DIR", O_ROOT, "the directory the guest sees as / (default: .)"},
+    {"--rw", NULL, O_RW, "allow the guest to write under the root"},
+    {"--deterministic", NULL, O_DET, "fixed time, random bytes and time-stamp counter"},
+    ES_OPT_HELP_ROWS(O_HELP),
+};
+
+const es_cmd es_cmd_run = {
+    .name = "run",
+    .synopsis = "run [OPTIONS] PROGRAM [ARGS...]",
+    .about = "Options come before PROGRAM; `--` ends them.\n",
+    .opts = run_opts,
+    .nopts = sizeof run_opts / sizeof run_opts[0],
+    .footer = "\n"
+              "Exit status:\n"
+              "  0-255   the guest's own exit status\n"
+              "  128+N   the guest died of signal N (an unhandled fault: SIGSEGV 139,\n"
+              "          SIGILL 132, SIGFPE 136, SIGBUS 135, SIGTRAP 133)\n"
+              "  137     out of guest memory (--mem-cap)\n"
+              "  124     --timeout reached\n"
+              "  125     --max-insns reached\n"
+              "  126     PROGRAM is not a loadable static ELF executable\n"
+              "  127     PROGRAM not found\n"
+              "  2       bad usage\n"
+              "  1       simulator error (also a guest kernel panic)\n",
+    .run = es_run_cmd,
 };
 
 /* One option of the table but the kernel's: 0, or the usage error's status. */
@@ -321,15 +304,21 @@ static int run_option(es_opts *p, int id, options *o)
     return 0;
 }
 
-/* The options up to PROGRAM: its index in argv, or -(exit status). */
+/* What run_parse returns after --help (no exit status is this large). */
+#define RUN_HELP 1000
+
+/* The options up to PROGRAM: its index in argv, -(exit status), or
+ * -RUN_HELP. */
 static int run_parse(int argc, char **argv, options *o)
 {
-    es_opts p = {.argc = argc, .argv = argv, .table = run_opts,
-                 .n = sizeof run_opts / sizeof run_opts[0],
-                 .prefix = "entrysim: ", .trailer = "Try 'entrysim --help'.\n"};
+    es_opts p = es_opts_for(&es_cmd_run, argc, argv);
     char err[300];
     int id, rc = 0;
     while (!rc && (id = es_opts_next(&p)) != ES_OPT_DONE) {
+        if (id == O_HELP) {
+            es_cmd_help(stdout, &es_cmd_run);
+            return -RUN_HELP;
+        }
         if (id == ES_OPT_UNKNOWN)
             rc = es_opts_fail(&p, "unknown option %s", p.arg);
         else if (id == ES_OPT_NOVALUE)
@@ -351,6 +340,7 @@ static int run_parse(int argc, char **argv, options *o)
                       o->k.kernel_dir))
         return -es_opts_fail(&p, "%s", "--direct runs without the guest kernel; --convention, "
                                        "--patches, --mitigations and --kernel choose that kernel");
+    es_kernel_opts_note(&o->k, stderr);
     return p.i;
 }
 
@@ -396,6 +386,8 @@ int es_run_cmd(int argc, char **argv)
 {
     options o = {.mem_cap_mb = 1024, .root = ".", .k = es_kernel_opts_default()};
     int i = run_parse(argc, argv, &o);
+    if (i == -RUN_HELP)
+        return ES_EX_OK;
     if (i < 0)
         return -i;
     const char *prog = argv[i];

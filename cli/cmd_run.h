@@ -2,12 +2,19 @@
 #ifndef ENTRYSIM_CLI_CMD_RUN_H
 #define ENTRYSIM_CLI_CMD_RUN_H
 
-#include <stdio.h>
+#include "opts.h"
 
-/* The options and exit statuses of `entrysim run` (in `entrysim --help`). */
-void es_run_help(FILE *f);
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Its options and exit statuses are also the end of `entrysim --help`. */
+extern const es_cmd es_cmd_run;
 
 /* argv[0] is the first argument after "run".  Returns the exit status. */
 int es_run_cmd(int argc, char **argv);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

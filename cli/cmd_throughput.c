@@ -7,6 +7,7 @@
 
 #include "cmd_throughput.h"
 #include "escape.h"
+#include "help.h"
 #include "machine.h"
 #include "kernel_opts.h"
 #include "measure.h"
@@ -88,10 +89,28 @@ static int file_blocks(const char *uarch, const char *file, bool stats, int *bad
     return 0;
 }
 
-enum { T_UARCH, T_FILE, T_STATS };
+enum { T_UARCH, T_FILE, T_STATS, T_HELP };
 
 static const es_opt tp_opts[] = {
-    {"--uarch", true, T_UARCH}, {"--file", true, T_FILE}, {"--stats", false, T_STATS}};
+    ES_KOPT_UARCH(T_UARCH),
+    {"--file", "BLOCKS", T_FILE,
+     "the blocks, one hex-encoded block per line ('#' starts a comment line; a tab and "
+     "what follows it are ignored; '-' is stdin)"},
+    {"--stats", NULL, T_STATS,
+     "a header line and, per iteration, instructions, uops, mispredicts, L1D and DTLB "
+     "misses, store forwards, failed forwards and memory renames after the cycles"},
+    ES_OPT_HELP_ROWS(T_HELP),
+};
+
+const es_cmd es_cmd_throughput = {
+    .name = "throughput",
+    .synopsis = "throughput [OPTIONS] HEX... | --file BLOCKS",
+    .about = "The cycle model's steady-state cycles per iteration of each x86-64 basic block\n"
+             "(hex-encoded machine code), printed as hex<TAB>cycles, or hex<TAB>error: REASON.\n",
+    .opts = tp_opts,
+    .nopts = sizeof tp_opts / sizeof tp_opts[0],
+    .run = es_throughput_cmd,
+};
 
 int es_throughput_cmd(int argc, char **argv)
 {
@@ -99,13 +118,15 @@ int es_throughput_cmd(int argc, char **argv)
     bool stats = false;
     const char **hex = calloc((size_t)argc + 1, sizeof *hex);
     int nhex = 0, rc = -1;
-    es_opts p = {.argc = argc, .argv = argv, .table = tp_opts,
-                 .n = sizeof tp_opts / sizeof tp_opts[0], .mixed = true, .no_dashdash = true,
-                 .prefix = "entrysim: throughput: "};
+    es_opts p = es_opts_for(&es_cmd_throughput, argc, argv);
+    p.mixed = p.no_dashdash = true;
+    p.prefix = "entrysim: throughput: ";
     if (!hex)
         return ES_EX_ERROR;
     for (int id; rc < 0 && (id = es_opts_next(&p)) != ES_OPT_DONE;) {
-        if (id == T_UARCH)
+        if (id == T_HELP)
+            es_cmd_help(stdout, &es_cmd_throughput), rc = ES_EX_OK;
+        else if (id == T_UARCH)
             uarch = p.val;
         else if (id == T_FILE)
             file = p.val;
@@ -118,11 +139,8 @@ int es_throughput_cmd(int argc, char **argv)
         else
             rc = es_opts_fail(&p, "unknown option %s", p.arg);
     }
-    if (rc < 0 && !file && !nhex) {
-        fprintf(stderr,
-                "usage: entrysim throughput [--uarch U] [--stats] HEX... | --file BLOCKS\n");
-        rc = ES_EX_USAGE;
-    }
+    if (rc < 0 && !file && !nhex)
+        rc = es_opts_fail(&p, "%s", "no blocks: give HEX... or --file BLOCKS");
     char err[256];
     es_timing *probe = rc < 0 ? es_timing_new(uarch, err, sizeof err) : NULL;
     if (rc < 0 && !probe)

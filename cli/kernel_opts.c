@@ -19,6 +19,42 @@ static const unsigned convention_patches[] = {ES_CONV_V416, ES_CONV_V417};
 /* --cpu: index = the vendor number of es_launch_cfg and es_machine */
 static const char *const vendors[] = {"intel", "amd", NULL};
 
+/* --syntax: index = ES_SYNTAX_* (decoder.h) */
+static const char *const syntaxes[] = {"intel", "att", NULL};
+
+const char es_help_convention[] =
+    "the guest kernel's syscall convention: Linux 4.16 (before the pt_regs series) or 4.17 "
+    "(after it)";
+const char es_help_patches[] =
+    "v4.16 plus the listed commits of the series, each named by a unique prefix of at least 7 "
+    "hex digits of its id; the series in order: {patches} ({inert} change no code path on "
+    "their own: accepted, and said so on stderr) (e.g. --patches dfe6450,fa69714; '' = "
+    "v4.16)";
+const char es_help_mitigations[] =
+    "guest-kernel mitigations on top of the default ({mitdefault}): {mitigations}; no-NAME "
+    "removes one, none clears them, all sets all (e.g. --mitigations pti,retpoline)";
+const char es_help_cpu[] = "the CPU vendor the guest sees (default {cpudefault})";
+const char es_help_uarch[] =
+    "the cycle model's microarchitecture: {uarchs} (default {uarch})";
+const char es_help_kernel[] =
+    "the guest kernel built from the kernel tree DIR (`entrysim kernel init DIR`, "
+    "`entrysim kernel build DIR`): DIR/build/kernel-pNN.elf instead of the built-in one";
+
+const char *es_vendor_name(int v)
+{
+    return v >= 0 && v < (int)(sizeof vendors / sizeof vendors[0]) - 1 ? vendors[v] : "?";
+}
+
+int es_syntax_pick(const char *s)
+{
+    return es_opt_pick(s, syntaxes);
+}
+
+const char *es_syntaxes_list(const char *sep, const char *last, char *buf, size_t n)
+{
+    return es_opt_join(syntaxes, sep, last, buf, n);
+}
+
 const char *es_conventions_list(char *buf, size_t n)
 {
     return es_opt_join(conventions, "|", "|", buf, n);
@@ -49,12 +85,15 @@ const char *es_mitigations_list(char *buf, size_t n)
     return buf;
 }
 
-const char *es_patches_list(char *buf, size_t n)
+const char *es_patches_list(bool only_inert, char *buf, size_t n)
 {
     size_t k = 0;
     buf[0] = 0;
-    for (int i = 0; i < ES_NPATCHES && k < n; i++) {
-        int w = snprintf(buf + k, n - k, "%s%.12s", i ? " " : "", es_patch_id(i));
+    for (int i = 0; es_series(i) && k < n; i++) {
+        if (only_inert && es_series(i)->bit)
+            continue;
+        int w = snprintf(buf + k, n - k, "%s%.12s", k ? (only_inert ? ", " : " ") : "",
+                         es_series(i)->id);
         if (w < 0)
             break;
         k += (size_t)w;
@@ -89,7 +128,7 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
     if (!strcmp(name, "--convention"))
         return set_convention(k, val, err, errlen);
     if (!strcmp(name, "--patches")) {
-        if (es_patches_parse(val, &k->patches, why, sizeof why))
+        if (es_patches_parse_series(val, &k->patches, &k->patches_named, why, sizeof why))
             return snprintf(err, errlen, "--patches: %s", why), -1;
         k->patch_list = val;
         return 1;
@@ -129,6 +168,14 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
         return 1;
     }
     return 0;
+}
+
+void es_kernel_opts_note(const es_kernel_opts *k, FILE *f)
+{
+    char note[600];
+    es_patches_note(k->patch_list ? k->patches_named : 0, k->patches, note, sizeof note);
+    if (note[0])
+        fprintf(f, "entrysim: --patches: %s\n", note);
 }
 
 int es_kernel_opts_check(const es_kernel_opts *k, char *err, size_t errlen)

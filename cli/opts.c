@@ -45,7 +45,7 @@ int es_opts_next(es_opts *p)
     const es_opt *o = lookup(p, p->name);
     if (!o)
         return ES_OPT_UNKNOWN;
-    if (!o->value) {
+    if (!o->arg) {
         if (eq) {
             p->val = eq + 1;
             return ES_OPT_EXTRA;
@@ -60,6 +60,12 @@ int es_opts_next(es_opts *p)
         p->val = p->argv[p->i++];
     }
     return o->id;
+}
+
+es_opts es_opts_for(const es_cmd *c, int argc, char **argv)
+{
+    return (es_opts){.argc = argc, .argv = argv, .table = c->opts, .n = c->nopts,
+                     .prefix = "entrysim: ", .cmd = c};
 }
 
 int es_opts_fail(const es_opts *p, const char *fmt, ...)
@@ -84,6 +90,8 @@ int es_opts_fail(const es_opts *p, const char *fmt, ...)
     fputc('\n', stderr);
     if (p->trailer)
         fputs(p->trailer, stderr);
+    else if (p->cmd)
+        fprintf(stderr, "Try 'entrysim %s --help'.\n", p->cmd->name);
     free(msg);
     free(shown);
     return ES_EX_USAGE;

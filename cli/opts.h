@@ -15,15 +15,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ES_EX_OK 0
 #define ES_EX_ERROR 1
 #define ES_EX_USAGE 2
 
+/* One row of a command's options table: what the parser accepts and what
+ * its --help says, in one place (help.h prints the table). */
 typedef struct es_opt {
     const char *name;  /* "--uarch", "-j" */
-    bool value;        /* takes a value */
+    const char *arg;   /* the value's name in --help ("LIST", "{conv}"); NULL: a
+                          flag, which takes no value */
     int id;            /* what es_opts_next returns for it */
+    const char *help;  /* what it does, for --help ({fields} as in help.h);
+                          NULL: another name of the row before ("-h") */
 } es_opt;
+
+/* The rows of --help and -h, which every command takes. */
+#define ES_OPT_HELP_ROWS(id) {"--help", NULL, id, "print this help"}, {"-h", NULL, id, NULL}
+
+/* A subcommand: its name, its --help and its options table.  The command
+ * list of `entrysim --help` and of the unknown-command error is the list
+ * of these (commands.c). */
+typedef struct es_cmd {
+    const char *name;     /* "exposure" */
+    const char *synopsis; /* what follows "entrysim " in usage lines ({fields}) */
+    const char *about;    /* --help text between the usage line and the
+                             options, or NULL */
+    const es_opt *opts;
+    size_t nopts;
+    const char *footer;   /* --help text after the options, or NULL */
+    int (*run)(int argc, char **argv);
+} es_cmd;
 
 /* What es_opts_next returns besides an option's id (ids are >= 0). */
 enum {
@@ -43,7 +69,9 @@ typedef struct es_opts {
                              first one ends them, as `--` does) */
     bool no_dashdash;     /* `--` is no end marker (an unknown option) */
     const char *prefix;   /* usage errors: "entrysim: debug: " */
-    const char *trailer;  /* and after them: "Try 'entrysim debug --help'.\n" */
+    const char *trailer;  /* and after them: "Try 'entrysim debug --help'.\n";
+                             NULL with cmd set: that line for cmd */
+    const es_cmd *cmd;    /* the command parsed for, or NULL */
     /* set by es_opts_next */
     int i;                /* the next argv element */
     const char *arg;      /* the argv element just read */
@@ -52,6 +80,10 @@ typedef struct es_opts {
 } es_opts;
 
 int es_opts_next(es_opts *p);
+
+/* A parser for command c's table over argv, errors prefixed
+ * "entrysim: " and followed by "Try 'entrysim NAME --help'." */
+es_opts es_opts_for(const es_cmd *c, int argc, char **argv);
 
 /* Prints prefix, the message (its control characters written visibly, as
  * es_escape_ctl: it quotes user input) and trailer on stderr; returns
@@ -74,4 +106,7 @@ int es_opt_pick(const char *s, const char *const *names);
 const char *es_opt_join(const char *const *names, const char *sep, const char *last, char *buf,
                         size_t n);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

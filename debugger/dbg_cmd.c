@@ -351,7 +351,7 @@ static int cmd_restart(es_dbg *d, const dbg_cmd *cmd, char **t, int n, FILE *out
 {
     (void)cmd;
     es_dbg_cfg c = d->cfg;
-    char e[320];
+    char e[320], note[600] = "";
     for (int i = 1; i < n; i++) {
         const char *o = t[i], *v = i + 1 < n ? t[i + 1] : NULL;
         if (!v)
@@ -365,8 +365,10 @@ static int cmd_restart(es_dbg *d, const dbg_cmd *cmd, char **t, int n, FILE *out
             else
                 return err(out, "%s: the conventions are v4.16 and v4.17", v);
         } else if (!strcmp(o, "--patches")) {
-            if (es_patches_parse(v, &c.launch.patches, e, sizeof e))
+            unsigned named;
+            if (es_patches_parse_series(v, &c.launch.patches, &named, e, sizeof e))
                 return err(out, "%s", e);
+            es_patches_note(named, c.launch.patches, note, sizeof note);
         } else if (!strcmp(o, "--mitigations")) {
             if (es_mitigations_parse(v, &c.launch.mitigations, e, sizeof e))
                 return err(out, "%s", e);
@@ -383,6 +385,8 @@ static int cmd_restart(es_dbg *d, const dbg_cmd *cmd, char **t, int n, FILE *out
     char conv[64];
     es_patches_name(es_kernel_patches(d->m), conv, sizeof conv);
     say(out, "restarted under %s\n", conv);
+    if (note[0])
+        say(out, "%s\n", note);
     where(d, out);
     return ES_DBG_CMD_OK;
 }

@@ -17,6 +17,7 @@
 #include "decoder.h"
 #include "demo.h"
 #include "cmd_explain.h"
+#include "cmd_util.h"
 #include "cmd_exposure.h"
 #include "exposure.h"
 #include "kernel.h"
@@ -218,50 +219,6 @@ static std::string capture(const std::function<void(FILE *)> &fn)
     std::string s(buf, n);
     free(buf);
     return s;
-}
-
-// Runs `entrysim exposure|explain ARGS` in-process with stdout and stderr
-// redirected to temporary files.
-struct CmdResult {
-    int status;
-    std::string out, err;
-};
-
-static std::string slurp(FILE *f)
-{
-    std::string s;
-    rewind(f);
-    char b[4096];
-    size_t n;
-    while ((n = fread(b, 1, sizeof b, f)) > 0)
-        s.append(b, n);
-    fclose(f);
-    return s;
-}
-
-static CmdResult cmd(int (*fn)(int, char **), std::vector<std::string> args)
-{
-    std::vector<char *> av;
-    for (auto &a : args)
-        av.push_back(a.data());
-    av.push_back(nullptr);
-    fflush(stdout);
-    fflush(stderr);
-    FILE *o = tmpfile(), *e = tmpfile();
-    int so = dup(1), se = dup(2);
-    dup2(fileno(o), 1);
-    dup2(fileno(e), 2);
-    CmdResult r;
-    r.status = fn((int)args.size(), av.data());
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
 }
 
 TEST(Exposure, JsonFormat)

@@ -56,12 +56,83 @@ TEST(KernelPatches, Errors)
               std::string::npos);
     EXPECT_NE(parse_err("dfe64506c01e57159a4c550fe537c13a317ff01c").find("not in the series"),
               std::string::npos);
-    // commits of the series that are not toggles
-    EXPECT_NE(parse_err("1bd21c6c").find("no toggle"), std::string::npos);
-    EXPECT_NE(parse_err("f8781c4a2263").find("no toggle"), std::string::npos);
     EXPECT_NE(parse_err("dfe6450,").find("empty"), std::string::npos);
     EXPECT_NE(parse_err(",dfe6450").find("empty"), std::string::npos);
     EXPECT_NE(parse_err("dfe6450,,fa69714").find("empty"), std::string::npos);
+}
+
+// The three commits of the series that change no code path alone are
+// accepted (issue 13 item 2: they were refused, so the series could not be
+// walked in order): they add no toggle, and the note says why.
+TEST(KernelPatches, TheWholeSeriesIsAcceptedInOrder)
+{
+    EXPECT_EQ(parse_ok("1bd21c6c"), ES_CONV_V416);
+    EXPECT_EQ(parse_ok("7303e30e"), ES_CONV_V416);
+    EXPECT_EQ(parse_ok("f8781c4a2263"), ES_CONV_V416);
+    EXPECT_EQ(parse_ok("dfe6450,1bd21c6"), ES_PATCH_DFE64506);
+    // walking the series: each prefix of it, in merge order
+    const char *order[] = {"dfe64506", "1bd21c6c", "fa697140", "7303e30e",
+                           "ebeb8c82", "f8781c4a", "6dc936f1"};
+    const unsigned want[] = {1, 1, 3, 3, 7, 7, 15};
+    std::string list;
+    for (int k = 0; k < ES_SERIES_LEN; k++) {
+        list += (k ? "," : "") + std::string(order[k]);
+        unsigned out = 0, named = 0;
+        char err[200] = "";
+        ASSERT_EQ(es_patches_parse_series(list.c_str(), &out, &named, err, sizeof err), 0)
+            << list << ": " << err;
+        EXPECT_EQ(out, want[k]) << list;
+        EXPECT_EQ(named, (2u << k) - 1) << list;
+    }
+}
+
+TEST(KernelPatches, SeriesTableHasEveryCommitOnce)
+{
+    unsigned bits = 0;
+    int toggles = 0;
+    for (int k = 0; k < ES_SERIES_LEN; k++) {
+        const es_series_commit *c = es_series(k);
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(strlen(c->id), 40u);
+        EXPECT_NE(c->subject[0], 0);
+        EXPECT_EQ(bits & c->bit, 0u) << c->id;
+        bits |= c->bit;
+        toggles += c->bit != 0;
+        EXPECT_EQ(c->alone == nullptr, c->bit != 0) << c->id;
+        unsigned out = 0xdead;
+        char err[100];
+        ASSERT_EQ(es_patches_parse(c->id, &out, err, sizeof err), 0) << err;
+        EXPECT_EQ(out, c->bit);
+    }
+    EXPECT_EQ(es_series(ES_SERIES_LEN), nullptr);
+    EXPECT_EQ(toggles, ES_NPATCHES);
+    EXPECT_EQ(bits, ES_CONV_V417);
+}
+
+TEST(KernelPatches, NoteNamesTheInertCommitsAndTheKernel)
+{
+    char note[600];
+    unsigned out = 0, named = 0;
+    char err[200];
+    ASSERT_EQ(es_patches_parse_series("dfe6450,fa69714", &out, &named, err, sizeof err), 0);
+    es_patches_note(named, out, note, sizeof note);
+    EXPECT_STREQ(note, "");
+    ASSERT_EQ(es_patches_parse_series("dfe6450,1bd21c6", &out, &named, err, sizeof err), 0);
+    es_patches_note(named, out, note, sizeof note);
+    std::string n = note;
+    EXPECT_EQ(n.rfind("1bd21c6c21e8 (generic", 0), 0u) << n;
+    EXPECT_NE(n.find("it changes no code path on its own; the guest kernel is v4.16+dfe64506"),
+              std::string::npos)
+        << n;
+    EXPECT_EQ(n.find('\n'), std::string::npos) << n;
+    ASSERT_EQ(es_patches_parse_series("7303e30,f8781c4", &out, &named, err, sizeof err), 0);
+    es_patches_note(named, out, note, sizeof note);
+    n = note;
+    EXPECT_NE(n.find("7303e30ec1d8 ("), std::string::npos) << n;
+    EXPECT_NE(n.find("; f8781c4a2263 ("), std::string::npos) << n;
+    EXPECT_NE(n.find("they change no code path on their own; the guest kernel is v4.16"),
+              std::string::npos)
+        << n;
 }
 
 TEST(KernelPatches, AmbiguousPrefix)
@@ -77,18 +148,18 @@ TEST(KernelPatches, AmbiguousPrefix)
     EXPECT_EQ(out, 5u);
 }
 
-TEST(KernelPatches, ErrorsListTheTablesToggles)
+TEST(KernelPatches, ErrorsListTheTablesCommits)
 {
-    // the list of toggles in an error comes from the table parsed against
+    // the list of commits in an error comes from the table parsed against;
+    // a commit that is no toggle (bit 0) is accepted and adds nothing
     const char *ids[] = {"abcdef0123", "abcdef0456", "1234567890"};
     const unsigned bits[] = {1, 0, 4};
     unsigned out = 0;
     char err[200] = "";
     EXPECT_EQ(es_patches_parse_ids("9999999", ids, bits, 3, &out, err, sizeof err), -1);
-    EXPECT_STREQ(err, "patch '9999999' is not in the series (abcdef0123, 1234567890)");
-    EXPECT_EQ(es_patches_parse_ids("abcdef04", ids, bits, 3, &out, err, sizeof err), -1);
-    EXPECT_NE(std::string(err).find("the toggles are abcdef0123, 1234567890"), std::string::npos)
-        << err;
+    EXPECT_STREQ(err, "patch '9999999' is not in the series (abcdef0123, abcdef0456, 1234567890)");
+    EXPECT_EQ(es_patches_parse_ids("abcdef04,1234567", ids, bits, 3, &out, err, sizeof err), 0);
+    EXPECT_EQ(out, 4u);
 }
 
 TEST(KernelPatches, Names)

@@ -8,29 +8,31 @@
 
 #include "list.h"
 
-/* The series, in the order of the bitmask (and the order it was merged). */
-static const char *const patch_ids[ES_NPATCHES] = {
-    "dfe64506c01e57159a4c550fe537c13a317ff01b",
-    "fa697140f9a20119a9ec8fd7460cc4314fbdaff3",
-    "ebeb8c82ffaf94435806ff0b686fffd41dd410b5",
-    "6dc936f175cc6d12a8eb14d29b87e9238e460383",
-};
-static const char *const patch_subjects[ES_NPATCHES] = {
-    "x86/syscalls: Don't pointlessly reload the system call number",
-    "syscalls/x86: Use 'struct pt_regs' based syscall calling convention for 64-bit syscalls",
-    "syscalls/x86: Use 'struct pt_regs' based syscall calling for IA32_EMULATION and x32",
-    "syscalls/x86: Extend register clearing on syscall entry to lower registers",
-};
-/* The rest of the series touches no x86 code path of its own (generic
- * Kconfig/header preparation); naming one is an error that says so. */
-static const char *const series_ids[] = {
-    "dfe64506c01e57159a4c550fe537c13a317ff01b", "1bd21c6c21e848996339508d3ffb106d505256a8",
-    "fa697140f9a20119a9ec8fd7460cc4314fbdaff3", "7303e30ec1d8fb5ca1f07c92d069241c32b2ee1b",
-    "ebeb8c82ffaf94435806ff0b686fffd41dd410b5", "f8781c4a226319fe60e652118b90cf094ccfe747",
-    "6dc936f175cc6d12a8eb14d29b87e9238e460383",
-};
-static const unsigned series_bits[] = {
-    ES_PATCH_DFE64506, 0, ES_PATCH_FA697140, 0, ES_PATCH_EBEB8C82, 0, ES_PATCH_6DC936F,
+/* The whole series, in the order it was merged (the seed patches 002-008).
+ * Three commits change no code path of their own: entrysim accepts them in
+ * --patches so that the series can be walked commit by commit, and says
+ * why the kernel is the same with them (es_patches_note). */
+static const es_series_commit series[ES_SERIES_LEN] = {
+    {"dfe64506c01e57159a4c550fe537c13a317ff01b",
+     "x86/syscalls: Don't pointlessly reload the system call number", ES_PATCH_DFE64506, NULL},
+    {"1bd21c6c21e848996339508d3ffb106d505256a8",
+     "syscalls/core: Introduce CONFIG_ARCH_HAS_SYSCALL_WRAPPER=y", 0,
+     "generic: an architecture may define its own SYSCALL_DEFINE; none does yet"},
+    {"fa697140f9a20119a9ec8fd7460cc4314fbdaff3",
+     "syscalls/x86: Use 'struct pt_regs' based syscall calling convention for 64-bit syscalls",
+     ES_PATCH_FA697140, NULL},
+    {"7303e30ec1d8fb5ca1f07c92d069241c32b2ee1b",
+     "syscalls/core: Prepare CONFIG_ARCH_HAS_SYSCALL_WRAPPER=y for compat syscalls", 0,
+     "generic: the same for the compat and not-implemented stubs"},
+    {"ebeb8c82ffaf94435806ff0b686fffd41dd410b5",
+     "syscalls/x86: Use 'struct pt_regs' based syscall calling for IA32_EMULATION and x32",
+     ES_PATCH_EBEB8C82, NULL},
+    {"f8781c4a226319fe60e652118b90cf094ccfe747",
+     "syscalls/x86: Unconditionally enable 'struct pt_regs' based syscalls on x86_64", 0,
+     "drops CONFIG_SYSCALL_PTREGS, always on for x86-64, and its dead #else code"},
+    {"6dc936f175cc6d12a8eb14d29b87e9238e460383",
+     "syscalls/x86: Extend register clearing on syscall entry to lower registers",
+     ES_PATCH_6DC936F, NULL},
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -43,14 +45,28 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+const es_series_commit *es_series(int k)
+{
+    return k >= 0 && k < ES_SERIES_LEN ? &series[k] : NULL;
+}
+
+/* The commit of the series whose toggle is bit i. */
+static const es_series_commit *toggle(int i)
+{
+    for (int k = 0; i >= 0 && i < ES_NPATCHES && k < ES_SERIES_LEN; k++)
+        if (series[k].bit == 1u << i)
+            return &series[k];
+    return NULL;
+}
+
 const char *es_patch_id(int i)
 {
-    return i >= 0 && i < ES_NPATCHES ? patch_ids[i] : NULL;
+    return toggle(i) ? toggle(i)->id : NULL;
 }
 
 const char *es_patch_subject(int i)
 {
-    return i >= 0 && i < ES_NPATCHES ? patch_subjects[i] : NULL;
+    return toggle(i) ? toggle(i)->subject : NULL;
 }
 
 /* The id table es_patches_parse_ids matches items against. */
@@ -58,21 +74,15 @@ typedef struct id_table {
     const char *const *ids;
     const unsigned *bits;
     size_t n;
-    unsigned mask; /* the bits named so far */
+    unsigned mask;  /* the bits named so far */
+    unsigned named; /* bit k: ids[k] was named */
 } id_table;
-
-/* The toggles of the table ("dfe64506c01e, fa697140f9a2, ..."), for the
- * errors that list them. */
-static void toggles(const id_table *t, char *buf, size_t size)
-{
-    es_list_join(buf, size, t->ids, t->bits, t->n, 12);
-}
 
 /* One commit-id prefix: adds its bit to t->mask, or -1 and the reason. */
 static int patch_item(void *ctx, const char *s, size_t len, char *err, size_t errlen)
 {
     id_table *t = ctx;
-    char item[64], known[128];
+    char item[64], known[160];
     if (len >= sizeof item) {
         errf(err, errlen, "patch '%.20s...' is too long for a commit id", s);
         return -1;
@@ -98,7 +108,7 @@ static int patch_item(void *ctx, const char *s, size_t len, char *err, size_t er
             nhits++;
         }
     if (nhits == 0) {
-        toggles(t, known, sizeof known);
+        es_list_join(known, sizeof known, t->ids, NULL, t->n, 12);
         errf(err, errlen, "patch '%s' is not in the series (%s)", item, known);
         return -1;
     }
@@ -106,33 +116,65 @@ static int patch_item(void *ctx, const char *s, size_t len, char *err, size_t er
         errf(err, errlen, "patch '%s' is ambiguous: it names %zu commits", item, nhits);
         return -1;
     }
-    if (!t->bits[hit]) {
-        toggles(t, known, sizeof known);
-        errf(err, errlen,
-             "commit %.12s is in the series but is no toggle (no x86 code path of its own); "
-             "the toggles are %s",
-             t->ids[hit], known);
+    t->mask |= t->bits[hit]; /* a commit that is no toggle adds no bit */
+    t->named |= 1u << hit;
+    return 0;
+}
+
+/* es_patches_parse_ids, also setting *named (when not NULL). */
+static int parse_named(const char *list, const char *const ids[], const unsigned bits[],
+                       size_t n, unsigned *out, unsigned *named, char *err, size_t errlen)
+{
+    /* "" alone is the empty set; an empty item inside a list is a typo */
+    id_table t = {ids, bits, n, 0, 0};
+    if (es_list_walk(list, "patch", patch_item, &t, err, errlen))
         return -1;
-    }
-    t->mask |= t->bits[hit];
+    *out = t.mask;
+    if (named)
+        *named = t.named;
     return 0;
 }
 
 int es_patches_parse_ids(const char *list, const char *const ids[], const unsigned bits[],
                          size_t n, unsigned *out, char *err, size_t errlen)
 {
-    /* "" alone is the empty set; an empty item inside a list is a typo */
-    id_table t = {ids, bits, n, 0};
-    if (es_list_walk(list, "patch", patch_item, &t, err, errlen))
-        return -1;
-    *out = t.mask;
-    return 0;
+    return parse_named(list, ids, bits, n, out, NULL, err, errlen);
+}
+
+int es_patches_parse_series(const char *list, unsigned *out, unsigned *named, char *err,
+                            size_t errlen)
+{
+    const char *ids[ES_SERIES_LEN];
+    unsigned bits[ES_SERIES_LEN];
+    for (int k = 0; k < ES_SERIES_LEN; k++) {
+        ids[k] = series[k].id;
+        bits[k] = series[k].bit;
+    }
+    return parse_named(list, ids, bits, ES_SERIES_LEN, out, named, err, errlen);
 }
 
 int es_patches_parse(const char *list, unsigned *out, char *err, size_t errlen)
 {
-    return es_patches_parse_ids(list, series_ids, series_bits,
-                                sizeof series_ids / sizeof series_ids[0], out, err, errlen);
+    return es_patches_parse_series(list, out, NULL, err, errlen);
+}
+
+void es_patches_note(unsigned named, unsigned patches, char *buf, size_t n)
+{
+    size_t k = 0;
+    int inert = 0;
+    buf[0] = 0;
+    for (int i = 0; i < ES_SERIES_LEN && k < n; i++)
+        if ((named & (1u << i)) && !series[i].bit) {
+            int w = snprintf(buf + k, n - k, "%s%.12s (%s)", inert++ ? "; " : "",
+                             series[i].id, series[i].alone);
+            k += w > 0 ? (size_t)w : 0;
+        }
+    if (!inert || k >= n)
+        return;
+    char name[64];
+    es_patches_name(patches, name, sizeof name);
+    snprintf(buf + k, n - k, ": %s no code path on %s own; the guest kernel is %s",
+             inert > 1 ? "they change" : "it changes", inert > 1 ? "their" : "its", name);
 }
 
 void es_patches_name(unsigned patches, char *buf, size_t n)
@@ -145,5 +187,5 @@ void es_patches_name(unsigned patches, char *buf, size_t n)
     size_t k = (size_t)snprintf(buf, n, "v4.16");
     for (int i = 0; i < ES_NPATCHES && k < n; i++)
         if (patches & (1u << i))
-            k += (size_t)snprintf(buf + k, n - k, "+%.8s", patch_ids[i]);
+            k += (size_t)snprintf(buf + k, n - k, "+%.8s", es_patch_id(i));
 }
