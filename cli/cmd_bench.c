@@ -1,6 +1,7 @@
 /* cmd_bench.c - `entrysim bench --matrix FILE`: batch runs over a matrix of
  * configurations (es_bench_run, bench/bench_run.c; bench/README.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd_bench.h"
 #include "matrix.h"
@@ -9,6 +10,8 @@
 static const char bench_usage[] =
     "usage: entrysim bench --matrix FILE [--out DIR] [-j N] [--timeout S]\n"
     "                      [--runner PROG] [--workloads DIR] [--list] [--verbose]\n"
+    "                      [--shard I/N | --slurm SLURM-OPTIONS]\n"
+    "       entrysim bench --status DIR | --merge DIR\n"
     "Runs every cell of the matrix (bench/README.md) as `entrysim run\n"
     "--deterministic --timing-json ...`, in parallel, skipping cells whose results\n"
     "are already in DIR/store.tsv, and writes DIR/results.csv, results.json and\n"
@@ -22,10 +25,22 @@ static const char bench_usage[] =
     "                   entrysim, i.e. BUILD/bench)\n"
     "  --list           print the cells (and why any are skipped) and run nothing\n"
     "  --verbose        a line per finished cell\n"
+    "  --shard I/N      run only shard I (1..N) of the cells, each result a file of\n"
+    "                   its own in DIR/cells/ (safe on a shared filesystem)\n"
+    "  --status DIR     cells done / failed / left in DIR, from its files alone\n"
+    "  --merge DIR      results.csv, results.json, chart.svg from DIR's cell files\n"
+    "  --slurm          submit an sbatch job array, one task per shard, and a merge\n"
+    "                   job after it (--out DIR required, on a shared filesystem):\n"
+    "    --shards N         tasks (default: one per cell, at most 1000)\n"
+    "    --partition P  --account A  --time T  --cpus-per-task C (-j of a task)\n"
+    "    --sbatch-arg X     one more sbatch argument (repeatable)\n"
+    "    --dry-run          print the sbatch commands and scripts, submit nothing\n"
     "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
     "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n";
 
-enum { B_HELP, B_LIST, B_VERBOSE, B_MATRIX, B_OUT, B_RUNNER, B_WORKLOADS, B_JOBS, B_TIMEOUT };
+enum { B_HELP, B_LIST, B_VERBOSE, B_MATRIX, B_OUT, B_RUNNER, B_WORKLOADS, B_JOBS, B_TIMEOUT,
+       B_SHARD, B_STATUS, B_MERGE, B_SLURM, B_DRY_RUN, B_PARTITION, B_ACCOUNT, B_TIME, B_CPUS,
+       B_SHARDS, B_SBATCH_ARG };
 
 static const es_opt bench_opts[] = {
     {"--help", false, B_HELP},       {"-h", false, B_HELP},
@@ -33,8 +48,62 @@ static const es_opt bench_opts[] = {
     {"-v", false, B_VERBOSE},        {"--matrix", true, B_MATRIX},
     {"--out", true, B_OUT},          {"--runner", true, B_RUNNER},
     {"--workloads", true, B_WORKLOADS}, {"-j", true, B_JOBS},
-    {"--timeout", true, B_TIMEOUT},
+    {"--timeout", true, B_TIMEOUT},  {"--shard", true, B_SHARD},
+    {"--status", true, B_STATUS},    {"--merge", true, B_MERGE},
+    {"--slurm", false, B_SLURM},     {"--dry-run", false, B_DRY_RUN},
+    {"--partition", true, B_PARTITION}, {"--account", true, B_ACCOUNT},
+    {"--time", true, B_TIME},        {"--cpus-per-task", true, B_CPUS},
+    {"--shards", true, B_SHARDS},    {"--sbatch-arg", true, B_SBATCH_ARG},
 };
+
+/* --shard I/N */
+static int shard_option(const es_opts *p, es_bench_cfg *c)
+{
+    char *slash = strchr(p->val, '/');
+    char num[32];
+    int n = slash ? (int)(slash - p->val) : 0;
+    snprintf(num, sizeof num, "%.*s", n < 31 ? n : 31, p->val);
+    if (!slash || !es_opt_int(num, 1, 1000000, &c->shard) ||
+        !es_opt_int(slash + 1, 1, 1000000, &c->nshards) || c->shard > c->nshards)
+        return es_opts_fail(p, "--shard wants I/N with 1 <= I <= N, not %s", p->val);
+    return 0;
+}
+
+/* The options of --slurm: 0, or the exit status of a usage error. */
+static int slurm_option(const es_opts *p, int id, es_bench_cfg *c)
+{
+    switch (id) {
+    case B_SLURM:
+        c->slurm = true;
+        return 0;
+    case B_DRY_RUN:
+        c->dry_run = true;
+        return 0;
+    case B_PARTITION:
+        c->partition = p->val;
+        return 0;
+    case B_ACCOUNT:
+        c->account = p->val;
+        return 0;
+    case B_TIME:
+        c->time_limit = p->val;
+        return 0;
+    case B_CPUS:
+        if (!es_opt_int(p->val, 1, 4096, &c->cpus_per_task))
+            return es_opts_fail(p, "--cpus-per-task wants 1..4096, not %s", p->val);
+        return 0;
+    case B_SHARDS:
+        if (!es_opt_int(p->val, 1, 1000000, &c->shards))
+            return es_opts_fail(p, "--shards wants 1..1000000, not %s", p->val);
+        return 0;
+    case B_SBATCH_ARG:
+        if (c->nsbatch_args == (int)(sizeof c->sbatch_args / sizeof c->sbatch_args[0]))
+            return es_opts_fail(p, "too many --sbatch-arg");
+        c->sbatch_args[c->nsbatch_args++] = p->val;
+        return 0;
+    }
+    return es_opts_fail(p, "unknown option %s", p->arg);
+}
 
 /* One option: 0, or the exit status of a usage error. */
 static int bench_option(const es_opts *p, int id, es_bench_cfg *c)
@@ -68,10 +137,18 @@ static int bench_option(const es_opts *p, int id, es_bench_cfg *c)
         if (!es_opt_double(p->val, 0, true, 1e300, &c->timeout))
             return es_opts_fail(p, "--timeout wants seconds > 0, not %s", p->val);
         return 0;
+    case B_SHARD:
+        return shard_option(p, c);
+    case B_STATUS:
+        c->status = p->val;
+        return 0;
+    case B_MERGE:
+        c->merge = p->val;
+        return 0;
     case ES_OPT_NOVALUE:
         return es_opts_fail(p, "missing value after %s", p->name);
     }
-    return es_opts_fail(p, "unknown option %s", p->arg);
+    return slurm_option(p, id, c);
 }
 
 int es_bench_cmd(int argc, char **argv)
@@ -88,7 +165,13 @@ int es_bench_cmd(int argc, char **argv)
         if ((rc = bench_option(&p, id, &c)))
             return rc;
     }
-    if (!c.matrix)
+    if (c.status && c.merge)
+        return es_opts_fail(&p, "--status and --merge go alone");
+    if (!c.matrix && !c.status && !c.merge)
         return es_opts_fail(&p, "--matrix FILE is required");
+    if (c.slurm && (c.nshards || c.list))
+        return es_opts_fail(&p, "--slurm goes without --shard and --list");
+    if (c.slurm && !c.out)
+        return es_opts_fail(&p, "--slurm needs --out DIR (a folder the cluster's nodes share)");
     return es_bench_run(&c);
 }
