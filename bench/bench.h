@@ -110,7 +110,8 @@ typedef struct es_cell {
     const es_workload *wl;
     const char *skip; /* non-NULL: impossible combination, why */
     char key[17];     /* hex FNV-1a 64 of config + versions */
-    enum { CELL_PENDING, CELL_DONE, CELL_REUSED, CELL_FAILED } state;
+    /* CELL_ELSEWHERE: in another shard of a --shard run (not run here) */
+    enum { CELL_PENDING, CELL_DONE, CELL_REUSED, CELL_FAILED, CELL_ELSEWHERE } state;
     char note[256];   /* failure reason */
     /* figures (whole run, from the timing report) */
     double cycles, instructions, calls, call_cycles, phases[ES_BENCH_NPHASES];

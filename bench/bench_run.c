@@ -20,13 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench_int.h"
 #include "escape.h"
-#include "matrix.h"
-
-#ifndef ES_BENCH_VERSION
-#define ES_BENCH_VERSION "unknown"
-#endif
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 extern char **environ;
@@ -42,8 +37,7 @@ static void setnote(es_cell *c, const char *fmt, ...)
     va_end(ap);
 }
 
-static int pathf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int pathf(char *buf, size_t n, const char *fmt, ...)
+int es_bench_pathf(char *buf, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -54,16 +48,6 @@ static int pathf(char *buf, size_t n, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ runs */
 
-typedef struct run_cfg {
-    const char *out;       /* output directory */
-    const char *exe;       /* what runs a cell: self, or --runner */
-    const char *workloads; /* directory of the built workloads */
-    int jobs;
-    double timeout;
-    bool verbose;
-    sigset_t child_mask; /* the mask before es_bench_run blocked the stop signals */
-    sigset_t stop;       /* SIGINT, SIGTERM, SIGHUP */
-} run_cfg;
 
 /* The program a cell runs (malloc'd path). */
 static char *cell_program(const run_cfg *rc, const es_cell *c)
@@ -142,7 +126,7 @@ static void free_argv(cell_argv *a)
 
 static void cell_path(const run_cfg *rc, const es_cell *c, const char *ext, char *buf, size_t n)
 {
-    (void)pathf(buf, n, "%s/cells/%s.%s", rc->out, c->key, ext);
+    (void)es_bench_pathf(buf, n, "%s/cells/%s.%s", rc->out, c->key, ext);
 }
 
 static void build_argv(const run_cfg *rc, const es_cell *c, const char *program, cell_argv *a)
@@ -239,95 +223,6 @@ static void cell_key(const run_cfg *rc, es_cell *c, uint64_t exe_hash, const cha
     snprintf(c->key, sizeof c->key, "%016llx", (unsigned long long)h);
 }
 
-/* ---- the store: OUT/store.tsv, one line per finished cell, appended as
- * soon as the cell ends; a line without its newline (an interrupted write)
- * is ignored on reading */
-#define STORE_FIELDS (5 + ES_BENCH_NPHASES)
-
-/* Takes the finished cells of the store at path (none when it does not
- * exist yet); -1 with the reason on stderr when it cannot be read (a FIFO
- * or a directory is refused, not waited on). */
-static int store_load(const char *path, es_cell *cells, size_t n)
-{
-    size_t len;
-    char err[PATH_MAX + 64];
-    struct stat st;
-    if (stat(path, &st) && errno == ENOENT)
-        return 0; /* a new store */
-    char *text = es_bench_read_file(path, &len, err, sizeof err);
-    if (!text) {
-        fprintf(stderr, "entrysim: bench: %s\n", es_escape_ctl(err, sizeof err, err));
-        return -1;
-    }
-    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
-        *nl = 0;
-        if (*line == '#')
-            continue;
-        char *tab = strchr(line, '\t');
-        if (!tab || tab - line != 16)
-            continue;
-        double f[STORE_FIELDS];
-        char *p = tab;
-        int k = 0;
-        for (; k < STORE_FIELDS && *p == '\t'; k++) {
-            char *e;
-            f[k] = strtod(p + 1, &e);
-            if (e == p + 1)
-                break;
-            p = e;
-        }
-        if (k != STORE_FIELDS)
-            continue;
-        for (size_t i = 0; i < n; i++)
-            if (!cells[i].skip && cells[i].state == CELL_PENDING &&
-                !strncmp(cells[i].key, line, 16)) {
-                es_cell *c = &cells[i];
-                c->state = CELL_REUSED;
-                c->cycles = f[0], c->instructions = f[1], c->calls = f[2], c->call_cycles = f[3];
-                for (int ph = 0; ph < ES_BENCH_NPHASES; ph++)
-                    c->phases[ph] = f[5 + ph];
-            }
-    }
-    free(text);
-    return 0;
-}
-
-static int store_append(const char *path, const es_cell *c)
-{
-    char line[1024];
-    int n = snprintf(line, sizeof line, "%s\t%.17g\t%.17g\t%.17g\t%.17g\t%lld", c->key, c->cycles,
-                     c->instructions, c->calls, c->call_cycles, c->iterations);
-    for (int p = 0; p < ES_BENCH_NPHASES; p++)
-        n += snprintf(line + n, sizeof line - (size_t)n, "\t%.17g", c->phases[p]);
-    for (int a = 0; a < AX_COUNT; a++)
-        n += snprintf(line + n, sizeof line - (size_t)n, "\t%s", c->v[a]);
-    if (n + 2 > (int)sizeof line)
-        return -1;
-    line[n++] = '\n';
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        errno = EINVAL;
-        return -1;
-    }
-    if (st.st_size == 0) {
-        static const char head[] =
-            "# entrysim bench store v1: key cycles instructions calls call_cycles iterations "
-            "<7 phases> <axes>\n";
-        if (write(fd, head, sizeof head - 1) < 0) {
-            close(fd);
-            return -1;
-        }
-    }
-    /* one write of the whole line: concurrent appenders cannot interleave */
-    ssize_t w = write(fd, line, (size_t)n);
-    int rc = close(fd);
-    return w == n && rc == 0 ? 0 : -1;
-}
-
 /* The last non-empty line of a file (for failure notes). */
 static void last_line(const char *path, char *buf, size_t n)
 {
@@ -357,6 +252,26 @@ static double since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+int es_bench_spawn(pid_t *pid, char *const *argv, char *const *envp, const char *out,
+                   const char *err, const sigset_t *mask)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    if (mask) {
+        posix_spawnattr_setsigmask(&attr, mask);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    }
+    int e = posix_spawn(pid, argv[0], &fa, &attr, argv, envp);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    return e;
+}
+
 static int spawn_cell(const run_cfg *rc, es_cell *c, pid_t *pid)
 {
     char *program = cell_program(rc, c);
@@ -370,27 +285,26 @@ static int spawn_cell(const run_cfg *rc, es_cell *c, pid_t *pid)
     cell_path(rc, c, "err", errp, sizeof errp);
     cell_path(rc, c, "json", json, sizeof json);
     unlink(json); /* a stale report must not pass for this run's */
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    /* the child gets the signal mask the user started us with, not the
-     * one run_cells waits with */
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setsigmask(&attr, &rc->child_mask);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    int e = posix_spawn(pid, a.v[0], &fa, &attr, a.v, environ);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
+    /* entrysim run hands its environment to the guest, and the simulated
+     * execve copies it onto the guest's stack (fs/exec.c copy_strings), so
+     * its size is in the figures: a cell gets a fixed one, the same in any
+     * shell, folder or Slurm task.  A --runner gets ours (it is the user's
+     * program, and the fake one is steered by it).  The child gets the
+     * signal mask the user started us with, not the one run_cells waits
+     * with. */
+    static char *const cell_env[] = {(char *)"PATH=/usr/local/bin:/usr/bin:/bin",
+                                     (char *)"LC_ALL=C", NULL};
+    int e = es_bench_spawn(pid, a.v, rc->host_env ? environ : cell_env, out, errp,
+                           &rc->child_mask);
     if (e)
         setnote(c, "cannot start %s: %s", a.v[0], strerror(e));
     free_argv(&a);
     return e ? -1 : 0;
 }
 
-static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_out)
+/* The cell's state and figures (or failure note) from its child's exit
+ * status and report. */
+static void judge_cell(const run_cfg *rc, es_cell *c, int status, bool timed_out)
 {
     char path[PATH_MAX], tail[160];
     cell_path(rc, c, "err", path, sizeof path);
@@ -417,15 +331,35 @@ static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_ou
         setnote(c, "no timing report: %s", err);
         return;
     }
-    if (es_bench_read_report(json, len, c->v[AX_SYSCALL], c, err, sizeof err)) {
+    if (es_bench_read_report(json, len, c->v[AX_SYSCALL], c, err, sizeof err))
         setnote(c, "timing report %s: %s", path, err);
-    } else {
+    else
         c->state = CELL_DONE;
-        (void)pathf(path, sizeof path, "%s/store.tsv", rc->out);
-        if (store_append(path, c))
+    free(json);
+}
+
+/* Keeps a finished cell as soon as it ends: a line appended to store.tsv,
+ * or (--shard) its own file, also for a failure so that --status can tell
+ * failed from not yet run.  A cell interrupted by a stop signal is not
+ * recorded: it is simply left for the next run. */
+static void record_cell(const run_cfg *rc, const es_cell *c)
+{
+    char path[PATH_MAX];
+    if (rc->cell_files && c->state != CELL_PENDING) {
+        if (es_cell_file_write(rc->out, c))
+            fprintf(stderr, "entrysim: bench: cannot write %s/cells/%s: %s\n", rc->out, c->key,
+                    strerror(errno));
+    } else if (c->state == CELL_DONE) {
+        (void)es_bench_pathf(path, sizeof path, "%s/store.tsv", rc->out);
+        if (es_store_append(path, c))
             fprintf(stderr, "entrysim: bench: cannot append to %s: %s\n", path, strerror(errno));
     }
-    free(json);
+}
+
+static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_out)
+{
+    judge_cell(rc, c, status, timed_out);
+    record_cell(rc, c);
 }
 
 /* Cells still pending when the run stops early are failed with `why`. */
@@ -471,6 +405,7 @@ static void start_cells(cells_run *r)
             c->state = CELL_FAILED;
             s->pid = 0;
             fprintf(stderr, "entrysim: bench: %s: %s\n", c->key, c->note);
+            record_cell(rc, c);
         } else {
             s->cell = r->next;
             clock_gettime(CLOCK_MONOTONIC, &s->start);
@@ -585,10 +520,10 @@ static int run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
 
 /* ------------------------------------------------------------------ the run */
 
-static int mkdirs(const char *path)
+int es_bench_mkdirs(const char *path)
 {
     char buf[PATH_MAX];
-    (void)pathf(buf, sizeof buf, "%s", path);
+    (void)es_bench_pathf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
@@ -599,16 +534,8 @@ static int mkdirs(const char *path)
     return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-/* What es_bench_run works on: the matrix, its cells, and the paths. */
-typedef struct bench {
-    es_matrix m;
-    es_cell *cells;
-    size_t n, nskip, missing;
-    char exe[PATH_MAX], wdir[PATH_MAX], odir[PATH_MAX];
-    run_cfg rc;
-} bench;
 
-static void bench_free(bench *b)
+void es_bench_release(bench *b)
 {
     free(b->cells);
     es_matrix_free(&b->m);
@@ -616,8 +543,7 @@ static void bench_free(bench *b)
 
 /* Prints "entrysim: bench: " and the message with its control characters
  * escaped (it quotes paths and names the user gave); returns 2. */
-static int bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bench_fail(const char *fmt, ...)
+int es_bench_fail(const char *fmt, ...)
 {
     char msg[2 * PATH_MAX];
     va_list ap;
@@ -634,25 +560,25 @@ static int bench_paths(bench *b, const es_bench_cfg *cfg)
 {
     const char *runner = cfg->runner, *self = cfg->self;
     if (!realpath(runner ? runner : self, b->exe))
-        return bench_fail("%s: %s", runner ? runner : self, strerror(errno));
+        return es_bench_fail("%s: %s", runner ? runner : self, strerror(errno));
     if (cfg->workloads) {
-        (void)pathf(b->wdir, sizeof b->wdir, "%s", cfg->workloads);
+        (void)es_bench_pathf(b->wdir, sizeof b->wdir, "%s", cfg->workloads);
     } else {
         char me[PATH_MAX];
         if (!realpath(self, me))
-            (void)pathf(me, sizeof me, "%s", self);
+            (void)es_bench_pathf(me, sizeof me, "%s", self);
         char *slash = strrchr(me, '/');
         if (slash)
             *slash = 0;
-        (void)pathf(b->wdir, sizeof b->wdir, "%s/bench", slash ? me : ".");
+        (void)es_bench_pathf(b->wdir, sizeof b->wdir, "%s/bench", slash ? me : ".");
     }
     if (cfg->out)
-        (void)pathf(b->odir, sizeof b->odir, "%s", cfg->out);
+        (void)es_bench_pathf(b->odir, sizeof b->odir, "%s", cfg->out);
     else
-        (void)pathf(b->odir, sizeof b->odir, "bench-results/%s", b->m.name);
+        (void)es_bench_pathf(b->odir, sizeof b->odir, "bench-results/%s", b->m.name);
     /* room for "/cells/KEY.json" and the like after the directories */
     if (strlen(b->odir) > PATH_MAX - 64 || strlen(b->wdir) > PATH_MAX - 64)
-        return bench_fail("--out or --workloads path too long");
+        return es_bench_fail("--out or --workloads path too long");
     return 0;
 }
 
@@ -662,7 +588,7 @@ static int key_cells(bench *b)
 {
     uint64_t exe_hash = 0;
     if (!hash_file(b->exe, &exe_hash))
-        return bench_fail("cannot read %s", b->exe);
+        return es_bench_fail("cannot read %s", b->exe);
     for (size_t i = 0; i < b->n; i++) {
         es_cell *c = &b->cells[i];
         if (c->skip)
@@ -702,15 +628,21 @@ static void list_cells(const bench *b)
 }
 
 /* The line saying what will run, and each distinct skip reason once. */
-static void announce(const bench *b, const char *store, size_t todo, size_t reused)
+static void announce(const bench *b, const es_bench_cfg *cfg, size_t todo, size_t reused)
 {
-    fprintf(stderr, "entrysim: bench: %s: %zu cells: %zu to run (-j %d), %zu already in %s",
-            b->m.name, b->n - b->nskip, todo, b->rc.jobs, reused, store);
+    if (cfg->nshards)
+        fprintf(stderr, "entrysim: bench: %s shard %d/%d: %zu cells: %zu to run (-j %d), %zu "
+                        "already done",
+                b->m.name, cfg->shard, cfg->nshards, todo + reused, todo, b->rc.jobs, reused);
+    else
+        fprintf(stderr, "entrysim: bench: %s: %zu cells: %zu to run (-j %d), %zu already in "
+                        "%s/store.tsv",
+                b->m.name, b->n - b->nskip, todo, b->rc.jobs, reused, b->odir);
     if (b->nskip)
         fprintf(stderr, "; %zu impossible combinations skipped (results.json lists them)",
                 b->nskip);
     fputc('\n', stderr);
-    for (size_t i = 0; i < b->n; i++) {
+    for (size_t i = 0; i < b->n && !cfg->nshards; i++) {
         bool seen = false;
         for (size_t j = 0; j < i && b->cells[i].skip; j++)
             seen |= b->cells[j].skip == b->cells[i].skip;
@@ -720,53 +652,93 @@ static void announce(const bench *b, const char *store, size_t todo, size_t reus
 }
 
 /* results.csv, results.json, chart.svg; 0 or 1 when one cannot be written. */
-static int write_outputs(const bench *b)
+int es_bench_write_outputs(const bench *b)
 {
     static const char *const names[] = {"results.csv", "results.json", "chart.svg"};
     char path[PATH_MAX + 32];
     int status = 0;
     for (int k = 0; k < 3; k++) {
-        (void)pathf(path, sizeof path, "%s/%s", b->odir, names[k]);
+        (void)es_bench_pathf(path, sizeof path, "%s/%s", b->odir, names[k]);
         int r = k == 0   ? es_bench_write_csv(path, b->cells, b->n)
                 : k == 1 ? es_bench_write_json(path, &b->m, b->cells, b->n,
                                                "entrysim " ES_BENCH_VERSION)
                          : es_bench_write_svg(path, &b->m, b->cells, b->n);
         if (r) {
-            bench_fail("cannot write %s", path);
+            es_bench_fail("cannot write %s", path);
             status = 1;
         }
     }
     return status;
 }
 
-/* Runs the cells and writes the outputs.  The stop signals stay blocked
+/* --shard I/N: runnable cell number j (in matrix order, impossible ones
+ * not counted) belongs to shard j % N + 1, a partition that depends on the
+ * matrix alone and spreads neighbouring (similar) cells over the shards.
+ * The other shards' cells are left alone; this shard's cells that failed
+ * before running (a missing workload) get their failure file now. */
+static void take_shard(bench *b, int shard, int nshards)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        es_cell *c = &b->cells[i];
+        if (c->skip)
+            continue;
+        if ((int)(j++ % (size_t)nshards) != shard - 1)
+            c->state = CELL_ELSEWHERE;
+        else if (c->state == CELL_FAILED)
+            record_cell(&b->rc, c);
+    }
+}
+
+/* The cells already finished (store.tsv, cells/KEY.tsv), and for a shard
+ * its part and the job file; 0 or the exit status 2. */
+static int load_done(bench *b, const es_bench_cfg *cfg)
+{
+    char path[PATH_MAX + 32];
+    (void)es_bench_pathf(path, sizeof path, "%s/cells", b->odir);
+    if (es_bench_mkdirs(path))
+        return es_bench_fail("cannot create %s: %s", path, strerror(errno));
+    (void)es_bench_pathf(path, sizeof path, "%s/store.tsv", b->odir);
+    if (es_store_load(path, b->cells, b->n))
+        return 2;
+    es_cells_load(b->odir, b->cells, b->n, false);
+    if (!cfg->nshards)
+        return 0;
+    char matrix[PATH_MAX], self[PATH_MAX];
+    (void)es_bench_pathf(path, sizeof path, "%s/job", b->odir);
+    if (!realpath(cfg->matrix, matrix) || !realpath(cfg->self, self) || es_bench_mkdirs(path) ||
+        es_job_write(b, matrix, self, cfg->runner != NULL, false))
+        return es_bench_fail("cannot write %s/bench.job: %s", path, strerror(errno));
+    take_shard(b, cfg->shard, cfg->nshards);
+    return 0;
+}
+
+/* Runs the cells and writes the outputs (a shard writes only its cells'
+ * files: --merge makes the outputs).  The stop signals stay blocked
  * until the outputs are written: a second one (timeout(1) signals the
  * process and then its group; ^C pressed twice) must not kill bench
  * between the cells' end and results.csv.  Returns the exit status. */
-static int run_and_write(bench *b)
+static int run_and_write(bench *b, const es_bench_cfg *cfg)
 {
-    char path[PATH_MAX + 32];
-    (void)pathf(path, sizeof path, "%s/cells", b->odir);
-    if (mkdirs(path))
-        return bench_fail("cannot create %s: %s", path, strerror(errno));
-    (void)pathf(path, sizeof path, "%s/store.tsv", b->odir);
-    if (store_load(path, b->cells, b->n))
-        return 2;
+    int status = load_done(b, cfg);
+    if (status)
+        return status;
     size_t reused = 0, todo = 0, failed = 0, ran = 0;
     for (size_t i = 0; i < b->n; i++) {
         reused += b->cells[i].state == CELL_REUSED;
         todo += !b->cells[i].skip && b->cells[i].state == CELL_PENDING;
     }
-    announce(b, path, todo, reused);
+    announce(b, cfg, todo, reused);
     sigprocmask(SIG_BLOCK, &b->rc.stop, NULL);
     int stopped = run_cells(&b->rc, b->cells, b->n, todo);
     for (size_t i = 0; i < b->n; i++) {
         failed += !b->cells[i].skip && b->cells[i].state == CELL_FAILED;
         ran += b->cells[i].state == CELL_DONE;
     }
-    int status = write_outputs(b) | (failed ? 1 : 0);
-    fprintf(stderr, "entrysim: bench: %zu ran, %zu reused, %zu failed%s; %s/results.csv\n", ran,
-            reused, failed, b->missing ? " (workloads missing)" : "", b->odir);
+    status = (cfg->nshards ? 0 : es_bench_write_outputs(b)) | (failed ? 1 : 0);
+    fprintf(stderr, "entrysim: bench: %zu ran, %zu reused, %zu failed%s; %s/%s\n", ran, reused,
+            failed, b->missing ? " (workloads missing)" : "", b->odir,
+            cfg->nshards ? "cells/" : "results.csv");
     fflush(stderr);
     /* signals that came after the first: it decides the exit status */
     while (take_stop(&b->rc, NULL))
@@ -780,35 +752,44 @@ static int run_and_write(bench *b)
     return stopped ? 128 + stopped : status; /* like a shell: 130 after SIGINT */
 }
 
-int es_bench_run(const es_bench_cfg *cfg)
+int es_bench_prepare(bench *b, const es_bench_cfg *cfg)
 {
-    bench *b = calloc(1, sizeof *b);
-    if (!b)
-        return bench_fail("out of memory");
+    memset(b, 0, sizeof *b);
     char err[512];
-    if (es_matrix_load(cfg->matrix, &b->m, err, sizeof err)) {
-        free(b);
-        return bench_fail("%s", err);
-    }
+    if (es_matrix_load(cfg->matrix, &b->m, err, sizeof err))
+        return es_bench_fail("%s", err);
     b->n = es_matrix_cells(&b->m, &b->cells);
     for (size_t i = 0; i < b->n; i++)
         b->nskip += b->cells[i].skip != NULL;
     long jobs = cfg->jobs > 0 ? cfg->jobs : sysconf(_SC_NPROCESSORS_ONLN);
     int status = bench_paths(b, cfg);
     b->rc = (run_cfg){b->odir, b->exe, b->wdir, jobs < 1 ? 1 : (int)jobs, cfg->timeout,
-                      cfg->verbose, {{0}}, {{0}}};
+                      cfg->verbose, {{0}}, {{0}}, cfg->nshards > 0, cfg->runner != NULL};
     sigprocmask(SIG_BLOCK, NULL, &b->rc.child_mask);
     sigemptyset(&b->rc.stop);
     sigaddset(&b->rc.stop, SIGINT);
     sigaddset(&b->rc.stop, SIGTERM);
     sigaddset(&b->rc.stop, SIGHUP);
-    if (!status)
-        status = key_cells(b);
+    return status ? status : key_cells(b);
+}
+
+int es_bench_run(const es_bench_cfg *cfg)
+{
+    if (cfg->status)
+        return es_bench_status(cfg->status);
+    if (cfg->merge)
+        return es_bench_merge(cfg->merge);
+    if (cfg->slurm)
+        return es_bench_slurm(cfg);
+    bench *b = malloc(sizeof *b);
+    if (!b)
+        return es_bench_fail("out of memory");
+    int status = es_bench_prepare(b, cfg);
     if (!status && cfg->list)
         list_cells(b);
     else if (!status)
-        status = run_and_write(b);
-    bench_free(b);
+        status = run_and_write(b, cfg);
+    es_bench_release(b);
     free(b);
     return status;
 }

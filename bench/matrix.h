@@ -19,6 +19,19 @@ typedef struct es_bench_cfg {
     long jobs;             /* cells at once (0: the online CPUs) */
     double timeout;        /* seconds per cell */
     bool list, verbose;
+    /* --shard I/N: run only shard I (1..N) of the runnable cells (the ones
+     * whose ordinal j has j % N == I - 1), each result a file of its own in
+     * OUT/cells/ (bench_cells.c); 0 when not sharded */
+    int shard, nshards;
+    /* --status DIR / --merge DIR: the job folder of a sharded run */
+    const char *status, *merge;
+    /* --slurm (bench_slurm.c) */
+    bool slurm, dry_run;
+    const char *partition, *account, *time_limit;
+    int cpus_per_task; /* 0: 1 */
+    int shards;        /* 0: one per runnable cell, at most 1000 */
+    const char *sbatch_args[32];
+    int nsbatch_args;
 } es_bench_cfg;
 
 /* Runs (or with list, lists) the matrix's cells; progress and errors on

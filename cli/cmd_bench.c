@@ -1,13 +1,16 @@
 /* cmd_bench.c - `entrysim bench --matrix FILE`: batch runs over a matrix of
  * configurations (es_bench_run, bench/bench_run.c; bench/README.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd_bench.h"
 #include "help.h"
 #include "matrix.h"
 #include "opts.h"
 
-enum { B_HELP, B_LIST, B_VERBOSE, B_MATRIX, B_OUT, B_RUNNER, B_WORKLOADS, B_JOBS, B_TIMEOUT };
+enum { B_HELP, B_LIST, B_VERBOSE, B_MATRIX, B_OUT, B_RUNNER, B_WORKLOADS, B_JOBS, B_TIMEOUT,
+       B_SHARD, B_STATUS, B_MERGE, B_SLURM, B_DRY_RUN, B_PARTITION, B_ACCOUNT, B_TIME, B_CPUS,
+       B_SHARDS, B_SBATCH_ARG };
 
 static const es_opt bench_opts[] = {
     {"--matrix", "FILE", B_MATRIX, "the matrix of configurations (bench/README.md; required)"},
@@ -23,22 +26,87 @@ static const es_opt bench_opts[] = {
     {"--list", NULL, B_LIST, "print the cells (and why any are skipped) and run nothing"},
     {"--verbose", NULL, B_VERBOSE, "a line per finished cell"},
     {"-v", NULL, B_VERBOSE, NULL},
+    {"--shard", "I/N", B_SHARD,
+     "run only shard I (1..N) of the cells, each result a file of its own in DIR/cells/ "
+     "(safe on a shared filesystem)"},
+    {"--status", "DIR", B_STATUS, "cells done / failed / left in DIR, from its files alone"},
+    {"--merge", "DIR", B_MERGE, "results.csv, results.json, chart.svg from DIR's cell files"},
+    {"--slurm", NULL, B_SLURM,
+     "submit an sbatch job array, one task per shard, and a merge job after it (--out DIR "
+     "required, on a shared filesystem)"},
+    {"--shards", "N", B_SHARDS, "with --slurm: tasks (default: one per cell, at most 1000)"},
+    {"--partition", "P", B_PARTITION, "with --slurm: the partition"},
+    {"--account", "A", B_ACCOUNT, "with --slurm: the account"},
+    {"--time", "T", B_TIME, "with --slurm: the time limit of a task"},
+    {"--cpus-per-task", "C", B_CPUS, "with --slurm: CPUs of a task (its -j)"},
+    {"--sbatch-arg", "X", B_SBATCH_ARG, "with --slurm: one more sbatch argument (repeatable)"},
+    {"--dry-run", NULL, B_DRY_RUN, "with --slurm: print the sbatch commands and scripts, submit "
+                                  "nothing"},
     ES_OPT_HELP_ROWS(B_HELP),
 };
 
 const es_cmd es_cmd_bench = {
     .name = "bench",
-    .synopsis = "bench --matrix FILE [OPTIONS]",
+    .synopsis = "bench --matrix FILE [OPTIONS] | --status DIR | --merge DIR",
     .about = "Runs every cell of the matrix (bench/README.md) as `entrysim run\n"
              "--deterministic --timing-json ...`, in parallel, skipping cells whose results\n"
              "are already in DIR/store.tsv, and writes DIR/results.csv, results.json and\n"
-             "chart.svg.\n",
+             "chart.svg; or a shard of them, or a Slurm job array of shards.\n",
     .opts = bench_opts,
     .nopts = sizeof bench_opts / sizeof bench_opts[0],
     .footer = "Exit status: 0 all cells ok, 1 a cell failed (the others are kept), 2 bad\n"
               "usage or matrix, 128+N stopped by signal N (finished cells are kept).\n",
     .run = es_bench_cmd,
 };
+
+/* --shard I/N */
+static int shard_option(const es_opts *p, es_bench_cfg *c)
+{
+    char *slash = strchr(p->val, '/');
+    char num[32];
+    int n = slash ? (int)(slash - p->val) : 0;
+    snprintf(num, sizeof num, "%.*s", n < 31 ? n : 31, p->val);
+    if (!slash || !es_opt_int(num, 1, 1000000, &c->shard) ||
+        !es_opt_int(slash + 1, 1, 1000000, &c->nshards) || c->shard > c->nshards)
+        return es_opts_fail(p, "--shard wants I/N with 1 <= I <= N, not %s", p->val);
+    return 0;
+}
+
+/* The options of --slurm: 0, or the exit status of a usage error. */
+static int slurm_option(const es_opts *p, int id, es_bench_cfg *c)
+{
+    switch (id) {
+    case B_SLURM:
+        c->slurm = true;
+        return 0;
+    case B_DRY_RUN:
+        c->dry_run = true;
+        return 0;
+    case B_PARTITION:
+        c->partition = p->val;
+        return 0;
+    case B_ACCOUNT:
+        c->account = p->val;
+        return 0;
+    case B_TIME:
+        c->time_limit = p->val;
+        return 0;
+    case B_CPUS:
+        if (!es_opt_int(p->val, 1, 4096, &c->cpus_per_task))
+            return es_opts_fail(p, "--cpus-per-task wants 1..4096, not %s", p->val);
+        return 0;
+    case B_SHARDS:
+        if (!es_opt_int(p->val, 1, 1000000, &c->shards))
+            return es_opts_fail(p, "--shards wants 1..1000000, not %s", p->val);
+        return 0;
+    case B_SBATCH_ARG:
+        if (c->nsbatch_args == (int)(sizeof c->sbatch_args / sizeof c->sbatch_args[0]))
+            return es_opts_fail(p, "too many --sbatch-arg");
+        c->sbatch_args[c->nsbatch_args++] = p->val;
+        return 0;
+    }
+    return es_opts_fail(p, "unknown option %s", p->arg);
+}
 
 /* One option: 0, or the exit status of a usage error. */
 static int bench_option(const es_opts *p, int id, es_bench_cfg *c)
@@ -72,10 +140,18 @@ static int bench_option(const es_opts *p, int id, es_bench_cfg *c)
         if (!es_opt_double(p->val, 0, true, 1e300, &c->timeout))
             return es_opts_fail(p, "--timeout wants seconds > 0, not %s", p->val);
         return 0;
+    case B_SHARD:
+        return shard_option(p, c);
+    case B_STATUS:
+        c->status = p->val;
+        return 0;
+    case B_MERGE:
+        c->merge = p->val;
+        return 0;
     case ES_OPT_NOVALUE:
         return es_opts_fail(p, "missing value after %s", p->name);
     }
-    return es_opts_fail(p, "unknown option %s", p->arg);
+    return slurm_option(p, id, c);
 }
 
 int es_bench_cmd(int argc, char **argv)
@@ -92,7 +168,13 @@ int es_bench_cmd(int argc, char **argv)
         if ((rc = bench_option(&p, id, &c)))
             return rc;
     }
-    if (!c.matrix)
+    if (c.status && c.merge)
+        return es_opts_fail(&p, "--status and --merge go alone");
+    if (!c.matrix && !c.status && !c.merge)
         return es_opts_fail(&p, "--matrix FILE is required");
+    if (c.slurm && (c.nshards || c.list))
+        return es_opts_fail(&p, "--slurm goes without --shard and --list");
+    if (c.slurm && !c.out)
+        return es_opts_fail(&p, "--slurm needs --out DIR (a folder the cluster's nodes share)");
     return es_bench_run(&c);
 }

@@ -19,22 +19,9 @@
 #include <vector>
 
 #include "bench.h"
+#include "bench_test_util.h"
 
 namespace {
-
-std::string slurp(const std::string &path)
-{
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-void spit(const std::string &path, const std::string &text)
-{
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-}
 
 std::vector<std::string> lines(const std::string &text)
 {
