@@ -32,7 +32,7 @@ static const es_opt kernel_opts[] = {
 
 const es_cmd es_cmd_kernel = {
     .name = "kernel",
-    .synopsis = "kernel init|build DIR   (a guest kernel tree of your own; run --kernel DIR)",
+    .synopsis = "kernel init|build DIR   (a kernel tree of your own)",
     .about =
         "  kernel init DIR     copy the guest kernel's source tree into DIR\n"
         "  kernel build DIR    build DIR/build/kernel-p00..p15.elf with the host gcc\n"
