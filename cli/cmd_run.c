@@ -19,6 +19,7 @@
 #include "mitigations.h"
 #include "opts.h"
 #include "phases.h"
+#include "run_traces.h"
 #include "timing.h"
 #include "vm.h"
 
@@ -50,6 +51,18 @@ static const char run_help[] =
     "                    each system call's cycles by phase on stderr at the end\n"
     "  --timing-json FILE\n"
     "                    the same report as JSON in FILE (implies --timing)\n"
+    "  --pipetrace FILE  a Kanata log of the cycle model's pipeline stages per\n"
+    "                    instruction (Konata: File > Open; implies --timing)\n"
+    "  --pipetrace-from SYM|ADDR\n"
+    "                    start it at a guest kernel symbol (SYM+OFF) or 0xADDR\n"
+    "  --pipetrace-syscall NR|NAME[:N]\n"
+    "                    start it at the entry of the Nth (default first) system\n"
+    "                    call with that number or name (e.g. getpid, getpid:2)\n"
+    "  --pipetrace-insns N\n"
+    "                    instructions in it (default 2000)\n"
+    "  --trace-json FILE each system call and its phases as slices on a cycle\n"
+    "                    timeline, with IPC, in Chrome Trace Event JSON (Perfetto:\n"
+    "                    ui.perfetto.dev > Open trace file; implies --timing)\n"
     "  --uarch NAME      the cycle model's microarchitecture: {uarchs} (default\n"
     "                    {uarch})\n"
     "  --gdb [HOST]:PORT wait for gdb (target remote HOST:PORT) before the first\n"
@@ -99,6 +112,7 @@ typedef struct options {
     bool timing;
     const char *timing_json;
     const char *gdb;
+    es_run_traces tr; /* --pipetrace*, --trace-json */
 } options;
 
 static double now(void)
@@ -240,7 +254,7 @@ static int finish(es_machine *m, const options *o)
 
 enum {
     O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
-    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT,
+    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_PTRACE, O_PTFROM, O_PTSYS, O_PTINSNS, O_TRJSON,
 };
 
 static const es_opt run_opts[] = {
@@ -252,7 +266,37 @@ static const es_opt run_opts[] = {
     {"--deterministic", false, O_DET},     {"--max-insns", true, O_MAXINSNS},
     {"--mem-cap", true, O_MEMCAP},         {"--timeout", true, O_TIMEOUT},
     {"--root", true, O_ROOT},
+    {"--pipetrace", true, O_PTRACE},       {"--pipetrace-from", true, O_PTFROM},
+    {"--pipetrace-syscall", true, O_PTSYS}, {"--pipetrace-insns", true, O_PTINSNS},
+    {"--trace-json", true, O_TRJSON},
 };
+
+/* --pipetrace and friends, --trace-json: 0, or the usage error's status. */
+static int trace_option(es_opts *p, int id, options *o)
+{
+    const char *val = p->val;
+    switch (id) {
+    case O_PTRACE:
+        o->timing = true;
+        o->tr.pipetrace = val;
+        return 0;
+    case O_PTFROM:
+        o->tr.from = val;
+        return 0;
+    case O_PTSYS:
+        o->tr.sys = val;
+        return 0;
+    case O_PTINSNS:
+        if (!es_opt_u64(val, 1, UINT64_MAX, &o->tr.insns))
+            return es_opts_fail(p, "--pipetrace-insns needs a positive number, not '%s'", val);
+        return 0;
+    case O_TRJSON:
+        o->timing = true;
+        o->tr.json = val;
+        return 0;
+    }
+    return 0;
+}
 
 /* One option of the table but the kernel's: 0, or the usage error's status. */
 static int run_option(es_opts *p, int id, options *o)
@@ -315,7 +359,7 @@ static int run_option(es_opts *p, int id, options *o)
         o->root = val;
         return 0;
     }
-    return 0;
+    return trace_option(p, id, o);
 }
 
 /* The options up to PROGRAM: its index in argv, or -(exit status). */
@@ -342,7 +386,8 @@ static int run_parse(int argc, char **argv, options *o)
         return -rc;
     if (p.i >= argc)
         return -es_opts_fail(&p, "%s", "run: no PROGRAM given");
-    if (es_kernel_opts_check(&o->k, err, sizeof err))
+    if (es_kernel_opts_check(&o->k, err, sizeof err) ||
+        es_run_traces_check(&o->tr, err, sizeof err))
         return -es_opts_fail(&p, "%s", err);
     if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list))
         return -es_opts_fail(&p, "%s", "--direct runs without the guest kernel; --convention, "
@@ -350,8 +395,8 @@ static int run_parse(int argc, char **argv, options *o)
     return p.i;
 }
 
-/* The report of --timing / --timing-json after the run. */
-static int timing_report(es_machine *m, const options *o, es_phases *ph, const char *prog,
+/* The report of --timing / --timing-json after the run; closes the traces. */
+static int timing_report(es_machine *m, options *o, es_phases *ph, const char *prog,
                          int status)
 {
     char kname[64] = "direct", mname[64];
@@ -361,6 +406,8 @@ static int timing_report(es_machine *m, const options *o, es_phases *ph, const c
     es_run_meta meta = {.program = prog, .uarch = o->k.uarch, .kernel = kname,
                         .mitigations = mname, .cpu = o->k.vendor ? "amd" : "intel",
                         .exit_status = status};
+    if (es_run_traces_close(&o->tr, &meta) && status == 0)
+        status = EX_ERROR;
     es_phases_print(ph, m, &meta, stderr);
     if (o->timing_json && es_phases_write_json(ph, m, &meta, o->timing_json)) {
         fprintf(stderr, "entrysim: --timing-json: cannot write %s\n", o->timing_json);
@@ -422,10 +469,18 @@ int es_run_cmd(int argc, char **argv)
             es_timing_free(t);
             es_launch_free(m);
             return EX_ERROR;
+        }        int trc = es_run_traces_open(&o.tr, m, t, ph, err, sizeof err);
+        if (trc) {
+            fprintf(stderr, "entrysim: %s\n", err);
+            es_phases_free(ph);
+            es_timing_free(t);
+            es_launch_free(m);
+            return trc == 2 ? EX_USAGE : EX_ERROR;
         }
     }
     if (o.gdb && es_gdb_serve(m, o.gdb)) {
         fprintf(stderr, "entrysim: %s\n", m->message);
+        es_run_traces_close(&o.tr, NULL);
         es_phases_free(ph);
         es_timing_free(t);
         es_launch_free(m);
