@@ -63,7 +63,7 @@ struct es_phases {
     bool lazy;
 
     /* totals */
-    uint64_t insns, cycles, user_cycles, boot_cycles;
+    uint64_t insns, cycles, user_cycles, boot_cycles, boot_insns;
 
     /* what the image looks like */
     uint64_t disp[NDISP];
@@ -90,6 +90,11 @@ struct es_phases {
 
     es_phase_row *rows;
     size_t nrows, caprows;
+
+    /* the call hook (es_phases_set_call_hook): the open call, if nseg */
+    es_phase_call_fn call_fn;
+    void *call_ctx;
+    es_phase_call call;
 };
 
 /* ---- the image ---- */
@@ -218,9 +223,56 @@ static size_t row_find(es_phases *p, int entry, uint32_t nr)
     return i;
 }
 
+/* ---- the call hook ---- */
+
+static void call_close(es_phases *p, bool returned)
+{
+    if (!p->call_fn || !p->call.nseg)
+        return;
+    p->call.returned = returned;
+    p->call_fn(p->call_ctx, &p->call);
+    p->call.nseg = 0;
+}
+
+static void call_open(es_phases *p, int entry, uint32_t nr)
+{
+    call_close(p, false);
+    memset(&p->call, 0, sizeof p->call);
+    p->call.entry = entry;
+    p->call.nr = nr;
+    if (p->cur != (size_t)-1)
+        memcpy(p->call.name, p->rows[p->cur].name, sizeof p->call.name);
+}
+
+/* c cycles of `phase`, ending now, go to the open call. */
+static void call_charge(es_phases *p, int phase, uint64_t c)
+{
+    es_phase_call *k = &p->call;
+    uint64_t end = p->t ? p->last : p->cycles;
+    if (!k->nseg) {
+        k->start = end - c;
+        k->insn_start = p->insns - 1;
+    }
+    if (!k->nseg || (k->seg[k->nseg - 1].phase != phase && k->nseg < ES_PH_MAXSEG))
+        k->seg[k->nseg++] = (es_phase_seg){phase, end - c, 0};
+    k->seg[k->nseg - 1].cycles += c;
+    k->end = end;
+    k->insn_end = p->insns;
+}
+
+void es_phases_set_call_hook(es_phases *p, es_phase_call_fn fn, void *ctx)
+{
+    p->call_fn = fn;
+    p->call_ctx = ctx;
+}
+
+void es_phases_flush_call(es_phases *p) { call_close(p, false); }
+
 static void open_record(es_phases *p, int entry, uint32_t nr)
 {
     p->cur = row_find(p, entry, nr);
+    if (p->call_fn)
+        call_open(p, entry, nr);
     if (p->cur != (size_t)-1)
         p->rows[p->cur].count++;
     p->state = ST_KERNEL;
@@ -233,6 +285,8 @@ static void charge(es_phases *p, int phase, uint64_t c)
         return;
     p->rows[p->cur].phase[phase] += c;
     p->rows[p->cur].cycles += c;
+    if (p->call_fn)
+        call_charge(p, phase, c);
 }
 
 /* ---- the observer ---- */
@@ -342,6 +396,7 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     /* a kernel instruction */
     if (p->state == ST_BOOT) {
         p->boot_cycles += c;
+        p->boot_insns++;
         if (m->cpl == 3)
             p->state = ST_USER;
         return;
@@ -359,6 +414,7 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         if (m->cpl == 3) {
             p->phase = ES_PH_HW_EXIT;
             p->state = ST_USER;
+            call_close(p, true);
         }
         return;
     }
@@ -391,6 +447,7 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     if (m->cpl == 3) { /* SYSRET, SYSEXIT, IRET to user mode */
         charge(p, ES_PH_HW_EXIT, c);
         p->state = ST_USER;
+        call_close(p, true);
         return;
     }
     charge(p, p->phase, c);
@@ -462,6 +519,7 @@ void es_phases_totals(const es_phases *p, es_phase_totals *o)
     o->cycles = p->cycles + pend;
     o->user_cycles = p->user_cycles + pend;
     o->boot_cycles = p->boot_cycles;
+    o->boot_insns = p->boot_insns;
     for (size_t i = 0; i < p->nrows; i++) {
         const es_phase_row *r = &p->rows[i];
         if (r->entry == ES_PH_ENTRY_TRAP) {
@@ -537,7 +595,7 @@ void es_phases_print(const es_phases *p, es_machine *m, const es_run_meta *meta,
     }
 }
 
-static void json_str(FILE *f, const char *s)
+void es_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *c = (const unsigned char *)str(s); *c; c++) {
@@ -565,15 +623,15 @@ void es_phases_fprint_json(const es_phases *p, es_machine *m, const es_run_meta 
     es_phase_totals tt;
     es_phases_totals(p, &tt);
     fputs("{\"entrysim\":\"0.1.0\",\"program\":", f);
-    json_str(f, meta ? meta->program : NULL);
+    es_json_str(f, meta ? meta->program : NULL);
     fputs(",\"uarch\":", f);
-    json_str(f, p && p->t ? (meta ? meta->uarch : NULL) : "none");
+    es_json_str(f, p && p->t ? (meta ? meta->uarch : NULL) : "none");
     fputs(",\"kernel\":", f);
-    json_str(f, meta ? meta->kernel : NULL);
+    es_json_str(f, meta ? meta->kernel : NULL);
     fputs(",\"mitigations\":", f);
-    json_str(f, meta ? meta->mitigations : NULL);
+    es_json_str(f, meta ? meta->mitigations : NULL);
     fputs(",\"cpu\":", f);
-    json_str(f, meta ? meta->cpu : NULL);
+    es_json_str(f, meta ? meta->cpu : NULL);
     fprintf(f,
             ",\"exit_status\":%d,\"instructions\":%" PRIu64 ",\"cycles\":%" PRIu64
             ",\"ipc\":%.6f,\"user_cycles\":%" PRIu64 ",\"kernel_cycles\":%" PRIu64
@@ -589,9 +647,9 @@ void es_phases_fprint_json(const es_phases *p, es_machine *m, const es_run_meta 
     for (size_t i = 0; p && i < p->nrows; i++) {
         const es_phase_row *r = &p->rows[i];
         fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        json_str(f, r->name);
+        es_json_str(f, r->name);
         fprintf(f, ",\"nr\":%d,\"entry\":", r->nr == 0xffffffffu ? -1 : (int)r->nr);
-        json_str(f, es_ph_entry_name(r->entry));
+        es_json_str(f, es_ph_entry_name(r->entry));
         fprintf(f, ",\"count\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"cycles_per_call\":%.3f",
                 r->count, r->cycles, ratio(r->cycles, r->count));
         fputs(",\"phases\":", f);

@@ -90,6 +90,7 @@ typedef struct es_phase_totals {
     uint64_t user_cycles;         /* CPL 3 outside any kernel entry */
     uint64_t kernel_cycles;       /* syscalls + traps + boot */
     uint64_t boot_cycles;         /* kernel work before the first user instruction */
+    uint64_t boot_insns;          /* its instructions */
     uint64_t sys_count, sys_cycles, sys_phase[ES_PH_COUNT]; /* system calls (vsyscalls too) */
     uint64_t trap_count, trap_cycles;                      /* ES_PH_ENTRY_TRAP rows */
 } es_phase_totals;
@@ -106,6 +107,37 @@ int es_phases_write_json(const es_phases *p, es_machine *m, const es_run_meta *m
                          const char *path);
 void es_phases_fprint_json(const es_phases *p, es_machine *m, const es_run_meta *meta,
                            FILE *f);
+/* s as a JSON string (quotes and escapes; NULL as ""). */
+void es_json_str(FILE *f, const char *s);
+
+
+/* ---- one call at a time (the Chrome trace of trace_json.c) ----
+ * Off unless a hook is set: then every kernel entry is handed over when it
+ * returns to user mode (or when the next one opens, or at
+ * es_phases_flush_call, for one that never returned: exit_group), with its
+ * phases in the order they ran.  Times are the tracker's clock: the
+ * model's cycles (instructions without a model). */
+#define ES_PH_MAXSEG 16
+
+typedef struct es_phase_seg {
+    int phase;
+    uint64_t start, cycles;
+} es_phase_seg;
+
+typedef struct es_phase_call {
+    int entry;
+    uint32_t nr;
+    char name[48];
+    uint64_t start, end;             /* end = start + the sum of seg[].cycles */
+    uint64_t insn_start, insn_end;   /* the tracker's instruction count before/after */
+    int returned;                    /* reached user mode again */
+    unsigned nseg;                   /* consecutive runs of one phase (stub can come twice) */
+    es_phase_seg seg[ES_PH_MAXSEG];  /* beyond the last, runs merge into it */
+} es_phase_call;
+
+typedef void (*es_phase_call_fn)(void *ctx, const es_phase_call *c);
+void es_phases_set_call_hook(es_phases *p, es_phase_call_fn fn, void *ctx);
+void es_phases_flush_call(es_phases *p);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include "mitigations.h"
 #include "opts.h"
 #include "phases.h"
+#include "run_traces.h"
 #include "timing.h"
 #include "vm.h"
 
@@ -44,6 +45,7 @@ typedef struct options {
     bool timing;
     const char *timing_json;
     const char *gdb;
+    es_run_traces tr; /* --pipetrace*, --trace-json */
 } options;
 
 static double now(void)
@@ -185,7 +187,8 @@ static int finish(es_machine *m, const options *o)
 
 enum {
     O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
-    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_HELP,
+    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_PTRACE, O_PTFROM, O_PTSYS, O_PTINSNS, O_TRJSON,
+    O_HELP,
 };
 
 static const es_opt run_opts[] = {
@@ -195,6 +198,18 @@ static const es_opt run_opts[] = {
      "run the cycle model (--uarch) and report cycles, IPC and each system call's cycles by "
      "phase on stderr at the end (docs/TIMING.md)"},
     {"--timing-json", "FILE", O_TJSON, "the same report as JSON in FILE (implies --timing)"},
+    {"--pipetrace", "FILE", O_PTRACE,
+     "a Kanata log of the cycle model's pipeline stages per instruction (Konata: File > Open; "
+     "implies --timing)"},
+    {"--pipetrace-from", "SYM|ADDR", O_PTFROM,
+     "start it at a guest kernel symbol (SYM+OFF) or 0xADDR"},
+    {"--pipetrace-syscall", "NR|NAME[:N]", O_PTSYS,
+     "start it at the entry of the Nth (default first) system call with that number or name "
+     "(e.g. getpid, getpid:2)"},
+    {"--pipetrace-insns", "N", O_PTINSNS, "instructions in it (default 2000)"},
+    {"--trace-json", "FILE", O_TRJSON,
+     "each system call and its phases as slices on a cycle timeline, with IPC, in Chrome "
+     "Trace Event JSON (Perfetto: ui.perfetto.dev > Open trace file; implies --timing)"},
     {"--gdb", "[HOST]:PORT", O_GDB,
      "wait for gdb (target remote HOST:PORT) before the first instruction and let it control "
      "the run"},
@@ -239,6 +254,33 @@ const es_cmd es_cmd_run = {
               "  1       simulator error (also a guest kernel panic)\n",
     .run = es_run_cmd,
 };
+
+/* --pipetrace and friends, --trace-json: 0, or the usage error's status. */
+static int trace_option(es_opts *p, int id, options *o)
+{
+    const char *val = p->val;
+    switch (id) {
+    case O_PTRACE:
+        o->timing = true;
+        o->tr.pipetrace = val;
+        return 0;
+    case O_PTFROM:
+        o->tr.from = val;
+        return 0;
+    case O_PTSYS:
+        o->tr.sys = val;
+        return 0;
+    case O_PTINSNS:
+        if (!es_opt_u64(val, 1, UINT64_MAX, &o->tr.insns))
+            return es_opts_fail(p, "--pipetrace-insns needs a positive number, not '%s'", val);
+        return 0;
+    case O_TRJSON:
+        o->timing = true;
+        o->tr.json = val;
+        return 0;
+    }
+    return 0;
+}
 
 /* One option of the table but the kernel's: 0, or the usage error's status. */
 static int run_option(es_opts *p, int id, options *o)
@@ -301,7 +343,7 @@ static int run_option(es_opts *p, int id, options *o)
         o->root = val;
         return 0;
     }
-    return 0;
+    return trace_option(p, id, o);
 }
 
 /* What run_parse returns after --help (no exit status is this large). */
@@ -334,7 +376,8 @@ static int run_parse(int argc, char **argv, options *o)
         return -rc;
     if (p.i >= argc)
         return -es_opts_fail(&p, "%s", "run: no PROGRAM given");
-    if (es_kernel_opts_check(&o->k, err, sizeof err))
+    if (es_kernel_opts_check(&o->k, err, sizeof err) ||
+        es_run_traces_check(&o->tr, err, sizeof err))
         return -es_opts_fail(&p, "%s", err);
     if (o->direct && (o->k.convention || o->k.patch_list || o->k.mitigation_list ||
                       o->k.kernel_dir))
@@ -344,8 +387,8 @@ static int run_parse(int argc, char **argv, options *o)
     return p.i;
 }
 
-/* The report of --timing / --timing-json after the run. */
-static int timing_report(es_machine *m, const options *o, es_phases *ph, const char *prog,
+/* The report of --timing / --timing-json after the run; closes the traces. */
+static int timing_report(es_machine *m, options *o, es_phases *ph, const char *prog,
                          int status)
 {
     char kname[64] = "direct", mname[64];
@@ -355,6 +398,8 @@ static int timing_report(es_machine *m, const options *o, es_phases *ph, const c
     es_run_meta meta = {.program = prog, .uarch = o->k.uarch, .kernel = kname,
                         .mitigations = mname, .cpu = o->k.vendor ? "amd" : "intel",
                         .exit_status = status};
+    if (es_run_traces_close(&o->tr, &meta) && status == 0)
+        status = EX_ERROR;
     es_phases_print(ph, m, &meta, stderr);
     if (o->timing_json && es_phases_write_json(ph, m, &meta, o->timing_json)) {
         fprintf(stderr, "entrysim: --timing-json: cannot write %s\n", o->timing_json);
@@ -419,10 +464,18 @@ int es_run_cmd(int argc, char **argv)
             es_timing_free(t);
             es_launch_free(m);
             return EX_ERROR;
+        }        int trc = es_run_traces_open(&o.tr, m, t, ph, err, sizeof err);
+        if (trc) {
+            fprintf(stderr, "entrysim: %s\n", err);
+            es_phases_free(ph);
+            es_timing_free(t);
+            es_launch_free(m);
+            return trc == 2 ? EX_USAGE : EX_ERROR;
         }
     }
     if (o.gdb && es_gdb_serve(m, o.gdb)) {
         fprintf(stderr, "entrysim: %s\n", m->message);
+        es_run_traces_close(&o.tr, NULL);
         es_phases_free(ph);
         es_timing_free(t);
         es_launch_free(m);

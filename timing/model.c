@@ -42,6 +42,10 @@
 #include "mem.h"
 #include "tm_int.h"
 
+/* The per-instruction steps are inlined into both callers of retire_insn
+ * (traced and untraced), as GCC inlines them into a single caller. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
 /* ---- observer hooks ---- */
 
 static uint64_t linear_of(es_machine *m, const es_insn *d, const es_operand *o, uint64_t rip)
@@ -66,6 +70,7 @@ static void on_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     es_timing *t = ctx;
     const tm_sinfo *s = tm_sinfo_of(t, m, d, rip);
     t->pend = s;
+    t->pend_rip = rip;
     t->pend_priv = s->priv;
     if (s->priv == TP_WRMSR && (uint32_t)m->gpr[ES_RCX] == 0x48)
         t->pend_priv = TP_WRMSR_SPEC_CTRL;
@@ -101,7 +106,7 @@ static void on_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 
 /* ---- dispatch, execute, retire ---- */
 
-static void retire_at(es_timing *t, uint64_t complete, uint32_t uops)
+ALWAYS_INLINE void retire_at(es_timing *t, uint64_t complete, uint32_t uops)
 {
     uint64_t r = max64(complete, t->last_retire);
     if (r == t->last_retire && t->retire_used + uops > t->u.retire_width && t->retire_used) {
@@ -157,7 +162,7 @@ static bool priv_serialised(es_timing *t, uint64_t fe)
 /* Dispatch of `uops` uops the front end delivered at `fe`: in order,
  * dispatch.width a cycle, each waiting for its ROB entry and scheduler
  * slot.  Returns the dispatch cycle. */
-static uint64_t dispatch(es_timing *t, uint64_t fe, uint32_t uops)
+ALWAYS_INLINE uint64_t dispatch(es_timing *t, uint64_t fe, uint32_t uops)
 {
     const tm_uarch *u = &t->u;
     uint64_t dsp = max64(max64(fe, t->fe_cycle), t->serial_until);
@@ -192,7 +197,7 @@ static uint64_t dispatch(es_timing *t, uint64_t fe, uint32_t uops)
 
 /* Execution of the instruction's uops on their ports once its operands
  * (and load data) are ready: sets f->result and f->complete. */
-static void execute(es_timing *t, const tm_sinfo *s, tm_flow *f)
+ALWAYS_INLINE void execute(es_timing *t, const tm_sinfo *s, tm_flow *f)
 {
     const tm_uarch *u = &t->u;
     if (s->kind == TK_MOVE || s->kind == TK_ZERO) {
@@ -232,7 +237,8 @@ static void execute(es_timing *t, const tm_sinfo *s, tm_flow *f)
 
 /* Results written, then in-order retirement; the store queue, ROB and
  * scheduler entries the instruction took are stamped with its times. */
-static void writeback_retire(es_timing *t, const tm_sinfo *s, const tm_flow *f, uint32_t uops)
+ALWAYS_INLINE void writeback_retire(es_timing *t, const tm_sinfo *s, const tm_flow *f,
+                                    uint32_t uops)
 {
     const tm_uarch *u = &t->u;
     for (uint64_t mk = s->dst; mk; mk &= mk - 1) {
@@ -258,18 +264,93 @@ static void writeback_retire(es_timing *t, const tm_sinfo *s, const tm_flow *f, 
     }
 }
 
-static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+/* ---- the pipeline-trace hook (es_timing_set_tracer) ---- */
+
+static uint64_t at_least(uint64_t v, uint64_t floor) { return v > floor ? v : floor; }
+
+/* Hands the instruction just costed to the tracer: fetched at f0, decoded
+ * at fe, and either the flow f of an ordinary instruction or (f NULL) a
+ * serialising one that ran from last_retire - cycles to last_retire. */
+static void trace_insn(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip, uint64_t f0,
+                       uint64_t fe, const tm_flow *f)
 {
-    es_timing *t = ctx;
+    es_timing_insn *r = &t->rec;
+    r->rip = rip;
+    r->fetch = f0;
+    r->decode = at_least(fe, f0);
+    r->opcache = t->iline_in_opc;
+    r->flushed = false;
+    r->retire = t->last_retire;
+    if (f) {
+        r->serialising = false;
+        r->dispatch = at_least(f->dsp, r->decode);
+        uint64_t first = UINT64_MAX;
+        for (unsigned k = 0; k < r->nuops; k++)
+            if (r->uop[k].cycle < first)
+                first = r->uop[k].cycle;
+        r->issue = at_least(first == UINT64_MAX ? f->dsp : first, r->dispatch);
+        r->complete = at_least(f->complete, r->issue);
+    } else {
+        r->serialising = true;
+        uint64_t start = t->last_retire - t->u.priv[t->pend_priv].cycles;
+        r->dispatch = r->issue = at_least(start, r->decode);
+        r->complete = at_least(t->last_retire, r->issue);
+    }
+    if (r->retire < r->complete)
+        r->retire = r->complete;
+    t->tr.insn(t->tr.ctx, m, d, r);
+}
+
+/* An instruction the before hook saw faulted instead of retiring: it is
+ * flushed when the delivery (the serialisation just costed) ends. */
+static void trace_flush(es_timing *t, es_machine *m)
+{
+    es_timing_insn *r = &t->rec;
+    memset(r, 0, sizeof *r);
+    r->rip = t->pend_rip;
+    r->fetch = r->decode = r->dispatch = r->issue = r->complete = t->dec_cycle;
+    r->retire = at_least(t->last_retire, t->dec_cycle);
+    r->flushed = true;
+    t->tr.insn(t->tr.ctx, m, NULL, r);
+}
+
+void tm_trace_uop(es_timing *t, uint64_t cycle, uint16_t occ, int port)
+{
+    if (t->rec.nuops < ES_TIMING_MAXUOPS)
+        t->rec.uop[t->rec.nuops++] = (es_timing_uop){cycle, occ, (uint8_t)port};
+}
+
+void es_timing_set_tracer(es_timing *t, const es_timing_tracer *tr)
+{
+    if (tr)
+        t->tr = *tr;
+    else
+        memset(&t->tr, 0, sizeof t->tr);
+}
+
+const char *es_timing_port_name(const es_timing *t, unsigned p)
+{
+    return p < (unsigned)t->u.nports ? t->u.port_name[p] : "?";
+}
+
+/* Costs the instruction; the tracer is told when `tracing` (a constant in
+ * each of the two callers below, so the untraced path has no trace code). */
+ALWAYS_INLINE void retire_insn(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
+                               bool tracing)
+{
     const tm_sinfo *s = t->pend;
     if (!s)
         s = tm_sinfo_of(t, m, d, rip);
     t->pend = NULL;
     t->st.insns++;
 
+    uint64_t f0 = t->dec_cycle;
     uint64_t fe = tm_front_end(t, rip, s);
-    if (t->pend_priv != TP_NONE && priv_serialised(t, fe))
+    if (t->pend_priv != TP_NONE && priv_serialised(t, fe)) {
+        if (tracing)
+            trace_insn(t, m, d, rip, f0, fe, NULL);
         return;
+    }
 
     /* macro-fusion: a jcc right after a fusible cmp/test dispatches with it */
     bool fused = s->branch == TB_COND && t->fuse_rip == rip;
@@ -297,6 +378,8 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     t->fuse_rip = s->fusible ? rip + s->len : UINT64_MAX;
     t->fuse_ready = f.result;
     t->st.cycles = t->last_retire;
+    if (tracing)
+        trace_insn(t, m, d, rip, f0, fe, &f);
 #ifdef TM_TRACE
     fprintf(stderr, "%-6s d=%llu src=%llu data=%llu res=%llu cpl=%llu R=%llu uops=%u ld=%d st=%d ea=%llx\n",
             es_op_name(d->op), (unsigned long long)f.dsp, (unsigned long long)f.src,
@@ -306,15 +389,33 @@ static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 #endif
 }
 
+static __attribute__((noinline)) void retire_traced(es_timing *t, es_machine *m,
+                                                    const es_insn *d, uint64_t rip)
+{
+    t->rec.nuops = 0;
+    retire_insn(t, m, d, rip, true);
+}
+
+static void on_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    es_timing *t = ctx;
+    if (__builtin_expect(t->tr.insn != NULL, 0))
+        retire_traced(t, m, d, rip);
+    else
+        retire_insn(t, m, d, rip, false);
+}
+
 static void on_exception(void *ctx, es_machine *m, int vector, uint32_t error)
 {
     es_timing *t = ctx;
-    (void)m;
     (void)vector;
     (void)error;
+    bool faulted = t->pend != NULL;
     t->pend = NULL;
     serialise(t, t->fe_cycle, t->u.priv[TP_EXCEPTION].cycles);
     t->st.cycles = t->last_retire;
+    if (faulted && t->tr.insn)
+        trace_flush(t, m);
 }
 
 /* ---- public API ---- */

@@ -10,6 +10,7 @@
 #ifndef ENTRYSIM_TIMING_H
 #define ENTRYSIM_TIMING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,54 @@ int es_timing_throughput(const char *uarch, const uint8_t *code, size_t len, int
 int es_timing_throughput_stats(const char *uarch, const uint8_t *code, size_t len, int mode,
                                double *cycles, es_timing_stats *per_iter, char *err,
                                size_t errlen);
+
+
+/* ---- per-instruction stage cycles (pipeline traces) ----
+ *
+ * A tracer sees every instruction the model costs, with the cycles the
+ * model computed for it.  Off unless es_timing_set_tracer() installed one:
+ * the model then does no trace work but one test per instruction and per
+ * port reservation.  Cycles never go backwards between the stages of one
+ * instruction (fetch <= decode <= dispatch <= issue <= complete <= retire),
+ * and `fetch` never decreases from one instruction to the next (the front
+ * end works in program order), so a writer can emit events in cycle order
+ * by holding back those later than the newest fetch. */
+#define ES_TIMING_MAXUOPS 12
+
+/* One port reservation: a uop (or the load/store unit's pseudo-port use)
+ * busy `occ` cycles from `cycle` on port `port` (es_timing_port_name). */
+typedef struct es_timing_uop {
+    uint64_t cycle;
+    uint16_t occ;
+    uint8_t port;
+} es_timing_uop;
+
+typedef struct es_timing_insn {
+    uint64_t rip;
+    uint64_t fetch;    /* the front end starts on it (after any redirect) */
+    uint64_t decode;   /* decoded (L1i/ITLB misses included): ready for dispatch */
+    uint64_t dispatch; /* renamed and sent to the scheduler (ROB entry taken) */
+    uint64_t issue;    /* its first uop issued to a port (= dispatch without uops) */
+    uint64_t complete; /* every uop done: it may retire */
+    uint64_t retire;   /* retired (the cycle es_timing_cycles reports) */
+    bool opcache;      /* delivered by the op cache, else the legacy decoders */
+    bool serialising;  /* costed whole as a serialising transition (priv.tsv) */
+    bool flushed;      /* faulted: never retired (retire = the delivery's end) */
+    uint8_t nuops;     /* port reservations kept in uop[] (more are dropped) */
+    es_timing_uop uop[ES_TIMING_MAXUOPS];
+} es_timing_insn;
+
+typedef struct es_timing_tracer {
+    void *ctx;
+    /* d is the instruction (NULL for a flushed one); m is after it ran */
+    void (*insn)(void *ctx, es_machine *m, const es_insn *d, const es_timing_insn *ev);
+} es_timing_tracer;
+
+/* Installs tr (copied), or removes the tracer when tr is NULL. */
+void es_timing_set_tracer(es_timing *t, const es_timing_tracer *tr);
+
+/* Name of port p of the model ("ALU0", "AGU1", "Load"...); "?" if none. */
+const char *es_timing_port_name(const es_timing *t, unsigned p);
 
 #ifdef __cplusplus
 }

@@ -222,6 +222,12 @@ struct es_timing {
     uint32_t ras_top;
 
     es_timing_stats st;
+
+    /* pipeline trace (es_timing_set_tracer): tr.insn NULL = off; rec is
+     * the instruction being costed, its uops filled by tm_port_alloc */
+    es_timing_tracer tr;
+    es_timing_insn rec;
+    uint64_t pend_rip; /* the before hook's instruction (a fault flushes it) */
 };
 
 /* Times of one instruction on its way through the core (on_retire in
@@ -256,6 +262,11 @@ static inline bool tm_port_free(const uint32_t *s, uint64_t c, uint16_t occ)
     return true;
 }
 
+/* A pipeline trace is on: port reservation kept for the tracer (model.c;
+ * out of line so that the reservation below stays small when it is off). */
+__attribute__((cold, noinline)) void tm_trace_uop(es_timing *t, uint64_t cycle, uint16_t occ,
+                                                  int port);
+
 /* Port reservation (model.c's execute, model_mem.c's load/store issue):
  * reserves one uop busy `occ` cycles on a port of `mask` at the first cycle
  * >= at; returns that cycle.  Inline: several calls per instruction. */
@@ -271,6 +282,8 @@ static inline uint64_t tm_port_alloc(es_timing *t, uint32_t mask, uint64_t at, u
             if (tm_port_free(s, c, occ) || c - at >= TM_SLOTW / 2) {
                 for (uint16_t k = 0; k < occ; k++)
                     s[(c + k) & (TM_SLOTW - 1)] = (uint32_t)(c + k + 1);
+                if (__builtin_expect(t->tr.insn != NULL, 0))
+                    tm_trace_uop(t, c, occ, __builtin_ctz(mm));
                 return c;
             }
         }
