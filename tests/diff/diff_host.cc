@@ -13,6 +13,11 @@
 //   ES_DIFF_SHOW=<n> mismatches printed per mnemonic (--show=), ES_DIFF_VERBOSE=1
 //   lists every case
 //   --gtest_filter='*alu_64*'    one family in one mode
+//   ES_DIFF_DUMP=<file> (--dump=) writes the template table and every
+//   generated case (bytes, initial state, outcome) to a file, so that a
+//   refactoring of the generator can be shown to change nothing (diff two
+//   dumps); ES_DIFF_EMU32=1 (--emu32) runs 32-bit cases as their 64-bit-mode
+//   equivalents even on a host with compatibility mode
 // Every mismatch prints the exact variables that rerun just that case (and
 // so does a simulator crash).
 //
@@ -51,6 +56,8 @@ unsigned g_cases = 1000;
 unsigned g_first = 0;
 unsigned g_show = 3; // mismatches printed per mnemonic
 bool g_verbose;      // ES_DIFF_VERBOSE=1: print every case
+bool g_force_emu32;  // ES_DIFF_EMU32=1: the no-compatibility-mode path
+FILE *g_dump;        // ES_DIFF_DUMP=<file>: every case written out
 
 // ---------------------------------------------------------------- PRNG
 
@@ -1132,6 +1139,73 @@ state:
     return o;
 }
 
+// ---------------------------------------------------------------- the dump
+
+// FNV-1a: the memory windows and results go into the dump as hashes.
+uint64_t fnv(const void *p, size_t n, uint64_t h = 1469598103934665603ull)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+void dump_hex(const char *tag, const uint8_t *p, size_t n)
+{
+    fprintf(g_dump, " %s=", tag);
+    for (size_t i = 0; i < n; i++)
+        fprintf(g_dump, "%02x", p[i]);
+}
+
+// The template table, once per dump.
+void dump_templates()
+{
+    fprintf(g_dump, "templates %zu\n", templates().size());
+    for (const Tmpl &t : templates())
+        fprintf(g_dump, "%s %02x %u %02x %d %u %#" PRIx64 " %d\n", t.fam.c_str(), t.pfx, t.map,
+                t.opc, t.ext, t.imm, t.f, t.op2);
+}
+
+// A run's result: the state compare() looks at (in 32-bit mode the low
+// eight registers; the valid x87 registers), hashed.
+uint64_t result_hash(const diff_result &r, int mode)
+{
+    const int nreg = mode == ES_MODE_64 ? 16 : 8;
+    const uint64_t fl = r.st.rflags & kCmpFlags;
+    uint64_t h = fnv(r.st.gpr, 8 * nreg);
+    h = fnv(&fl, sizeof fl, h);
+    h = fnv(&r.st.mxcsr, sizeof r.st.mxcsr, h);
+    h = fnv(r.st.xmm, 16 * nreg, h);
+    h = fnv(r.st.fx, 5, h); // FCW, FSW, abridged FTW
+    unsigned top = (r.st.fx[3] >> 3) & 7;
+    for (int i = 0; i < 8; i++)
+        if ((r.st.fx[4] >> ((top + i) & 7)) & 1)
+            h = fnv(r.st.fx + 32 + 16 * i, 10, h);
+    h = fnv(r.data, sizeof r.data, h);
+    h = fnv(r.stack, sizeof r.stack, h);
+    return h;
+}
+
+// One case: its index, the template drawn, the bytes run on both sides, the
+// whole initial state (memory windows hashed) and the outcome.
+void dump_case(const char *fam, int mode, unsigned i, long tmpl, const Case &c,
+               const diff_result &n, const diff_result &s, const Outcome &o)
+{
+    fprintf(g_dump, "%s/%d #%u t%ld", fam, mode == ES_MODE_64 ? 64 : 32, i, tmpl);
+    dump_hex("code", c.code, c.len);
+    dump_hex("native", c.native, c.nlen);
+    for (int k = 0; k < 16; k++)
+        fprintf(g_dump, " %" PRIx64, c.st.gpr[k]);
+    fprintf(g_dump, " fl=%" PRIx64 " mx=%x", c.st.rflags, c.st.mxcsr);
+    dump_hex("xmm", &c.st.xmm[0][0], sizeof c.st.xmm);
+    dump_hex("fx", c.st.fx, 160);
+    fprintf(g_dump, " data=%016" PRIx64 " stack=%016" PRIx64, fnv(c.data, sizeof c.data),
+            fnv(c.stack, sizeof c.stack));
+    fprintf(g_dump, " | nf=%d sf=%d ok=%d un=%d ud=%d n=%016" PRIx64 " s=%016" PRIx64
+                    " why=%016" PRIx64 "\n",
+            n.fault, s.fault, o.ok, o.unimpl, o.undef_diff, result_hash(n, mode), result_hash(s, mode),
+            fnv(o.why.data(), o.why.size()));
+}
+
 // ---------------------------------------------------------------- the tests
 
 struct Param {
@@ -1198,7 +1272,7 @@ TEST_P(DiffHost, Run)
     // REP with ECX = 0) entrysim models both Intel and AMD (--cpu), and the
     // host checks the one it is.
     const int host_vendor = __builtin_cpu_is("amd") ? 1 : 0;
-    const bool emu32 = mode == ES_MODE_32 && !diff_native_has_compat();
+    const bool emu32 = mode == ES_MODE_32 && (g_force_emu32 || !diff_native_has_compat());
     static bool told;
     if (emu32 && !told) {
         told = true;
@@ -1232,10 +1306,15 @@ TEST_P(DiffHost, Run)
         uint64_t cs = mix(mix(g_seed, fam_hash), i);
         Rng r(cs);
         bool ok = false;
-        for (int tries = 0; tries < 20 && !ok; tries++)
-            ok = generate(*ts[r.below((uint32_t)ts.size())], mode, emu32, r, c);
+        const Tmpl *drawn = nullptr;
+        for (int tries = 0; tries < 20 && !ok; tries++) {
+            drawn = ts[r.below((uint32_t)ts.size())];
+            ok = generate(*drawn, mode, emu32, r, c);
+        }
         if (!ok) {
             skipped++;
+            if (g_dump)
+                fprintf(g_dump, "%s/%d #%u skipped\n", prm.fam, mode == ES_MODE_64 ? 64 : 32, i);
             continue;
         }
         diff_native_run(emu32 ? ES_MODE_64 : mode, c.native, c.nlen, &c.st, c.data, c.stack, &nr);
@@ -1256,6 +1335,8 @@ TEST_P(DiffHost, Run)
         diff_sim_run(m, c.code, c.len, &c.st, c.data, c.stack, &sr);
         diff_set_context(nullptr);
         Outcome o = compare(c, mode, nr, sr);
+        if (g_dump)
+            dump_case(prm.fam, mode, i, (long)(drawn - templates().data()), c, nr, sr, o);
         if (g_verbose) {
             char dis[128];
             es_format(c.code, c.len, mode, EST_CODE, ES_SYNTAX_INTEL, dis, sizeof dis);
@@ -1422,6 +1503,9 @@ int main(int argc, char **argv)
         g_verbose = atoi(e) != 0;
     if (const char *e = getenv("ES_DIFF_SHOW"))
         g_show = (unsigned)strtoul(e, nullptr, 0);
+    if (const char *e = getenv("ES_DIFF_EMU32"))
+        g_force_emu32 = atoi(e) != 0;
+    const char *dump = getenv("ES_DIFF_DUMP");
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--seed=", 7))
             g_seed = strtoull(argv[i] + 7, nullptr, 0);
@@ -1431,10 +1515,25 @@ int main(int argc, char **argv)
             g_first = (unsigned)strtoul(argv[i] + 8, nullptr, 0);
         else if (!strncmp(argv[i], "--show=", 7))
             g_show = (unsigned)strtoul(argv[i] + 7, nullptr, 0);
+        else if (!strncmp(argv[i], "--dump=", 7))
+            dump = argv[i] + 7;
+        else if (!strcmp(argv[i], "--emu32"))
+            g_force_emu32 = true;
         else if (!strcmp(argv[i], "--long") && !getenv("ES_DIFF_LONG")) {
             printf("diff_host_long: skipped (set ES_DIFF_LONG=1 to run it)\n");
             return 77;
         }
     }
-    return RUN_ALL_TESTS();
+    if (dump && *dump) {
+        g_dump = fopen(dump, "w");
+        if (!g_dump) {
+            perror(dump);
+            return 1;
+        }
+        dump_templates();
+    }
+    int rc = RUN_ALL_TESTS();
+    if (g_dump)
+        fclose(g_dump);
+    return rc;
 }
