@@ -136,10 +136,15 @@ void note_emulated_32()
     if (told)
         return;
     told = true;
-    printf("NOTE: this host cannot run compatibility-mode code (USER32_CS unusable: a PVM\n"
-           "      guest or ia32_emulation=0).  32-bit cases run natively as their 64-bit-mode\n"
-           "      equivalents; 32-bit-operand PUSH/POP/PUSHF/POPF/ENTER/LEAVE and PUSHA/POPA\n"
-           "      are not drawn (16-bit forms are).\n");
+    if (g_opt.force_emu32)
+        printf("NOTE: --emu32 (ES_DIFF_EMU32=1): 32-bit cases run natively as their 64-bit-mode\n"
+               "      equivalents, as on a host without compatibility mode (32-bit-operand\n"
+               "      stack operations and PUSHA/POPA are not drawn).\n");
+    else
+        printf("NOTE: this host cannot run compatibility-mode code (USER32_CS unusable: a PVM\n"
+               "      guest or ia32_emulation=0).  32-bit cases run natively as their 64-bit-mode\n"
+               "      equivalents; 32-bit-operand PUSH/POP/PUSHF/POPF/ENTER/LEAVE and PUSHA/POPA\n"
+               "      are not drawn (16-bit forms are).\n");
 }
 
 // One family in one mode: its templates, the simulated machine and the
