@@ -357,6 +357,63 @@ static void ph_exception(void *ctx, es_machine *m, int vector, uint32_t error)
     }
 }
 
+/* A kernel instruction outside a record: boot code, or the first handler
+ * instruction of a fault from user mode (its cost carries the delivery, so
+ * it is the hardware entry).  True when it was one of those. */
+static bool kernel_outside_record(es_phases *p, es_machine *m, uint64_t c)
+{
+    if (p->state == ST_BOOT) {
+        p->boot_cycles += c;
+        p->boot_insns++;
+        if (m->cpl == 3)
+            p->state = ST_USER;
+        return true;
+    }
+    if (p->state != ST_USER)
+        return false;
+    if (p->trap_pending)
+        open_record(p, p->trap_entry, p->trap_nr);
+    else
+        open_record(p, ES_PH_ENTRY_TRAP, 0xffffffffu);
+    p->trap_pending = false;
+    charge(p, ES_PH_HW_ENTRY, c);
+    p->phase = ES_PH_ENTRY_ASM;
+    if (m->cpl == 3) {
+        p->phase = ES_PH_HW_EXIT;
+        p->state = ST_USER;
+        call_close(p, true);
+    }
+    return true;
+}
+
+/* Inside a record: the phases that start at the instruction at rip. */
+static void phase_starts(es_phases *p, uint64_t rip)
+{
+    switch (p->phase) {
+    case ES_PH_ENTRY_ASM:
+        for (int i = 0; i < NDISP; i++)
+            if (p->disp[i] && rip == p->disp[i]) {
+                p->phase = ES_PH_DISPATCH;
+                p->disp_rsp = p->pre_rsp;
+            }
+        break;
+    case ES_PH_DISPATCH:
+        if (is_target(p, rip)) {
+            p->phase = ES_PH_STUB;
+            p->stub_rsp = p->pre_rsp;
+        }
+        break;
+    case ES_PH_STUB:
+        if (is_body(p, rip)) {
+            p->phase = ES_PH_BODY;
+            p->body_rsp = p->pre_rsp;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
 static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 {
     (void)d;
@@ -394,55 +451,9 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     }
 
     /* a kernel instruction */
-    if (p->state == ST_BOOT) {
-        p->boot_cycles += c;
-        p->boot_insns++;
-        if (m->cpl == 3)
-            p->state = ST_USER;
+    if (kernel_outside_record(p, m, c))
         return;
-    }
-    if (p->state == ST_USER) {
-        /* first handler instruction of a fault from user mode: its cost
-         * carries the delivery, so it is the hardware entry */
-        if (p->trap_pending)
-            open_record(p, p->trap_entry, p->trap_nr);
-        else
-            open_record(p, ES_PH_ENTRY_TRAP, 0xffffffffu);
-        p->trap_pending = false;
-        charge(p, ES_PH_HW_ENTRY, c);
-        p->phase = ES_PH_ENTRY_ASM;
-        if (m->cpl == 3) {
-            p->phase = ES_PH_HW_EXIT;
-            p->state = ST_USER;
-            call_close(p, true);
-        }
-        return;
-    }
-
-    /* inside a record: phases that start at this instruction */
-    switch (p->phase) {
-    case ES_PH_ENTRY_ASM:
-        for (int i = 0; i < NDISP; i++)
-            if (p->disp[i] && rip == p->disp[i]) {
-                p->phase = ES_PH_DISPATCH;
-                p->disp_rsp = p->pre_rsp;
-            }
-        break;
-    case ES_PH_DISPATCH:
-        if (is_target(p, rip)) {
-            p->phase = ES_PH_STUB;
-            p->stub_rsp = p->pre_rsp;
-        }
-        break;
-    case ES_PH_STUB:
-        if (is_body(p, rip)) {
-            p->phase = ES_PH_BODY;
-            p->body_rsp = p->pre_rsp;
-        }
-        break;
-    default:
-        break;
-    }
+    phase_starts(p, rip);
 
     if (m->cpl == 3) { /* SYSRET, SYSEXIT, IRET to user mode */
         charge(p, ES_PH_HW_EXIT, c);

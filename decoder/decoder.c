@@ -101,6 +101,60 @@ static int convert_reg(ZydisRegister r, es_operand *o)
     return 0;
 }
 
+/* One visible operand of a decoded instruction as an es_operand: 0, or -1
+ * for a kind the simulator does not model.  RIP-relative memory and
+ * relative branch targets become absolute (rip is the instruction's). */
+static int convert_operand(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *z,
+                           int mode, uint64_t rip, es_operand *o)
+{
+    o->size = (uint8_t)(z->size / 8);
+    o->write = (z->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+    switch (z->type) {
+    case ZYDIS_OPERAND_TYPE_REGISTER:
+        if (convert_reg(z->reg.value, o) != 0)
+            return -1;
+        break;
+    case ZYDIS_OPERAND_TYPE_MEMORY:
+        o->kind = z->mem.type == ZYDIS_MEMOP_TYPE_AGEN ? ES_OPK_AGEN : ES_OPK_MEM;
+        if (z->mem.type == ZYDIS_MEMOP_TYPE_VSIB || z->mem.type == ZYDIS_MEMOP_TYPE_MIB)
+            return -1;
+        o->seg = seg_of(z->mem.segment);
+        o->base = gpr_num(z->mem.base);
+        o->index = gpr_num(z->mem.index);
+        o->scale = o->index == ES_REG_NONE ? 0 : z->mem.scale;
+        o->disp = z->mem.disp.has_displacement ? z->mem.disp.value : 0;
+        if (o->base == ES_REG_RIP) {
+            /* fold RIP-relative into an absolute displacement: the
+             * cache entry belongs to this RIP anyway */
+            o->base = ES_REG_NONE;
+            o->disp = (int64_t)(rip + in->length + (uint64_t)o->disp);
+        }
+        break;
+    case ZYDIS_OPERAND_TYPE_POINTER:
+        o->kind = ES_OPK_PTR;
+        o->imm = z->ptr.offset;
+        o->ptr_sel = z->ptr.segment;
+        break;
+    case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+        if (z->imm.is_relative) {
+            uint64_t t = rip + in->length + (uint64_t)z->imm.value.s;
+            if (mode == ES_MODE_32)
+                t &= 0xffffffffu;
+            if (in->operand_width == 16)
+                t &= 0xffffu;
+            o->kind = ES_OPK_REL;
+            o->imm = (int64_t)t;
+        } else {
+            o->kind = ES_OPK_IMM;
+            o->imm = z->imm.is_signed ? z->imm.value.s : (int64_t)z->imm.value.u;
+        }
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
 int es_decode(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, es_insn *out)
 {
     ZydisDecoder dec;
@@ -157,55 +211,9 @@ int es_decode(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, es_ins
     if (n > 4)
         return ES_DECODE_INVALID; /* only AVX-512 forms have more; not modelled */
     out->nops = (uint8_t)n;
-    for (int i = 0; i < n; i++) {
-        const ZydisDecodedOperand *z = &zo[i];
-        es_operand *o = &out->o[i];
-        o->size = (uint8_t)(z->size / 8);
-        o->write = (z->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
-        switch (z->type) {
-        case ZYDIS_OPERAND_TYPE_REGISTER:
-            if (convert_reg(z->reg.value, o) != 0)
-                return ES_DECODE_INVALID;
-            break;
-        case ZYDIS_OPERAND_TYPE_MEMORY:
-            o->kind = z->mem.type == ZYDIS_MEMOP_TYPE_AGEN ? ES_OPK_AGEN : ES_OPK_MEM;
-            if (z->mem.type == ZYDIS_MEMOP_TYPE_VSIB || z->mem.type == ZYDIS_MEMOP_TYPE_MIB)
-                return ES_DECODE_INVALID;
-            o->seg = seg_of(z->mem.segment);
-            o->base = gpr_num(z->mem.base);
-            o->index = gpr_num(z->mem.index);
-            o->scale = o->index == ES_REG_NONE ? 0 : z->mem.scale;
-            o->disp = z->mem.disp.has_displacement ? z->mem.disp.value : 0;
-            if (o->base == ES_REG_RIP) {
-                /* fold RIP-relative into an absolute displacement: the
-                 * cache entry belongs to this RIP anyway */
-                o->base = ES_REG_NONE;
-                o->disp = (int64_t)(rip + in.length + (uint64_t)o->disp);
-            }
-            break;
-        case ZYDIS_OPERAND_TYPE_POINTER:
-            o->kind = ES_OPK_PTR;
-            o->imm = z->ptr.offset;
-            o->ptr_sel = z->ptr.segment;
-            break;
-        case ZYDIS_OPERAND_TYPE_IMMEDIATE:
-            if (z->imm.is_relative) {
-                uint64_t t = rip + in.length + (uint64_t)z->imm.value.s;
-                if (mode == ES_MODE_32)
-                    t &= 0xffffffffu;
-                if (in.operand_width == 16)
-                    t &= 0xffffu;
-                o->kind = ES_OPK_REL;
-                o->imm = (int64_t)t;
-            } else {
-                o->kind = ES_OPK_IMM;
-                o->imm = z->imm.is_signed ? z->imm.value.s : (int64_t)z->imm.value.u;
-            }
-            break;
-        default:
+    for (int i = 0; i < n; i++)
+        if (convert_operand(&in, &zo[i], mode, rip, &out->o[i]) != 0)
             return ES_DECODE_INVALID;
-        }
-    }
     return ES_DECODE_OK;
 }
 

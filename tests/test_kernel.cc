@@ -303,6 +303,8 @@ TEST(KernelLoad, WrongPatchSetIsRejected)
 }
 
 // Every malformed image gets a message, never a crash (run under ASan).
+// (Long on purpose: one corruption per block, in the order the loader checks
+// the image, so a failure points at the check that missed it.)
 TEST(KernelLoad, MalformedImages)
 {
     auto good = fake_kernel(0);

@@ -398,6 +398,8 @@ TEST(X87Host, AliasEncodings)
 // Random instruction sequences over random operands, compared with the host.
 // All exceptions stay masked (an unmasked one would be delivered natively by
 // the next waiting instruction); rounding and precision control vary.
+// (Long on purpose: the instruction menu is a table inside the test, next to
+// the generator that reads it, so one screen shows what is covered.)
 TEST(X87Host, RandomSequences)
 {
     // X87_RANDOM_SEED / X87_RANDOM_ITERS explore further than the default run

@@ -176,6 +176,9 @@ static struct call make_call(enum kind k)
     return c;
 }
 
+/* The program: arguments, then the timed loop for each syscall.  (Long on
+ * purpose: a freestanding workload with no libc, its whole flow visible in
+ * one function, so what a bench cell measures can be read top to bottom.) */
 void cstart(unsigned long *sp);
 void cstart(unsigned long *sp)
 {
