@@ -54,7 +54,9 @@ class Context:
         self.mult = 4.0 if self.asan else 1.0
         self.run_timeout = a.run_timeout
         self.startup_slack = a.slack
-        self.tool_watchdog = 30.0 * self.mult
+        # `throughput` of a 4 KiB block can take half a minute (fsin x 2048:
+        # 28 s), `debug` steps ~0.4 M instructions a second
+        self.tool_watchdog = 60.0 * self.mult
         self.env = dict(os.environ)
         self.env.setdefault('ASAN_OPTIONS', 'detect_leaks=1')
         self.env.setdefault('UBSAN_OPTIONS', 'print_stacktrace=1')
@@ -87,7 +89,7 @@ def run_one(ctx, surf, i, retry=True):
     if job.interact:
         res = job.interact(job, sb, ctx)
     else:
-        res = execute(job.argv, sb.cwd, job.stdin, job.watchdog, ctx.env)
+        res = execute(job.argv, sb.cwd, job.stdin, job.watchdog, ctx.env, job.stall_stdout)
     after = sb.snapshot(job)
     cls, why = classify(job, sb, res, before, after, forbidden)
     meta = snapshot_diff(before, after, meta=True)
@@ -140,6 +142,34 @@ def save_finding(ctx, surf, i, job, sb, res, cls, why):
                 f.write(data)
 
 
+def selftest(ctx):
+    """The classification must see what it is there to see: fake commands
+    that crash, read the canary, write outside the root, hang, report a
+    sanitizer error or exit with an undocumented status.  -> failures"""
+    from lib.common import Job, TOOL_STATUSES
+    cases = [
+        ('kill -SEGV $$', 'crash', {}), ('exit 3', 'crash', {'allowed': TOOL_STATUSES}),
+        ('exit 1', 'crash', {'allowed': TOOL_STATUSES, 'need_msg': {1}}),
+        ('cat canary.txt', 'escape', {}), ('echo x >> ../outside/victim.txt', 'escape', {}),
+        ('touch ../root/new', 'escape', {}), ('touch ../root/new', 'clean', {'rw': True}),
+        ('sleep 5', 'hang', {'watchdog': 0.5}),
+        ('echo "==1==ERROR: AddressSanitizer: heap-use-after-free" >&2; exit 1', 'sanitizer', {}),
+        ('echo error: nope; exit 1', 'clean', {'allowed': TOOL_STATUSES, 'need_msg': {1}}),
+        ('exit 0', 'clean', {'allowed': TOOL_STATUSES}),
+    ]
+    bad = []
+    for i, (cmd, want, kw) in enumerate(cases):
+        sb = Sandbox(ctx.jobs_dir, f'selftest-{i}', ctx.rng('selftest', i))
+        job = Job(['sh', '-c', cmd], **kw)
+        before = sb.snapshot(job)
+        res = execute(job.argv, sb.cwd, None, job.watchdog, ctx.env)
+        got, why = classify(job, sb, res, before, sb.snapshot(job), set())
+        if got != want:
+            bad.append(f'{cmd!r}: {got} ({why}), expected {want}')
+        sb.remove()
+    return bad
+
+
 def count_for(surf, scale, overrides):
     if surf.name in overrides:
         return overrides[surf.name]
@@ -170,8 +200,10 @@ def parse_args(argv):
     p.add_argument('--keep', action='store_true', help='keep every sandbox')
     p.add_argument('-v', '--verbose', action='store_true', help='a line per bad or notable run')
     p.add_argument('--show', action='store_true', help='print every run: command, status, output')
+    p.add_argument('--selftest', action='store_true',
+                   help='only check that the classification flags fake bad runs (--smoke does it too)')
     p.add_argument('--smoke', action='store_true',
-                   help='the ctest smoke mode: scale 0.02, fewer gdb sessions and debug scripts')
+                   help='the ctest smoke mode: the self-test, then scale 0.02 with 6 gdb sessions')
     a = p.parse_args(argv)
     a.overrides = {}
     if a.smoke:
@@ -237,6 +269,10 @@ def notes(results):
                                   and o.cmd == 'run' and o.surface != 'gdb')
     for line, k in status1.most_common(6):
         n.append(f'{k} run(s) ended with status 1 (simulator error): {line}')
+    slow = sorted((o for o in results if o.cls == 'clean' and o.elapsed > 10), key=lambda o: -o.elapsed)
+    if slow:
+        n.append(f'{len(slow)} clean run(s) took over 10 s: ' +
+                 ', '.join(f'{o.surface}:{o.index} {o.elapsed:.0f} s' for o in slow[:8]))
     meta = [o for o in results if o.meta]
     if meta:
         n.append(f'{len(meta)} run(s) changed the metadata (mode, times, owner, links) of the '
@@ -253,6 +289,14 @@ def main(argv=None):
     if not a.work:
         tmp = a.work = tempfile.mkdtemp(prefix='es-attack-')
     ctx = Context(a)
+    if a.smoke or a.selftest:
+        bad = selftest(ctx)
+        print('selftest: ' + ('; '.join(bad) if bad else 'the classification sees crashes, escapes, '
+                              'hangs and sanitizer reports'), flush=True)
+        if bad:
+            return 3
+        if a.selftest:
+            return 0
     surfaces = [cls() for cls in SURFACES]
     plan = select(a, surfaces)
     print(f'entrysim: {ctx.es}{" (ASan build)" if ctx.asan else ""}; seed {a.seed}, scale {a.scale}, '

@@ -28,6 +28,7 @@ BAD = ('crash', 'sanitizer', 'hang', 'escape')
 SAN_MARKERS = (b'AddressSanitizer', b'runtime error:', b'LeakSanitizer',
                b'UndefinedBehaviorSanitizer')
 STDIN_FILE = 'stdin_dir/stdin.txt'   # relative to the sandbox
+STALLED_PIPE = '<stalled pipe>'       # Job.stdin: a pipe that never delivers
 STDIN_OBJECTS = (STDIN_FILE, 'stdin_dir')
 CAP = 1 << 20                    # output kept per stream; the rest is drained
 SIG_STATUSES = frozenset(128 + s for s in range(1, 65))
@@ -47,7 +48,7 @@ class Job:
 
     def __init__(self, argv, *, count=1, watchdog=10.0, allowed=None, need_msg=(),
                  stdin=None, rw=False, host_writes_cwd=False, probe=False, interact=None,
-                 note=''):
+                 note='', stall_stdout=False):
         self.argv = argv
         self.count = count            # inputs this run stands for (gdb: packets)
         self.watchdog = watchdog      # seconds of wall time before it is a hang
@@ -59,6 +60,7 @@ class Job:
         self.probe = probe            # confinement probe: check its D:/I: lines
         self.interact = interact      # gdb: a function(job, sandbox, proc) -> Result
         self.note = note              # a few words on what the input is
+        self.stall_stdout = stall_stdout  # stdout: a pipe nobody reads
 
 
 class Result:
@@ -192,19 +194,41 @@ def snapshot_diff(before, after, meta=False):
     return changed
 
 
-def execute(argv, cwd, stdin_path, watchdog, env):
+def execute(argv, cwd, stdin, watchdog, env, stall_stdout=False):
     """Runs argv, keeping the first CAP bytes of stdout and stderr; kills its
-    process group (its own session) at the watchdog."""
-    fin = os.open(stdin_path or os.devnull, os.O_RDONLY)   # a directory too
+    process group (its own session) at the watchdog.  stdin: None
+    (/dev/null), a path (a directory too) or STALLED_PIPE (a pipe that stays
+    open and empty); stall_stdout: stdout is a pipe nobody reads."""
+    keep = []
+    if stdin == STALLED_PIPE:
+        fin, w = os.pipe()
+        keep.append(w)
+    else:
+        fin = os.open(stdin or os.devnull, os.O_RDONLY)
+    fout = subprocess.PIPE
+    if stall_stdout:
+        r, fout = os.pipe()
+        keep.append(r)
     start = time.monotonic()
     try:
-        p = subprocess.Popen(argv, cwd=cwd, stdin=fin, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env, start_new_session=True)
+        p = subprocess.Popen(argv, cwd=cwd, stdin=fin, stdout=fout, stderr=subprocess.PIPE,
+                             env=env, start_new_session=True)
     finally:
         os.close(fin)
+        if stall_stdout:
+            os.close(fout)
+    try:
+        return collect(p, start, watchdog)
+    finally:
+        for fd in keep:
+            os.close(fd)
+
+
+def collect(p, start, watchdog):
     bufs = {1: bytearray(), 2: bytearray()}
     sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ, 1)
+    if p.stdout:
+        sel.register(p.stdout, selectors.EVENT_READ, 1)
     sel.register(p.stderr, selectors.EVENT_READ, 2)
     hung = False
     exited_at = None
@@ -235,7 +259,8 @@ def execute(argv, cwd, stdin_path, watchdog, env):
     kill_group(p)
     if hung:
         p.wait()
-    p.stdout.close()
+    if p.stdout:
+        p.stdout.close()
     p.stderr.close()
     return Result(rc, bytes(bufs[1]), bytes(bufs[2]), time.monotonic() - start, hung)
 

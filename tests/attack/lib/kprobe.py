@@ -63,6 +63,35 @@ def syscall_nr(rng, x32=False):
     return n
 
 
+MM_ADDRS = [0, 0x1000, 0x10000, 0x400000, 0x600000, 0x7ffffffde000, 0x7fffffffe000,
+            0x7ffffffff000, 0x800000000000, 0xffff800000000000, 0xffffffff81000000,
+            0xffffffffff600000, 0xfffffffffffff000]
+MM_LENS = [0, 1, 0x1000, 0x10000, 0x200000, 1 << 40, 0x7ffffffff000, 0xfffffffffffff000]
+
+
+def mm_entry(rng):
+    """The address space: mmap/munmap/mprotect/mremap/brk/madvise at the
+    edges (over the program's own code, the stack, the top of user space,
+    the kernel half, the vsyscall page), then a touch of the address."""
+    a, n = rng.choice(MM_ADDRS) + rng.choice([0, 0, 0x10, -0x1000]), rng.choice(MM_LENS)
+    prot = rng.choice([0, 1, 3, 5, 7, 0x1000007, 0xffffffff])
+    k = rng.randrange(6)
+    nr, args = [
+        (9, [a, n, prot, rng.choice([0x22, 0x32, 0x100022, 0x100032, 0x21, 0x31, 0x122, 0x20022]),
+             -1, 0]),
+        (11, [a, n]), (10, [a, n, prot]),
+        (25, [a, n, rng.choice(MM_LENS), rng.choice([0, 1, 3, 4, 7]), rng.choice(MM_ADDRS)]),
+        (12, [a]), (28, [a, n, rng.choice([4, 8, 9, 14, 100])]),
+    ][k]
+    out = b''
+    for r, v in zip([7, 6, 2, 10, 8, 9], args):
+        out += mov_imm(r, v)
+    out += mov_imm(0, nr) + b'\x0f\x05'
+    if rng.random() < 0.3:                           # touch it: mov rax, a; mov [rax], al
+        out += mov_imm(0, a) + rng.choice([b'\x88\x00', b'\x8a\x00'])
+    return out
+
+
 def entry64(rng, strings):
     """One kernel entry from 64-bit mode, with its register set-up."""
     out = b''
@@ -145,7 +174,8 @@ def probe_program(rng, strings):
         code = b''.join(entry32(rng, strings) for _ in range(n)) + EXIT[32]
         return elf(code, data_area_placeholder(strings), 32), f'i386, {n} entries'
     for _ in range(n):
-        code += iret_frame(rng) if rng.random() < 0.05 else entry64(rng, strings)
+        r = rng.random()
+        code += iret_frame(rng) if r < 0.05 else mm_entry(rng) if r < 0.2 else entry64(rng, strings)
     if kind == 'compat':
         code += to_compat(rng) + b''.join(entry32(rng, strings) for _ in range(n)) + EXIT[32]
     else:

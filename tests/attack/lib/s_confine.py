@@ -9,7 +9,7 @@ file outside the root, raw fd numbers it never opened)."""
 import os
 import subprocess
 
-from .common import Job, RUN_ERRORS
+from .common import STALLED_PIPE, Job, RUN_ERRORS
 from .s_run import run_opts
 
 O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC = 0, 1, 2, 0o100, 0o200, 0o1000
@@ -190,6 +190,8 @@ class ConfineSurface:
         wrap = [ctx.noopenat2] if ctx.noopenat2 and rng.random() < 0.4 else []
         argv = wrap + [ctx.es, 'run', '--timeout', str(ctx.run_timeout), '--root', sb.root]
         argv += (['--rw'] if rw else []) + extra + ['--', self.probes[flavour]] + steps
+        if g.stdin is None and rng.random() < 0.05:
+            g.stdin = STALLED_PIPE
         return Job(argv, watchdog=ctx.run_timeout + 1.0 + ctx.startup_slack,
                    allowed={0, 10, 11} | RUN_ERRORS, need_msg=RUN_ERRORS - {1},
                    stdin=g.stdin, rw=rw, probe=True,

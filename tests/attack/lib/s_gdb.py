@@ -108,6 +108,8 @@ def frame(rng, body):
 def packets(rng, sb, prog):
     """-> list of (bytes, is_resume)"""
     out = []
+    if rng.random() < 0.05:
+        return out           # connect and leave at once
     if rng.random() < 0.7:
         out.append((frame(rng, b'qSupported:multiprocess+;swbreak+;hwbreak+'), False))
     for _ in range(rng.randrange(3, 20)):
@@ -189,7 +191,7 @@ class GdbSurface:
             argv += ['--max-insns', str(rng.choice([10, 1000, 100000]))]
         pk = packets(rng, sb, prog)
         ending = rng.choice(['close', 'close', 'D', 'k'])
-        job = Job(argv + ['--', prog], count=len(pk), watchdog=t + 1.0 + ctx.startup_slack,
+        job = Job(argv + ['--', prog], count=max(1, len(pk)), watchdog=t + 1.0 + ctx.startup_slack,
                   allowed=RUN_ERRORS | set(range(0, 256)), need_msg=(),
                   note=f'{os.path.basename(prog)}, {len(pk)} packets, then {ending}')
         job.interact = lambda job, sb, ctx: session(job, sb, ctx, pk, ending)
@@ -226,6 +228,9 @@ def converse(job, ctx, p, err_p, pk, ending):
     sock = socket.create_connection(('127.0.0.1', port), timeout=5)
     replies = bytearray()
     sent, noack, eof = 0, False, False
+    if not pk:
+        sock.close()
+        return wait_gone(job, ctx, p, res)
     for data, resume in pk:
         if p.poll() is not None or eof or not send(sock, data):
             break
@@ -259,7 +264,11 @@ def converse(job, ctx, p, err_p, pk, ending):
     sock.close()
     if res.hung:
         return res
-    # gdb has gone: the run must end within --timeout + 1 s
+    return wait_gone(job, ctx, p, res)
+
+
+def wait_gone(job, ctx, p, res):
+    """gdb has gone: the run must end within --timeout + 1 s."""
     deadline = time.monotonic() + job.watchdog
     while p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

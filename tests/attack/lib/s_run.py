@@ -5,7 +5,7 @@ every kernel configuration (`kernel`, which also drives `exposure` and
 import os
 
 from . import elfmut, kprobe, x86
-from .common import Job, RUN_ERRORS, TOOL_STATUSES
+from .common import STALLED_PIPE, Job, RUN_ERRORS, TOOL_STATUSES
 
 PATCHES = ['dfe6450', 'fa69714', 'ebeb8c8', '6dc936f']
 MITIGATIONS = ['pti', 'retpoline', 'ibrs', 'nospec', 'no-pti', 'no-nospec', 'none', 'all']
@@ -77,11 +77,20 @@ def run_job(ctx, rng, sb, prog, extra, args, note, *, timeout=None, rw=None, std
     the run still going at S + 1 s."""
     t = timeout or ctx.run_timeout
     rw = rng.random() < 0.3 if rw is None else rw
+    # a stdin that never delivers, a stdout nobody reads: --timeout must
+    # still end the run (the guest blocks in a host read or write)
+    stall = False
+    if stdin is None and rng.random() < 0.05:
+        stdin = STALLED_PIPE
+    elif stdin is None and rng.random() < 0.03:
+        stall = True
     wrap = [ctx.noopenat2] if ctx.noopenat2 and rng.random() < 0.2 else []
     argv = wrap + [ctx.es, 'run', '--timeout', str(t), '--root', sb.root] + (['--rw'] if rw else [])
     argv += extra + ['--', prog] + args
     return Job(argv, watchdog=t + 1.0 + ctx.startup_slack, allowed=allowed, need_msg=need_msg,
-               rw=rw, stdin=stdin, note=note)
+               rw=rw, stdin=stdin, stall_stdout=stall,
+               note=note + (' [stdin: stalled pipe]' if stdin == STALLED_PIPE else '') +
+               (' [stdout: not read]' if stall else ''))
 
 
 class ElfSurface:

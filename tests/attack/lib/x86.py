@@ -166,6 +166,21 @@ def soup(rng, bits, n):
     return b''.join(insn(rng, bits) for _ in range(n))
 
 
+def smc(rng, n):
+    """Self-modifying code: stores through RIP-relative operands into the
+    bytes just ahead (decoded soon after, maybe already decoded by then),
+    between soup instructions; sometimes across a page boundary."""
+    out = b''
+    for _ in range(n):
+        d = rng.randrange(0, 200) if rng.random() < 0.9 else rng.randrange(-200, 0)
+        b = rng.choice([0x90, 0xcc, 0xc3, 0x0f, 0x05, 0xeb, 0xfe, 0x48, 0x66, rng.randrange(256)])
+        out += rng.choice([b'\xc6\x05' + struct.pack('<i', d) + bytes([b]),
+                           b'\xc7\x05' + struct.pack('<i', d) + rng.randbytes(4),
+                           b'\x48\x8d\x05' + struct.pack('<i', d) + b'\x48\x89\x18'])
+        out += insn(rng, 64)
+    return out
+
+
 def random_program(rng):
     """A random-code program: (elf bytes, mode, what)."""
     mode = rng.choices([64, 32, 'x32'], [6, 3, 1])[0]
@@ -173,8 +188,11 @@ def random_program(rng):
     k = rng.random()
     if k < 0.25:
         body, what = rng.randbytes(rng.randrange(1, 512)), 'random bytes'
-    elif k < 0.9:
+    elif k < 0.8 or bits == 32:
         body, what = set_regs(rng, bits) + soup(rng, bits, rng.randrange(4, 200)), 'instruction soup'
+    elif k < 0.9:
+        pad = b'\x90' * (rng.randrange(0, 4096) if rng.random() < 0.3 else 0)
+        body, what = set_regs(rng, bits) + pad + smc(rng, rng.randrange(2, 40)), 'self-modifying code'
     else:
         # straight to the soup with registers as the loader left them
         body, what = soup(rng, bits, rng.randrange(4, 60)), 'soup, loader registers'
