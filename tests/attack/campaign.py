@@ -14,6 +14,7 @@ import argparse
 import collections
 import concurrent.futures
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -76,7 +77,10 @@ class Outcome:
     def __init__(self, surface, index, cls, why, count, elapsed, note, rc, err):
         self.surface, self.index, self.cls, self.why = surface, index, cls, why
         self.count, self.elapsed, self.note, self.rc = count, elapsed, note, rc
-        self.err_line = err.strip().split(b'\n')[-1][:160].decode('latin-1') if err else ''
+        # the simulator's own message: its first line that is not a report
+        lines = [x for x in err.split(b'\n') if x.startswith(b'entrysim:') and not
+                 re.match(rb'entrysim: (gdb: listening|stats:|timing:)', x)] if err else []
+        self.err_line = lines[0][:160].decode('latin-1') if lines else ''
         self.meta = ''             # metadata of the stdin file changed (not an escape)
         self.cmd = ''              # the subcommand
 

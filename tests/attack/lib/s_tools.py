@@ -85,7 +85,7 @@ def hex_text(rng, block):
 
 
 class ThroughputSurface:
-    name, base = 'throughput', 180    # runs of 1-20 blocks: ~391 blocks
+    name, base = 'throughput', 210    # runs of 1-20 blocks: ~391 blocks
 
     def prepare(self, ctx):
         return None
