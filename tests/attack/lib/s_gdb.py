@@ -116,7 +116,10 @@ def packets(rng, sb, prog):
         k = rng.random()
         if k < 0.88:
             body = payload(rng, sb, prog)
-            out.append((frame(rng, body), body.startswith(RESUME)))
+            data = frame(rng, body)
+            if body.startswith(RESUME) and rng.random() < 0.25:
+                data += frame(rng, payload(rng, sb, prog))   # arrives while the guest runs
+            out.append((data, body.startswith(RESUME)))
         else:
             out.append((rng.choice([b'\x03', b'+', b'-', b'$', b'#00', rng.randbytes(rng.randrange(1, 64)),
                                     b'$' + b'm0,1' * 6000 + b'#00', b'$m400000,*"0#00', b'}}}}']), False))
@@ -191,14 +194,16 @@ class GdbSurface:
             argv += ['--max-insns', str(rng.choice([10, 1000, 100000]))]
         pk = packets(rng, sb, prog)
         ending = rng.choice(['close', 'close', 'D', 'k'])
+        second = rng.random() < 0.05    # a second client tries the same port
         job = Job(argv + ['--', prog], count=max(1, len(pk)), watchdog=t + 1.0 + ctx.startup_slack,
                   allowed=RUN_ERRORS | set(range(0, 256)), need_msg=(),
-                  note=f'{os.path.basename(prog)}, {len(pk)} packets, then {ending}')
-        job.interact = lambda job, sb, ctx: session(job, sb, ctx, pk, ending)
+                  note=f'{os.path.basename(prog)}, {len(pk)} packets, then {ending}' +
+                  (', with a second client' if second else ''))
+        job.interact = lambda job, sb, ctx: session(job, sb, ctx, pk, ending, second)
         return job
 
 
-def session(job, sb, ctx, pk, ending):
+def session(job, sb, ctx, pk, ending, second=False):
     out_p, err_p = os.path.join(sb.logs, 'stdout'), os.path.join(sb.logs, 'stderr')
     fin = os.open(os.devnull, os.O_RDONLY)
     start = time.monotonic()
@@ -208,7 +213,7 @@ def session(job, sb, ctx, pk, ending):
     os.close(fin)
     res = Result()
     try:
-        res = converse(job, ctx, p, err_p, pk, ending)
+        res = converse(job, ctx, p, err_p, pk, ending, second)
     finally:
         kill_group(p)
         p.wait()
@@ -218,7 +223,7 @@ def session(job, sb, ctx, pk, ending):
     return res
 
 
-def converse(job, ctx, p, err_p, pk, ending):
+def converse(job, ctx, p, err_p, pk, ending, second):
     res = Result()
     port = wait_port(p, err_p, 5.0 * ctx.mult)
     if port is None:
@@ -226,6 +231,13 @@ def converse(job, ctx, p, err_p, pk, ending):
             res.hung, res.why = True, 'no "listening" line'
         return res
     sock = socket.create_connection(('127.0.0.1', port), timeout=5)
+    other = None
+    if second:    # one connection is served: the other must not disturb it
+        try:
+            other = socket.create_connection(('127.0.0.1', port), timeout=1)
+            other.sendall(b'$?#3f$k#6b')
+        except OSError:
+            other = None
     replies = bytearray()
     sent, noack, eof = 0, False, False
     if not pk:
@@ -262,6 +274,8 @@ def converse(job, ctx, p, err_p, pk, ending):
             recv_reply(sock, 0.2)
     res.extra = bytes(replies[:CAP])
     sock.close()
+    if other:
+        other.close()
     if res.hung:
         return res
     return wait_gone(job, ctx, p, res)
