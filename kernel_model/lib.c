@@ -2,6 +2,7 @@
  * (sim/hypercall.h), message formatting, user-memory access and the TLS
  * descriptors of set_thread_area. */
 #include "kmodel.h"
+#include "uaccess.h"
 
 /* Entry data (kernel.lds): the SYSCALL entry saves the user RSP here before
  * it switches CR3, so under pti the user PGD maps this page. */
@@ -23,7 +24,10 @@ long es_hc_syscall6(unsigned long a0, unsigned long a1, unsigned long a2,
 
 void es_puts(const char *msg)
 {
-    __asm__ volatile("vmcall" ::"a"(ES_HC_PUTS), "D"(msg) : "memory", "cc");
+    unsigned long n = 0;
+    while (msg[n])
+        n++;
+    __asm__ volatile("vmcall" ::"a"(ES_HC_PUTS), "D"(msg), "S"(n) : "memory", "cc");
 }
 
 void es_panic(const char *msg)
@@ -65,30 +69,14 @@ char *es_fmt_str(char *p, const char *s)
 
 /* ---- user memory ---- */
 
-int __es_get_user_8(u64 *dst, unsigned long uaddr);
-int __es_get_user_4(u32 *dst, unsigned long uaddr);
-
-/* Linux's TASK_SIZE_MAX for 4-level paging: user addresses end one page
- * below the canonical hole. */
-#define TASK_SIZE_MAX ((1UL << 47) - 4096)
-
-static int access_ok(unsigned long uaddr, unsigned long size)
-{
-    return uaddr <= TASK_SIZE_MAX && size <= TASK_SIZE_MAX - uaddr;
-}
-
 int es_get_user_u64(u64 *dst, unsigned long uaddr)
 {
-    if (!access_ok(uaddr, 8))
-        return -EFAULT;
-    return __es_get_user_8(dst, uaddr);
+    return get_user(*dst, (const u64 __user *)uaddr);
 }
 
 int es_get_user_u32(u32 *dst, unsigned long uaddr)
 {
-    if (!access_ok(uaddr, 4))
-        return -EFAULT;
-    return __es_get_user_4(dst, uaddr);
+    return get_user(*dst, (const u32 __user *)uaddr);
 }
 
 struct es_extable {

@@ -16,5 +16,11 @@
  * both conventions (v4.16's sys_NAME, 4.17's __x64_sys_NAME and
  * __ia32_sys_NAME), so the call works in every patch set.  The shipped
  * kernel has none: this file is empty.
+ *
+ * A body may use the kernel helpers (include/uaccess.h, printk.h,
+ * kstring.h): copy_from_user, copy_to_user, get_user, put_user,
+ * strncpy_from_user (-EFAULT on a bad user pointer), printk/pr_info
+ * ("[kernel] " lines on the run's stderr), current->pid/tgid/comm, and
+ * memset/memcpy/strlen....  See README.md, "Helpers for syscall bodies".
  */
 #include "syscalls.h"

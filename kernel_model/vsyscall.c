@@ -15,7 +15,6 @@
 /* the #PF error code Linux records for a bad vsyscall pointer: user mode,
  * write, page not present (write_ok_or_segv) */
 #define VSYSCALL_PF_ERR 6
-#define TASK_SIZE_MAX ((1UL << 47) - 4096)
 
 /* sizes of what the three calls write (struct timeval, struct timezone,
  * time_t, unsigned) */
@@ -24,7 +23,6 @@
 #define SIZEOF_TIME_T 8
 #define SIZEOF_UNSIGNED 4
 
-int __es_probe_write_1(unsigned long uaddr);
 
 struct timeval;
 struct timezone;
@@ -62,7 +60,7 @@ static void write_ok_or_segv(const struct pt_regs *regs, unsigned long ptr, unsi
 {
     if (!ptr)
         return;
-    if (ptr > TASK_SIZE_MAX || size > TASK_SIZE_MAX - ptr)
+    if (!access_ok((void __user *)ptr, size))
         es_signal(X86_TRAP_PF, VSYSCALL_PF_ERR, ptr, regs->ip);
     if (__es_probe_write_1(ptr))
         es_signal(X86_TRAP_PF, VSYSCALL_PF_ERR, ptr, regs->ip);

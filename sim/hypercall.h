@@ -25,8 +25,24 @@
  * ES_STOP_ERROR and the message "guest kernel panic: <msg>". */
 #define ES_HC_PANIC 3
 
-/* Debug aid: RDI = kernel address of a NUL-terminated string, written to the
- * host's stderr. */
+/* The kernel log (printk): RDI = kernel address of a NUL-terminated
+ * string, RSI = its length (at most 64 KiB are read).  The simulator hands it
+ * to the run's log (es_hooks.kernel_log: the run's stderr, the debugger's
+ * output panel); without a log it is dropped. */
 #define ES_HC_PUTS 4
+
+/* `current` (Linux's get_current()): RDI = kernel address of a struct
+ * es_task_info the simulator fills with the task that made the syscall in
+ * progress.  RAX = 0, or -ENOSYS without host services. */
+#define ES_HC_TASK 5
+
+/* Freestanding layout shared by both sides (int = 32 bits on x86-64). */
+#ifndef __ASSEMBLER__
+struct es_task_info {
+    int pid;       /* task id (Linux: task_struct.pid) */
+    int tgid;      /* thread group = process id (getpid) */
+    char comm[16]; /* TASK_COMM_LEN: executable name or PR_SET_NAME */
+};
+#endif
 
 #endif

@@ -202,6 +202,11 @@ typedef struct es_hooks {
      * hypercall (number and arguments given; returns the result) */
     int (*host_syscall)(es_machine *m, int abi);
     int64_t (*host_call)(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]);
+    /* the guest kernel's log (ES_HC_PUTS: printk) and its `current`
+     * (ES_HC_TASK); set by es_host_init.  kernel_log gets text, not a C
+     * string; task_info fills pid, tgid and comm (16 bytes, NUL-padded). */
+    void (*kernel_log)(es_machine *m, const char *text, size_t n);
+    int (*task_info)(es_machine *m, int *pid, int *tgid, char comm[16]);
 } es_hooks;
 
 /* Why a run stopped. */

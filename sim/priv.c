@@ -481,6 +481,46 @@ static int hc_syscall(es_machine *m)
     return ES_OK;
 }
 
+/* ES_HC_PUTS: the kernel's log line(s) to the run's log, read in chunks up
+ * to the length the kernel gives (64 KiB at most: a runaway string stops);
+ * an unreadable byte ends the text, as a NUL would. */
+static int hc_puts(es_machine *m)
+{
+    char buf[256];
+    uint64_t va = m->gpr[ES_RDI], left = m->gpr[ES_RSI];
+    if (left > 0x10000)
+        left = 0x10000;
+    while (left) {
+        size_t n = 0, want = left < sizeof buf ? (size_t)left : sizeof buf;
+        while (n < want && !es_copy_from_guest(m, &buf[n], va + n, 1) && buf[n])
+            n++;
+        if (n && m->hooks.kernel_log)
+            m->hooks.kernel_log(m, buf, n);
+        if (n < want)
+            break;
+        va += n;
+        left -= n;
+    }
+    return ES_OK;
+}
+
+/* ES_HC_TASK: fills the kernel's struct es_task_info (hypercall.h). */
+static int hc_task(es_machine *m)
+{
+    struct es_task_info t = {0};
+    if (!m->hooks.task_info || m->hooks.task_info(m, &t.pid, &t.tgid, t.comm)) {
+        m->gpr[ES_RAX] = (uint64_t)-38; /* -ENOSYS */
+        return ES_OK;
+    }
+    /* a kernel pointer the kernel chose: a failure is its bug, not the user's */
+    if (es_copy_to_guest(m, m->gpr[ES_RDI], &t, sizeof t)) {
+        snprintf(m->message, sizeof m->message, "guest kernel panic: ES_HC_TASK to a bad address");
+        return es_stop(m, ES_STOP_ERROR);
+    }
+    m->gpr[ES_RAX] = 0;
+    return ES_OK;
+}
+
 /* VMCALL (0F 01 C1): outside VMX operation the CPU raises #UD (SDM Vol. 2B
  * VMCALL); here it is the guest kernel's way to the simulator, at CPL 0
  * with a kernel loaded.  Unknown services return -ENOSYS in RAX. */
@@ -501,14 +541,9 @@ int es_op_vmcall(es_machine *m, const es_insn *d)
         snprintf(m->message, sizeof m->message, "guest kernel panic: %s", msg);
         return es_stop(m, ES_STOP_ERROR);
     case ES_HC_PUTS:
-        /* in chunks, up to 64 KiB (a runaway string stops somewhere) */
-        for (uint64_t a = m->gpr[ES_RDI], end = a + 0x10000; a < end; a += sizeof msg - 1) {
-            guest_str(m, a, msg, sizeof msg);
-            fputs(msg, stderr);
-            if (strlen(msg) < sizeof msg - 1)
-                break;
-        }
-        return ES_OK;
+        return hc_puts(m);
+    case ES_HC_TASK:
+        return hc_task(m);
     default:
         m->gpr[ES_RAX] = (uint64_t)-38; /* -ENOSYS */
         return ES_OK;

@@ -43,6 +43,9 @@
 
 #include "kmodel.h"
 #include "ktypes.h"
+#include "kstring.h"
+#include "printk.h"
+#include "uaccess.h"
 
 /* ES_MAPn(m, t1, a1, ..., tn, an) -> m(t1, a1), ..., m(tn, an); extra pairs
  * are ignored, so a register list of six can be mapped over n arguments. */

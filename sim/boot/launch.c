@@ -96,6 +96,7 @@ int es_launch(const es_launch_cfg *c, es_machine **out, char *err, size_t errlen
         .stdout_fd = c->stdout_fd,
         .stderr_fd = c->stderr_fd,
         .exe = exe,
+        .name = path,
     };
     int rc = es_host_init(m, &hc);
     free(exe); /* es_host_init keeps its own copy */

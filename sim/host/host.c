@@ -29,6 +29,8 @@
  * did not have (rseq, clock_gettime64, openat2...) are -ENOSYS because they
  * are not in the tables.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,38 @@
 #include "host_int.h"
 #include "mem.h"
 #include "systab.h"
+
+/* ---- the guest kernel's log and `current` (sim/priv.c's hypercalls) ---- */
+
+/* printk goes to the run's stderr (the host fd the caller gave for the
+ * guest's fd 2, whatever the guest did with its own fd 2 since), as a
+ * console would; a closed or broken log loses the text, never the run. */
+static void host_kernel_log(es_machine *m, const char *text, size_t n)
+{
+    int fd = m->host->cfg.stderr_fd;
+    if (fd < 0)
+        return;
+    sigset_t old;
+    es_hs_pipe_hold(&old);
+    while (n) {
+        ssize_t w = write(fd, text, n);
+        if (w <= 0 && errno != EINTR)
+            break;
+        if (w > 0) {
+            text += w;
+            n -= (size_t)w;
+        }
+    }
+    es_hs_pipe_release(m, &old, false);
+}
+
+/* One process, one thread: pid = tgid (what getpid/gettid return). */
+static int host_task_info(es_machine *m, int *pid, int *tgid, char comm[16])
+{
+    *pid = *tgid = m->host->pid;
+    memcpy(comm, m->host->comm, 16);
+    return 0;
+}
 
 /* ---- lifetime ---- */
 
@@ -53,17 +87,20 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     m->hooks.free_host = es_host_free; /* es_machine_free calls it */
     m->hooks.host_syscall = es_host_syscall; /* sim/isa/system.c, --direct */
     m->hooks.host_call = es_host_call;       /* sim/priv.c, the hypercall */
+    m->hooks.kernel_log = host_kernel_log;   /* sim/priv.c, ES_HC_PUTS */
+    m->hooks.task_info = host_task_info;     /* sim/priv.c, ES_HC_TASK */
     h->cfg = *cfg;
     h->rootfd = -1;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)
         h->fds[i].host = -1;
     if (cfg->exe && strlen(cfg->exe) < sizeof h->exe)
         strcpy(h->exe, cfg->exe);
-    h->cfg.exe = NULL; /* the caller's strings may not outlive us */
-    if (h->exe[0]) {
-        const char *base = strrchr(h->exe, '/');
-        strncpy(h->comm, base ? base + 1 : h->exe, sizeof h->comm - 1); /* TASK_COMM_LEN */
-    }
+    const char *name = cfg->name ? cfg->name : h->exe;
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    size_t n = strlen(base) < sizeof h->comm - 1 ? strlen(base) : sizeof h->comm - 1;
+    memcpy(h->comm, base, n); /* calloc'd: NUL-terminated */
+    h->cfg.exe = h->cfg.name = NULL; /* the caller's strings may not outlive us */
     h->umask = 022;
     h->rng = 0x9e3779b97f4a7c15ull;
     /* The guest sees one process; fixed ids when deterministic. */
@@ -96,6 +133,8 @@ void es_host_free(es_machine *m)
     es_hs_fs_free(m);
     free(m->host);
     m->host = NULL;
+    m->hooks.kernel_log = NULL;
+    m->hooks.task_info = NULL;
 }
 
 uint64_t es_host_syscall_count(const es_machine *m)

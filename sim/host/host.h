@@ -23,6 +23,9 @@ typedef struct es_host_config {
     int stdin_fd, stdout_fd, stderr_fd; /* host fds behind guest 0, 1, 2 */
     const char *exe;    /* the program's path as the guest sees it (readlink of
                            /proc/self/exe); NULL = unknown */
+    const char *name;   /* the program as executed (any path): comm, the task's
+                           name, is its last component, as Linux's execve sets
+                           it (TASK_COMM_LEN - 1 bytes); NULL = from exe */
 } es_host_config;
 
 /* Creates the host-services state of m (file table, brk, signal records...).
