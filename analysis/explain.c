@@ -60,11 +60,17 @@ static bool table_refers(es_machine *m, const char *table, const uint64_t *addrs
 
 int es_explain(FILE *f, unsigned patches, const char *name, int syntax)
 {
+    return es_explain_dir(f, NULL, patches, name, syntax);
+}
+
+int es_explain_dir(FILE *f, const char *kernel_dir, unsigned patches, const char *name,
+                   int syntax)
+{
     es_machine *m = es_machine_new(16ull << 20);
     if (!m)
         return -1;
     int rc = -1;
-    if (es_kernel_load(m, patches)) {
+    if (kernel_dir ? es_kernel_load_dir(m, kernel_dir, patches) : es_kernel_load(m, patches)) {
         fprintf(stderr, "entrysim: explain: %s\n", m->message);
         goto out;
     }

@@ -76,9 +76,10 @@ static int check_case(unsigned patches, int entry, int vendor, const char *name,
 
     e->nr = -1;
     e->abi = es_entry_abi(entry);
-    e->nr = es_syscall_nr(entry, name);
+    e->nr = opts->ktab ? es_ktab_nr(opts->ktab, entry, name) : es_syscall_nr(entry, name);
     if (e->nr >= 0)
-        e->arity = es_syscall_arity(entry, e->nr);
+        e->arity = opts->ktab ? es_ktab_arity(opts->ktab, entry, e->nr)
+                              : es_syscall_arity(entry, e->nr);
     if (e->nr < 0) {
         e->bad_name = true;
         if (entry == ES_ENTRY_VSYSCALL)
@@ -93,7 +94,7 @@ static int check_case(unsigned patches, int entry, int vendor, const char *name,
         return -1;
     }
     size_t imgsz;
-    if (!es_kernel_image(patches, &imgsz))
+    if (!opts->kernel_dir && !es_kernel_image(patches, &imgsz))
         return fail(e, "this build has no guest kernel image");
     return 0;
 }
@@ -114,7 +115,9 @@ static int boot_case(es_machine *m, const uint8_t *elf, size_t elfn, unsigned pa
     char *args[] = {"exposure", NULL};
     char *env[] = {NULL};
     if (es_host_init(m, &cfg) || es_load_elf_mem(m, elf, elfn, &img) ||
-        es_kernel_load(m, patches) || es_kernel_set_mitigations(m, opts->mitigations))
+        (opts->kernel_dir ? es_kernel_load_dir(m, opts->kernel_dir, patches)
+                          : es_kernel_load(m, patches)) ||
+        es_kernel_set_mitigations(m, opts->mitigations))
         return fail(e, m->message);
     es_kernel_set_abi(m, e->abi);
     if (opts->timing) {

@@ -74,10 +74,27 @@ typedef struct es_exposure {
     uint64_t phase[ES_PH_COUNT];
 } es_exposure;
 
+/* A kernel tree's own syscall rows (`entrysim kernel build DIR` writes
+ * DIR/build/gen/syscalls.tsv: both tables with each row's declared arity),
+ * for the analyses of a student's kernel.  es_ktab_load returns NULL with
+ * a message in err when the file is missing or malformed.  The lookups
+ * mirror es_syscall_nr, es_syscall_arity and es_entry_syscalls. */
+typedef struct es_ktab es_ktab;
+es_ktab *es_ktab_load(const char *kernel_dir, char *err, size_t errlen);
+void es_ktab_free(es_ktab *t);
+int es_ktab_nr(const es_ktab *t, int entry, const char *name);
+int es_ktab_arity(const es_ktab *t, int entry, int nr);
+size_t es_ktab_syscalls(const es_ktab *t, int entry, const char **names, size_t cap);
+
 typedef struct es_exposure_opts {
     bool timing;            /* fill timed/cycles/phase[] */
     const char *uarch;      /* cycle model; NULL = count instructions */
     unsigned mitigations;   /* applied with es_kernel_set_mitigations */
+    /* a student's kernel tree (NULL = the embedded images and the built-in
+     * tables): its images DIR/build/kernel-pNN.elf and its rows (ktab,
+     * loaded from the same DIR by the caller) */
+    const char *kernel_dir;
+    const es_ktab *ktab;
 } es_exposure_opts;
 
 /* Name of an entry ("syscall64"); its number from a name, -1 if unknown. */
@@ -145,6 +162,9 @@ void es_live_free(es_live *l);
  * does).  Returns 0; -2 when the image has no stub of that name (nothing
  * written to f); -1 otherwise; a message on stderr in both cases. */
 int es_explain(FILE *f, unsigned patches, const char *name, int syntax);
+/* The same for the images of a kernel tree (kernel_dir NULL = es_explain). */
+int es_explain_dir(FILE *f, const char *kernel_dir, unsigned patches, const char *name,
+                   int syntax);
 
 /* The syscall names entry can call, in table order: their number, and
  * the first cap of them in names (names may be NULL to count). */

@@ -142,6 +142,13 @@ static void print_summary(FILE *sf, const es_exposure_cfg *cfg, const int total[
     fputc('\n', sf);
 }
 
+/* The syscalls of the entry: the kernel tree's rows, or the built-in ones. */
+static size_t entry_names(const es_exposure_opts *o, int entry, const char **names, size_t cap)
+{
+    return o->ktab ? es_ktab_syscalls(o->ktab, entry, names, cap)
+                   : es_entry_syscalls(entry, names, cap);
+}
+
 int es_exposure_report(const es_exposure_cfg *cfg, FILE *out, FILE *diag)
 {
     const unsigned *convs = cfg->convs;
@@ -149,12 +156,12 @@ int es_exposure_report(const es_exposure_cfg *cfg, FILE *out, FILE *diag)
     bool all = cfg->all, json = cfg->json;
     const es_exposure_opts opts = cfg->opts;
     /* the names to run */
-    size_t cap = cfg->all ? es_entry_syscalls(entry, NULL, 0) : 1, nn = 1;
+    size_t cap = cfg->all ? entry_names(&opts, entry, NULL, 0) : 1, nn = 1;
     const char **names = calloc(cap ? cap : 1, sizeof *names);
     if (!names)
         return 1;
     if (cfg->all)
-        nn = es_entry_syscalls(entry, names, cap);
+        nn = entry_names(&opts, entry, names, cap);
     else
         names[0] = cfg->name;
 

@@ -3,6 +3,7 @@
  * tables/ (es_syscall_64.h, es_syscall_32.h, es_syscall_args.h), the
  * entry paths' names, and which entry an instruction takes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decoder.h"
@@ -76,13 +77,20 @@ int es_vsyscall_index(const char *name)
     return -1;
 }
 
-static bool row64_usable(const row64 *r, int entry)
+/* Whether a row of the 64-bit table (abi "common", "64" or "x32") is one
+ * the entry path can call. */
+static bool abi_usable(const char *abi, const char *name, int entry)
 {
     if (entry == ES_ENTRY_VSYSCALL)
-        return es_vsyscall_index(r->name) >= 0;
-    if (!strcmp(r->abi, "common"))
+        return es_vsyscall_index(name) >= 0;
+    if (!strcmp(abi, "common"))
         return true;
-    return !strcmp(r->abi, entry == ES_ENTRY_X32 ? "x32" : "64");
+    return !strcmp(abi, entry == ES_ENTRY_X32 ? "x32" : "64");
+}
+
+static bool row64_usable(const row64 *r, int entry)
+{
+    return abi_usable(r->abi, r->name, entry);
 }
 
 static const char *const entry_names[ES_ENTRY_COUNT] = {"syscall64", "int80", "sysenter32",
@@ -181,3 +189,106 @@ int es_entry_of(const es_machine *m, const es_insn *d)
     return -1;
 }
 
+
+/* ---- a kernel tree's own rows (`exposure --kernel DIR`) ---- */
+
+typedef struct ktab_row {
+    bool is32;      /* syscall_32.tbl (else syscall_64.tbl) */
+    int nr, arity;
+    char abi[8];
+    char name[48];
+} ktab_row;
+
+struct es_ktab {
+    ktab_row *rows;
+    size_t n;
+};
+
+/* One line "table nr abi name arity" of syscalls.tsv; false when malformed. */
+static bool ktab_parse(const char *line, ktab_row *r)
+{
+    int table, used = 0;
+    if (sscanf(line, "%d %d %7s %47s %d%n", &table, &r->nr, r->abi, r->name, &r->arity,
+               &used) != 5 ||
+        (table != 64 && table != 32) || r->nr < 0 || r->arity < 0 || r->arity > 6)
+        return false;
+    r->is32 = table == 32;
+    return line[used] == '\n' || line[used] == 0;
+}
+
+es_ktab *es_ktab_load(const char *dir, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/build/gen/syscalls.tsv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open (build the tree with 'entrysim kernel build %s')",
+                 path, dir);
+        return NULL;
+    }
+    es_ktab *t = calloc(1, sizeof *t);
+    char line[256];
+    size_t cap = 0;
+    for (int ln = 1; t && fgets(line, sizeof line, f); ln++) {
+        if (line[0] == '#')
+            continue;
+        if (t->n == cap) {
+            ktab_row *nr = realloc(t->rows, (cap = cap ? 2 * cap : 512) * sizeof *nr);
+            if (!nr) {
+                snprintf(err, errlen, "out of memory");
+                es_ktab_free(t);
+                t = NULL;
+                break;
+            }
+            t->rows = nr;
+        }
+        if (!ktab_parse(line, &t->rows[t->n++])) {
+            snprintf(err, errlen, "%s:%d: malformed row", path, ln);
+            es_ktab_free(t);
+            t = NULL;
+        }
+    }
+    fclose(f);
+    return t;
+}
+
+void es_ktab_free(es_ktab *t)
+{
+    if (t)
+        free(t->rows);
+    free(t);
+}
+
+static bool ktab_usable(const ktab_row *r, int entry)
+{
+    return es_entry_is32(entry) ? r->is32 : !r->is32 && abi_usable(r->abi, r->name, entry);
+}
+
+int es_ktab_nr(const es_ktab *t, int entry, const char *name)
+{
+    int nr = -1;
+    for (size_t i = 0; i < t->n; i++)
+        if (ktab_usable(&t->rows[i], entry) && !strcmp(t->rows[i].name, name))
+            nr = t->rows[i].nr;
+    return nr;
+}
+
+int es_ktab_arity(const es_ktab *t, int entry, int nr)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (ktab_usable(&t->rows[i], entry) && t->rows[i].nr == nr)
+            return t->rows[i].arity;
+    return 0;
+}
+
+size_t es_ktab_syscalls(const es_ktab *t, int entry, const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (ktab_usable(&t->rows[i], entry)) {
+            if (names && n < cap)
+                names[n] = t->rows[i].name;
+            n++;
+        }
+    return n;
+}

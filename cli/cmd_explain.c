@@ -15,6 +15,7 @@ enum { E_KERNEL, E_SYNTAX, E_HELP };
 static const es_opt explain_opts[] = {
     ES_KOPT_CONVENTION(E_KERNEL),
     ES_KOPT_PATCHES(E_KERNEL),
+    ES_KOPT_KERNEL(E_KERNEL),
     {"--syntax", "{syntax}", E_SYNTAX, "the disassembly's syntax (default att)"},
     ES_OPT_HELP_ROWS(E_HELP),
 };
@@ -65,6 +66,6 @@ int es_explain_cmd(int argc, char **argv)
     if (!name)
         return es_opts_fail(&p, "%s", "explain: which syscall? (entrysim explain NAME)");
     es_kernel_opts_note(&k, stderr);
-    int rc = es_explain(stdout, k.patches, name, syntax);
+    int rc = es_explain_dir(stdout, k.kernel_dir, k.patches, name, syntax);
     return rc == -2 ? ES_EX_USAGE : rc ? ES_EX_ERROR : ES_EX_OK;
 }

@@ -31,6 +31,7 @@ static const es_opt exposure_opts[] = {
      "the cycle model's microarchitecture: {uarchs} (default {uarch}); none counts "
      "instructions instead of cycles; implies --timing"},
     ES_KERNEL_OPT_ROWS(X_KERNEL),
+    ES_KOPT_KERNEL(X_KERNEL),
     ES_OPT_HELP_ROWS(X_HELP),
 };
 
@@ -133,9 +134,6 @@ int es_exposure_cmd(int argc, char **argv)
     }
     if (es_kernel_opts_check(&k, err, sizeof err))
         return es_opts_fail(&p, "%s", err);
-    if (k.kernel_dir) /* the syscall names and numbers are the built-in tables' */
-        return es_opts_fail(&p, "%s", "exposure: --kernel is not supported yet (use "
-                                      "'entrysim run --kernel DIR')");
     if (k.convention || k.patch_list) {
         c.convs[0] = k.patches;
         c.nconv = 1;
@@ -152,5 +150,16 @@ int es_exposure_cmd(int argc, char **argv)
         return es_opts_fail(&p, "%s", "exposure: sysenter32 needs --cpu intel (AMD CPUs raise #UD "
                                       "for SYSENTER in long mode)");
     es_kernel_opts_note(&k, stderr);
-    return es_exposure_report(&c, stdout, stderr);
+    es_ktab *kt = NULL;
+    if (k.kernel_dir) { /* the tree's own rows: names, numbers, arities */
+        if (!(kt = es_ktab_load(k.kernel_dir, err, sizeof err))) {
+            fprintf(stderr, "entrysim: exposure: %s\n", err);
+            return ES_EX_ERROR;
+        }
+        c.opts.kernel_dir = k.kernel_dir;
+        c.opts.ktab = kt;
+    }
+    int rc = es_exposure_report(&c, stdout, stderr);
+    es_ktab_free(kt);
+    return rc;
 }

@@ -39,7 +39,8 @@ extern const char es_help_convention[], es_help_patches[], es_help_mitigations[]
 #define ES_KOPT_MITIGATIONS(id) {"--mitigations", "LIST", id, es_help_mitigations}
 #define ES_KOPT_CPU(id) {"--cpu", "{cpu}", id, es_help_cpu}
 #define ES_KOPT_UARCH(id) {"--uarch", "NAME", id, es_help_uarch}
-/* --kernel DIR: a student's tree (run and debug; not in ES_KERNEL_OPT_ROWS) */
+/* --kernel DIR: a student's tree (run, debug, exposure, explain; not in
+ * ES_KERNEL_OPT_ROWS: bench and measure-native take none) */
 #define ES_KOPT_KERNEL(id) {"--kernel", "DIR", id, es_help_kernel}
 #define ES_KERNEL_OPT_ROWS(id)                                                               \
     ES_KOPT_CONVENTION(id), ES_KOPT_PATCHES(id), ES_KOPT_MITIGATIONS(id), ES_KOPT_CPU(id),  \

@@ -147,8 +147,8 @@ def define_args(text, start):
 
 
 def read_student(path):
-    """{(kind, name): line} of the SYSCALL_DEFINEs written in path; their
-    parameters are checked (count, known types)."""
+    """{(kind, name): (line, arity)} of the SYSCALL_DEFINEs written in path;
+    their parameters are checked (count, known types)."""
     found = {}
     if not path:
         return found
@@ -170,8 +170,8 @@ def read_student(path):
             check_type(where, args[0], args[1 + 2 * k], types)
         key = ("compat" if m.group(1) else "sys", args[0])
         if key in found:
-            error(where, "%s defined twice (first at line %d)" % (args[0], found[key]))
-        found[key] = ln
+            error(where, "%s defined twice (first at line %d)" % (args[0], found[key][0]))
+        found[key] = (ln, n)
     return found
 
 
@@ -372,6 +372,33 @@ def main():
         s.append("\t[%d] = (ia32_sys_call_ptr_t)%s,\n" % (nr, rows32.get(nr, "sys_ni_syscall")))
     s.append("};\n")
     g.write_if_changed(os.path.join(out, "tables.c"), "".join(s))
+    write_rows(g, out, head, t64, t32, params, student)
+
+
+def write_rows(g, out, head, t64, t32, params, student):
+    """syscalls.tsv: every row of both tables with its declared arity, for
+    the analyses of a student's kernel (`entrysim exposure --kernel DIR`
+    reads DIR/build/gen/syscalls.tsv: names, numbers and arities that the
+    simulator's own tables may not have)."""
+    def arity(entry, name, pabi):
+        """A student's SYSCALL_DEFINEn says n; else the parameter row (also
+        for a row whose slot is sys_ni_syscall, as the built-in tables); a
+        row without an entry point has none."""
+        if not entry:
+            return 0
+        kind, dname = classify(entry)
+        if (kind, dname) in student:
+            return student[(kind, dname)][1]
+        key = (name, pabi) if (name, pabi) in params else (name, None)
+        return len(params[key]) if key in params else 0
+
+    s = ["# " + head.strip("/* \n") + "\n# table\tnr\tabi\tname\tarity\n"]
+    for nr, abi, name, entry, _ in t64:  # every row, as the built-in tables list them
+        s.append("64\t%d\t%s\t%s\t%d\n"
+                 % (nr, abi, name, arity(entry, name, "x32" if abi == "x32" else None)))
+    for nr, _, name, entry, compat in t32:
+        s.append("32\t%d\ti386\t%s\t%d\n" % (nr, name, arity(compat or entry, name, "i386")))
+    g.write_if_changed(os.path.join(out, "syscalls.tsv"), "".join(s))
 
 
 if __name__ == "__main__":

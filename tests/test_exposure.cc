@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "decoder.h"
@@ -423,4 +424,50 @@ TEST(Exposure, X32JsonAndDemoWording)
               std::string::npos)
         << out;
     EXPECT_NE(out.find("nr = the syscall number"), std::string::npos) << out;
+}
+
+/* The rows a kernel tree's build writes (gen/syscalls.tsv, what `exposure
+ * --kernel` reads) say for the shipped tree what the built-in tables say:
+ * the same names per entry, numbers and arities. */
+TEST(Exposure, KernelTreeRowsMatchTheBuiltInTables)
+{
+    /* es_ktab_load wants DIR/build/gen/syscalls.tsv: make DIR a view of
+     * the build's kernel_model/ (its gen/ beside a build/ link) */
+    char tmpl[] = "/tmp/ktab.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    std::string dir = tmpl;
+    ASSERT_EQ(symlink(ES_BUILD_DIR "/kernel_model", (dir + "/build").c_str()), 0);
+    char err[300] = "";
+    es_ktab *t = es_ktab_load(dir.c_str(), err, sizeof err);
+    ASSERT_NE(t, nullptr) << err;
+    for (int entry = 0; entry < ES_ENTRY_COUNT; entry++) {
+        SCOPED_TRACE(es_entry_name(entry));
+        size_t n = es_entry_syscalls(entry, nullptr, 0);
+        ASSERT_EQ(es_ktab_syscalls(t, entry, nullptr, 0), n);
+        std::vector<const char *> a(n), b(n);
+        es_entry_syscalls(entry, a.data(), n);
+        es_ktab_syscalls(t, entry, b.data(), n);
+        for (size_t i = 0; i < n; i++) {
+            ASSERT_STREQ(a[i], b[i]);
+            int nr = es_syscall_nr(entry, a[i]);
+            EXPECT_EQ(es_ktab_nr(t, entry, a[i]), nr) << a[i];
+            EXPECT_EQ(es_ktab_arity(t, entry, nr), es_syscall_arity(entry, nr)) << a[i];
+        }
+        EXPECT_EQ(es_ktab_nr(t, entry, "nosuchcall"), -1);
+    }
+    es_ktab_free(t);
+    unlink((dir + "/build").c_str());
+
+    /* no build, a malformed row: NULL and a message naming the file */
+    EXPECT_EQ(es_ktab_load(dir.c_str(), err, sizeof err), nullptr);
+    EXPECT_NE(std::string(err).find("syscalls.tsv: cannot open"), std::string::npos) << err;
+    ASSERT_EQ(mkdir((dir + "/build").c_str(), 0700), 0);
+    ASSERT_EQ(mkdir((dir + "/build/gen").c_str(), 0700), 0);
+    std::ofstream(dir + "/build/gen/syscalls.tsv") << "# header\n64\t0\tcommon\tread\t3\n64\tx\n";
+    EXPECT_EQ(es_ktab_load(dir.c_str(), err, sizeof err), nullptr);
+    EXPECT_NE(std::string(err).find("syscalls.tsv:3: malformed row"), std::string::npos) << err;
+    std::ofstream(dir + "/build/gen/syscalls.tsv") << "64\t0\tcommon\tread\t9\n";
+    EXPECT_EQ(es_ktab_load(dir.c_str(), err, sizeof err), nullptr) << "arity 9 accepted";
+    std::string rm = "rm -rf " + dir;
+    EXPECT_EQ(system(rm.c_str()), 0);
 }

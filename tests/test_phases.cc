@@ -518,7 +518,7 @@ TEST(Phases, ExposureTiming)
         int entry, vendor;
     } cases[] = {{ES_ENTRY_SYSCALL64, 1}, {ES_ENTRY_INT80, 1}, {ES_ENTRY_SYSENTER32, 0},
                  {ES_ENTRY_SYSCALL32, 1}, {ES_ENTRY_X32, 1}};
-    es_exposure_opts o = {true, nullptr, ES_MIT_DEFAULT};
+    es_exposure_opts o = {true, nullptr, ES_MIT_DEFAULT, nullptr, nullptr};
     for (const C &c : cases)
         for (unsigned patches : {ES_CONV_V416, ES_CONV_V417}) {
             SCOPED_TRACE(std::string(es_entry_name(c.entry)) + " " + std::to_string(patches));

@@ -9,7 +9,8 @@
 # last good build in place.  Also --kernel with no build and a malformed image.
 # With the optional arguments, check_images.py checks the student's 16 images
 # against the student's tables (add2's stubs in both conventions, every slot).
-# --timing names add2 (the kernel's own table).
+# --timing names add2 (the kernel's own table); exposure and explain
+# --kernel analyse it (names, numbers, arities and images of the tree).
 # The numbers used are the first free ones of the copied tables (no number is
 # assumed free).
 es=$1 cc=$2 src=$3 py=$4 check=$5 nm=$6 objdump=$7
@@ -63,6 +64,24 @@ check_runs "good tree"
 # --timing names the new call from the kernel's own table
 out=$("$es" run --timing --kernel "$k" "$tmp/add2" 2>&1)
 echo "$out" | grep -Eq "syscall64 +add2 +$nr64 " || fail "--timing does not name add2: $out"
+# exposure and explain read the tree: its rows (add2, 2 arguments), its images
+out=$("$es" exposure --kernel "$k" --syscall add2 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "exposure --kernel: exit $rc: $out"
+echo "$out" | grep -q "add2 via syscall64 (nr $nr64, 2 arguments), v4.16" || fail "exposure v4.16 header: $out"
+echo "$out" | grep -Eq "table_target +sys_add2 +.*r8=r8! r9=r9!" || fail "v4.16 sys_add2 not exposed: $out"
+echo "$out" | grep -Eq "body +__do_sys_add2 +rsi=rsi rdi=rdi$" || fail "v4.17 body: $out"
+echo "$out" | grep -q "v4.17: 0 exposed registers in 1 syscall" || fail "v4.17 summary: $out"
+if [ "$progs" != "$tmp/add2" ]; then
+    out=$("$es" exposure --kernel "$k" --syscall add2 --entry int80 --convention v4.17 2>&1)
+    echo "$out" | grep -Eq "body +__do_sys_add2 +.*rsi=ecx rdi=ebx" || fail "exposure int80: $out"
+fi
+out=$("$es" exposure --syscall add2 2>&1)
+[ $? -eq 2 ] || fail "exposure of add2 without --kernel: $out"
+out=$("$es" explain --kernel "$k" add2 2>&1)
+rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "<__x64_sys_add2>:" && echo "$out" | grep -q "<__do_sys_add2>:" ||
+    fail "explain --kernel: exit $rc: $out"
 if [ -n "$check" ] && [ -n "$nm" ] && [ -n "$objdump" ]; then
     "$py" "$check" "$k/build" "$k" "$nm" "$objdump" >"$tmp/out" 2>&1 ||
         fail "check_images.py on the student's kernel: $(cat "$tmp/out")"
@@ -102,6 +121,9 @@ mkdir "$tmp/empty"
 out=$("$es" run --kernel "$tmp/empty" "$tmp/add2" 2>&1)
 rc=$?
 [ $rc -eq 1 ] && echo "$out" | grep -q "no such image" || fail "--kernel without a build: exit $rc: $out"
+out=$("$es" exposure --kernel "$tmp/empty" --syscall add2 2>&1)
+rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q "syscalls.tsv: cannot open" || fail "exposure, no build: exit $rc: $out"
 head -c 3000 "$k/build/kernel-p15.elf" >"$tmp/short.elf" && mv "$tmp/short.elf" "$k/build/kernel-p15.elf"
 out=$("$es" run --kernel "$k" "$tmp/add2" 2>&1)
 rc=$?
