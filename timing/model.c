@@ -197,7 +197,7 @@ ALWAYS_INLINE uint64_t dispatch(es_timing *t, uint64_t fe, uint32_t uops)
 
 /* Execution of the instruction's uops on their ports once its operands
  * (and load data) are ready: sets f->result and f->complete. */
-ALWAYS_INLINE void execute(es_timing *t, const tm_sinfo *s, tm_flow *f)
+ALWAYS_INLINE void execute(es_timing *t, const tm_sinfo *s, tm_flow *f, bool tracing)
 {
     const tm_uarch *u = &t->u;
     if (s->kind == TK_MOVE || s->kind == TK_ZERO) {
@@ -205,7 +205,7 @@ ALWAYS_INLINE void execute(es_timing *t, const tm_sinfo *s, tm_flow *f)
         if (s->kind == TK_ZERO) /* the table's row may still name an execution port */
             for (int g = 0; g < s->cost.ngroups; g++)
                 for (int k = 0; k < s->cost.g[g].n; k++)
-                    f->result = max64(f->result, tm_port_alloc(t, s->cost.g[g].mask, f->dsp, 1) +
+                    f->result = max64(f->result, tm_port_alloc(t, s->cost.g[g].mask, f->dsp, 1, tracing) +
                                                      s->cost.lat);
         f->complete = f->result;
         return;
@@ -213,7 +213,7 @@ ALWAYS_INLINE void execute(es_timing *t, const tm_sinfo *s, tm_flow *f)
     uint64_t first = UINT64_MAX, last = f->data;
     for (int g = 0; g < s->cost.ngroups; g++)
         for (int k = 0; k < s->cost.g[g].n; k++) {
-            uint64_t c = tm_port_alloc(t, s->cost.g[g].mask, f->data, s->cost.g[g].occ);
+            uint64_t c = tm_port_alloc(t, s->cost.g[g].mask, f->data, s->cost.g[g].occ, tracing);
             if (c < first)
                 first = c;
             f->issued = max64(f->issued, c);
@@ -367,10 +367,10 @@ ALWAYS_INLINE void retire_insn(es_timing *t, es_machine *m, const es_insn *d, ui
     f.data = f.src;
     f.issued = f.dsp;
     if (s->load)
-        tm_load_issue(t, s, &f);
-    execute(t, s, &f);
+        tm_load_issue(t, s, &f, tracing);
+    execute(t, s, &f, tracing);
     if (s->store)
-        tm_store_issue(t, s, &f);
+        tm_store_issue(t, s, &f, tracing);
     writeback_retire(t, s, &f, uops);
 
     if (s->branch)

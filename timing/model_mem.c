@@ -199,26 +199,28 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
 /* The access of the instruction being retired issued at `iss` on a port of
  * `mask`: the DTLB's cycles, and when the L1D holds the line under another
  * linear alias, the pipe replays it (refetched). */
-static uint64_t translate(es_timing *t, uint32_t mask, uint64_t iss)
+static inline __attribute__((always_inline)) uint64_t translate(es_timing *t, uint32_t mask,
+                                                                uint64_t iss, bool tracing)
 {
     iss += tm_tlb_cycles(t, &t->dtlb1, &t->dtlb2, t->u.dtlb2.latency, t->pend_ea,
                          &t->st.dtlb_misses);
     uint32_t ua = utag_cost(t, t->pend_ea, t->pend_pa);
     if (ua)
-        iss = tm_port_alloc(t, mask, iss, (uint16_t)ua) + ua;
+        iss = tm_port_alloc(t, mask, iss, (uint16_t)ua, tracing) + ua;
     return iss;
 }
 
-void tm_load_issue(es_timing *t, const tm_sinfo *s, tm_flow *f)
+static inline __attribute__((always_inline)) void load_issue(es_timing *t, const tm_sinfo *s,
+                                                             tm_flow *f, bool tracing)
 {
     const tm_uarch *u = &t->u;
     uint64_t at = max64(f->dsp, ready_of(t, s->addr));
-    uint64_t iss = tm_port_alloc(t, u->ld_mask, at, 1);
-    iss = mem_alloc(t, max64(iss, tm_port_alloc(t, u->ag_mask, iss, 1))) + s->agu_extra;
+    uint64_t iss = tm_port_alloc(t, u->ld_mask, at, 1, tracing);
+    iss = mem_alloc(t, max64(iss, tm_port_alloc(t, u->ag_mask, iss, 1, tracing))) + s->agu_extra;
     f->issued = iss;
     uint64_t data;
     if (f->has_addr) {
-        iss = translate(t, u->ld_mask, iss);
+        iss = translate(t, u->ld_mask, iss, tracing);
         data = load_ready(t, s, iss, t->pend_pa, t->pend_expr);
     } else {
         data = iss + (s->fp ? u->l1d_fp_latency : u->l1d_latency);
@@ -226,8 +228,19 @@ void tm_load_issue(es_timing *t, const tm_sinfo *s, tm_flow *f)
     f->data = max64(data, f->src);
 }
 
+/* Two copies, each with `tracing` a constant (see tm_port_alloc). */
+void tm_load_issue(es_timing *t, const tm_sinfo *s, tm_flow *f, bool tracing)
+{
+    if (tracing)
+        load_issue(t, s, f, true);
+    else
+        load_issue(t, s, f, false);
+}
+
 /* The store pipe slot of a store whose address is ready at `at`. */
-static uint64_t store_slot(es_timing *t, const tm_sinfo *s, const tm_flow *f, uint64_t at)
+static inline __attribute__((always_inline)) uint64_t store_slot(es_timing *t, const tm_sinfo *s,
+                                                                 const tm_flow *f, uint64_t at,
+                                                                 bool tracing)
 {
     const tm_uarch *u = &t->u;
     uint64_t line = f->has_addr && u->store_pair_line ? t->pend_pa / u->store_pair_line + 1 : 0;
@@ -249,7 +262,7 @@ static uint64_t store_slot(es_timing *t, const tm_sinfo *s, const tm_flow *f, ui
         /* vector store data leaves through the FP unit's own store
          * pipe where the uarch has one (stv_mask = st_mask if not) */
         iss = tm_port_alloc(t, s->fp ? u->stv_mask : u->st_mask, at,
-                            (uint16_t)u->store_occupancy);
+                            (uint16_t)u->store_occupancy, tracing);
         if (pairs) {
             t->st_pair_line = line;
             t->st_pair_cycle = iss;
@@ -258,15 +271,16 @@ static uint64_t store_slot(es_timing *t, const tm_sinfo *s, const tm_flow *f, ui
     return iss;
 }
 
-void tm_store_issue(es_timing *t, const tm_sinfo *s, tm_flow *f)
+static inline __attribute__((always_inline)) void store_issue(es_timing *t, const tm_sinfo *s,
+                                                              tm_flow *f, bool tracing)
 {
     const tm_uarch *u = &t->u;
     uint64_t at = max64(f->dsp, ready_of(t, s->addr));
-    uint64_t iss = store_slot(t, s, f, at);
-    iss = mem_alloc(t, max64(iss, tm_port_alloc(t, u->ag_mask, iss, 1)));
+    uint64_t iss = store_slot(t, s, f, at, tracing);
+    iss = mem_alloc(t, max64(iss, tm_port_alloc(t, u->ag_mask, iss, 1, tracing)));
     f->issued = max64(f->issued, iss);
     if (f->has_addr)
-        iss = translate(t, s->fp ? u->stv_mask : u->st_mask, iss);
+        iss = translate(t, s->fp ? u->stv_mask : u->st_mask, iss, tracing);
     /* data of a plain store is its source register; of a
      * read-modify-write the computed value */
     uint64_t sdata =
@@ -284,6 +298,14 @@ void tm_store_issue(es_timing *t, const tm_sinfo *s, tm_flow *f)
                            ? t->wver[t->pend_expr & 0xff] : 0;
         st->retire = UINT64_MAX; /* set by tm_store_retired */
     }
+}
+
+void tm_store_issue(es_timing *t, const tm_sinfo *s, tm_flow *f, bool tracing)
+{
+    if (tracing)
+        store_issue(t, s, f, true);
+    else
+        store_issue(t, s, f, false);
 }
 
 void tm_store_retired(es_timing *t, uint64_t at)
