@@ -202,6 +202,12 @@ typedef struct es_hooks {
      * hypercall (number and arguments given; returns the result) */
     int (*host_syscall)(es_machine *m, int abi);
     int64_t (*host_call)(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]);
+    /* a front end's progress report (`entrysim run --progress`, cli/): es_run
+     * calls it between batches of instructions (at most RUN_BATCH = 65536
+     * apart, fewer when a system call yields), with progress_ctx; the
+     * library itself never prints.  NULL: none (one test per batch). */
+    void (*progress)(es_machine *m, void *ctx);
+    void *progress_ctx;
 } es_hooks;
 
 /* Why a run stopped. */
