@@ -55,6 +55,19 @@ env -u ENTRYSIM_KERNEL_SDK "$root/usr/bin/entrysim" kernel init "$tmp/ktree" >in
 cmp -s "$tmp/ktree/kernel.build" "$root/usr/share/entrysim/kernel/kernel.build" ||
   fail "kernel init did not copy the installed SDK"
 [ -f "$tmp/ktree/student.c" ] && [ -d "$tmp/ktree/include" ] || fail "kernel init: tree incomplete"
+# the installed SDK is a whole kernel tree: it builds with the host's gcc and
+# python3 (the package's Recommends) and runs a program (~15 s)
+if command -v gcc >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+  "$root/usr/bin/entrysim" kernel build "$tmp/ktree" >build.out 2>&1 ||
+    { tail -20 build.out; fail "installed entrysim kernel build"; }
+  prog=$build/bench/sysloop64
+  if [ -x "$prog" ]; then
+    "$root/usr/bin/entrysim" run --kernel "$tmp/ktree" "$prog" syscall64 getpid 10 >run.out 2>&1 ||
+      { cat run.out; fail "installed entrysim run --kernel (the tree it built)"; }
+  fi
+else
+  echo "note: no gcc or python3: the installed SDK's kernel build not tried"
+fi
 "$root/usr/bin/entrysim" --version | grep -qx "entrysim $(dpkg-deb -f "$deb" Version)" ||
   fail "--version differs from the package version"
 
