@@ -29,6 +29,8 @@ typedef struct run_cfg {
     sigset_t stop;       /* SIGINT, SIGTERM, SIGHUP */
     bool cell_files;     /* --shard: results as OUT/cells/KEY.tsv, not store.tsv */
     bool host_env;       /* --runner: it gets bench's environment as it is */
+    void (*progress)(void *ctx, const es_bench_progress *p); /* es_bench_cfg's */
+    void *progress_ctx;
 } run_cfg;
 
 /* What a run works on: the matrix, its cells, and the paths. */

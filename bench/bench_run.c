@@ -345,15 +345,18 @@ static void judge_cell(const run_cfg *rc, es_cell *c, int status, bool timed_out
 static void record_cell(const run_cfg *rc, const es_cell *c)
 {
     char path[PATH_MAX];
+    int bad = 0;
     if (rc->cell_files && c->state != CELL_PENDING) {
-        if (es_cell_file_write(rc->out, c))
-            fprintf(stderr, "entrysim: bench: cannot write %s/cells/%s: %s\n", rc->out, c->key,
-                    strerror(errno));
+        bad = es_cell_file_write(rc->out, c) ? errno : 0;
+        (void)es_bench_pathf(path, sizeof path, "%s/cells/%s", rc->out, c->key);
     } else if (c->state == CELL_DONE) {
         (void)es_bench_pathf(path, sizeof path, "%s/store.tsv", rc->out);
-        if (es_store_append(path, c))
-            fprintf(stderr, "entrysim: bench: cannot append to %s: %s\n", path, strerror(errno));
+        bad = es_store_append(path, c) ? errno : 0;
     }
+    if (bad && rc->progress) /* the line goes under the progress display */
+        rc->progress(rc->progress_ctx, NULL);
+    if (bad)
+        fprintf(stderr, "entrysim: bench: cannot write %s: %s\n", path, strerror(bad));
 }
 
 static void finish_cell(const run_cfg *rc, es_cell *c, int status, bool timed_out)
@@ -382,10 +385,22 @@ static int take_stop(const run_cfg *rc, const struct timespec *ts)
 typedef struct cells_run {
     const run_cfg *rc;
     es_cell *cells;
-    size_t n, todo, next, done;
+    size_t n, todo, next, done, failed;
     slot *slots;
     int running, stopped;
 } cells_run;
+
+/* The front end's progress display (es_bench_cfg.progress): where the run
+ * is, or (r NULL) take the display away before a line of bench's own. */
+static void progress(const run_cfg *rc, const cells_run *r)
+{
+    if (!rc->progress)
+        return;
+    es_bench_progress p = {0};
+    if (r)
+        p = (es_bench_progress){r->done, r->todo, r->failed, r->running};
+    rc->progress(rc->progress_ctx, r ? &p : NULL);
+}
 
 /* Starts pending cells in the free slots. */
 static void start_cells(cells_run *r)
@@ -404,6 +419,7 @@ static void start_cells(cells_run *r)
         if (spawn_cell(rc, c, &s->pid)) {
             c->state = CELL_FAILED;
             s->pid = 0;
+            progress(rc, NULL);
             fprintf(stderr, "entrysim: bench: %s: %s\n", c->key, c->note);
             record_cell(rc, c);
         } else {
@@ -419,6 +435,7 @@ static void report_cell(const cells_run *r, const es_cell *c)
 {
     if (!r->rc->verbose && c->state != CELL_FAILED)
         return;
+    progress(r->rc, NULL);
     fprintf(stderr, "[%zu/%zu] %s", r->done, r->todo, c->key);
     for (int a = 0; a < AX_COUNT; a++)
         fprintf(stderr, " %s", c->v[a]);
@@ -458,6 +475,7 @@ static bool reap_slot(cells_run *r, slot *s)
         finish_cell(r->rc, c, st, timed_out);
     }
     r->done++;
+    r->failed += c->state == CELL_FAILED;
     report_cell(r, c);
     s->pid = 0;
     r->running--;
@@ -468,6 +486,7 @@ static bool reap_slot(cells_run *r, slot *s)
  * interrupted, the unstarted ones as not run. */
 static void stop_cells(cells_run *r)
 {
+    progress(r->rc, NULL);
     fprintf(stderr, "entrysim: bench: %s: stopping %d running cell%s\n", strsignal(r->stopped),
             r->running, r->running == 1 ? "" : "s");
     for (int j = 0; j < r->rc->jobs; j++) {
@@ -492,13 +511,14 @@ static void stop_cells(cells_run *r)
  * finished is already in the store.  Returns that signal, or 0. */
 static int run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
 {
-    cells_run r = {rc, cells, n, todo, 0, 0, calloc((size_t)rc->jobs, sizeof(slot)), 0, 0};
+    cells_run r = {rc, cells, n, todo, 0, 0, 0, calloc((size_t)rc->jobs, sizeof(slot)), 0, 0};
     if (!r.slots) {
         fail_pending(cells, n, "out of memory");
         return 0;
     }
     while ((r.running || r.next < n) && !r.stopped) {
         start_cells(&r);
+        progress(rc, &r);
         bool reaped = false;
         for (int j = 0; j < rc->jobs && !r.stopped; j++)
             if (r.slots[j].pid > 0)
@@ -508,6 +528,7 @@ static int run_cells(const run_cfg *rc, es_cell *cells, size_t n, size_t todo)
             r.stopped = take_stop(rc, &ts);
         }
     }
+    progress(rc, NULL);
     /* one that came while nothing was running: taken here, not delivered
      * (and fatal) when the mask is restored */
     if (!r.stopped)
@@ -764,7 +785,8 @@ int es_bench_prepare(bench *b, const es_bench_cfg *cfg)
     long jobs = cfg->jobs > 0 ? cfg->jobs : sysconf(_SC_NPROCESSORS_ONLN);
     int status = bench_paths(b, cfg);
     b->rc = (run_cfg){b->odir, b->exe, b->wdir, jobs < 1 ? 1 : (int)jobs, cfg->timeout,
-                      cfg->verbose, {{0}}, {{0}}, cfg->nshards > 0, cfg->runner != NULL};
+                      cfg->verbose, {{0}}, {{0}}, cfg->nshards > 0, cfg->runner != NULL,
+                      cfg->progress, cfg->progress_ctx};
     sigprocmask(SIG_BLOCK, NULL, &b->rc.child_mask);
     sigemptyset(&b->rc.stop);
     sigaddset(&b->rc.stop, SIGINT);

@@ -8,6 +8,14 @@ extern "C" {
 #endif
 
 #include <stdbool.h>
+#include <stddef.h>
+
+/* Where a run of cells is (es_bench_cfg.progress). */
+typedef struct es_bench_progress {
+    size_t done, todo; /* cells finished (ok or failed) of those to run */
+    size_t failed;
+    int running;
+} es_bench_progress;
 
 /* What `entrysim bench` was asked to do (cli/cmd_bench.c parses it). */
 typedef struct es_bench_cfg {
@@ -32,6 +40,13 @@ typedef struct es_bench_cfg {
     int shards;        /* 0: one per runnable cell, at most 1000 */
     const char *sbatch_args[32];
     int nsbatch_args;
+    /* called while cells run (every few ms, and when one ends) so that the
+     * front end can show where the run is (cli/cmd_bench.c: on a
+     * terminal only); with NULL just before bench writes a line of its
+     * own to stderr and after the last cell, to take its display away.
+     * The library prints no progress itself.  NULL: none. */
+    void (*progress)(void *ctx, const es_bench_progress *p);
+    void *progress_ctx;
 } es_bench_cfg;
 
 /* Runs (or with list, lists) the matrix's cells; progress and errors on

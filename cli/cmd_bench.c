@@ -7,6 +7,7 @@
 #include "help.h"
 #include "matrix.h"
 #include "opts.h"
+#include "progress.h"
 
 enum { B_HELP, B_LIST, B_VERBOSE, B_MATRIX, B_OUT, B_RUNNER, B_WORKLOADS, B_JOBS, B_TIMEOUT,
        B_SHARD, B_STATUS, B_MERGE, B_SLURM, B_DRY_RUN, B_PARTITION, B_ACCOUNT, B_TIME, B_CPUS,
@@ -154,6 +155,38 @@ static int bench_option(const es_opts *p, int id, es_bench_cfg *c)
     return slurm_option(p, id, c);
 }
 
+/* The status line while cells run (a terminal only, progress.h): cells
+ * done of those to run, running, failed, elapsed time and an ETA from the
+ * rate so far. */
+typedef struct bench_progress {
+    es_progress p;
+    size_t last_done;
+} bench_progress;
+
+static void show_progress(void *ctx, const es_bench_progress *b)
+{
+    bench_progress *bp = ctx;
+    if (!b) {
+        es_progress_clear(&bp->p);
+        return;
+    }
+    if (b->done == bp->last_done && !es_progress_due(&bp->p))
+        return;
+    bp->last_done = b->done;
+    double secs = es_progress_elapsed(&bp->p);
+    char line[256], t[32], eta[32] = "?";
+    int k = snprintf(line, sizeof line, "entrysim: bench: %zu/%zu cells done, %d running",
+                     b->done, b->todo, b->running);
+    if (b->failed && k < (int)sizeof line)
+        k += snprintf(line + k, sizeof line - (size_t)k, ", %zu failed", b->failed);
+    if (b->done)
+        es_progress_hms(secs / (double)b->done * (double)(b->todo - b->done), eta, sizeof eta);
+    if (k < (int)sizeof line)
+        snprintf(line + k, sizeof line - (size_t)k, ", %s elapsed, ETA %s",
+                 es_progress_hms(secs, t, sizeof t), eta);
+    es_progress_show(&bp->p, line);
+}
+
 int es_bench_cmd(int argc, char **argv)
 {
     es_bench_cfg c = {.self = "/proc/self/exe", .timeout = 600};
@@ -176,5 +209,11 @@ int es_bench_cmd(int argc, char **argv)
         return es_opts_fail(&p, "--slurm goes without --shard and --list");
     if (c.slurm && !c.out)
         return es_opts_fail(&p, "--slurm needs --out DIR (a folder the cluster's nodes share)");
+    bench_progress bp = {.last_done = (size_t)-1};
+    es_progress_init(&bp.p, stderr);
+    if (bp.p.on) {
+        c.progress = show_progress;
+        c.progress_ctx = &bp;
+    }
     return es_bench_run(&c);
 }

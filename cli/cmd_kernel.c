@@ -30,6 +30,9 @@ static const es_opt kernel_opts[] = {
     {"-h", NULL, K_HELP, NULL},
 };
 
+/* its first argument (the parser below and the shell completion) */
+static const char *const kernel_words[] = {"init", "build", NULL};
+
 const es_cmd es_cmd_kernel = {
     .name = "kernel",
     .synopsis = "kernel init|build DIR   (a kernel tree of your own)",
@@ -53,6 +56,7 @@ const es_cmd es_cmd_kernel = {
     .footer = "Exit status: 0 done, 2 bad usage or a bad tree (the message names the file\n"
               "and line; DIR/build is left as it was), 1 a host failure.\n",
     .run = es_kernel_cmd,
+    .words = kernel_words,
 };
 
 static int sdk_try(const char *dir, char *out, size_t n)
@@ -182,9 +186,10 @@ int es_kernel_cmd(int argc, char **argv)
         es_cmd_help(stdout, &es_cmd_kernel);
         return ES_EX_OK;
     }
-    if (argc != 2 || (strcmp(argv[0], "init") && strcmp(argv[0], "build")))
+    int word = argc == 2 ? es_opt_pick(argv[0], kernel_words) : -1;
+    if (word < 0)
         return es_opts_fail(&p, "%s", "expected 'init DIR' or 'build DIR'");
-    if (!strcmp(argv[0], "init"))
+    if (word == 0)
         return kernel_init(argv[1]);
     es_kbuild_cfg c = {.dir = argv[1], .cc = getenv("ENTRYSIM_KERNEL_CC"), .log = stdout};
     if (c.cc && !*c.cc)

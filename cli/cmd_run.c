@@ -19,6 +19,7 @@
 #include "mitigations.h"
 #include "opts.h"
 #include "phases.h"
+#include "progress.h"
 #include "run_traces.h"
 #include "timing.h"
 #include "vm.h"
@@ -36,7 +37,7 @@ enum {
 
 typedef struct options {
     bool stats, rw, deterministic, null_observer, kernel_stats;
-    bool direct;
+    bool direct, progress;
     es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
     uint64_t max_insns;
     double timeout;
@@ -125,6 +126,40 @@ static bool cap_exhausted(es_machine *m)
     return m->has_kernel && m->signal == 11 && (m->frames_used + 1) * 4096ull > m->mem_cap;
 }
 
+/* --progress: the status line, drawn from es_run's batches (es_hooks). */
+static void run_progress(es_machine *m, void *ctx)
+{
+    es_progress *p = ctx;
+    if (!es_progress_due(p))
+        return;
+    double secs = es_progress_elapsed(p);
+    char line[160], t[32];
+    snprintf(line, sizeof line, "entrysim: %llu instructions, %.1f MIPS, %s",
+             (unsigned long long)m->icount, secs > 0 ? (double)m->icount / secs / 1e6 : 0.0,
+             es_progress_hms(secs, t, sizeof t));
+    es_progress_show(p, line);
+}
+
+/* Runs the machine (unless --gdb ran it to its end already); the seconds
+ * it took.  With --progress on a terminal, the status line is up while it
+ * runs and gone before anything else is printed. */
+static double run_timed(es_machine *m, const options *o)
+{
+    es_progress p;
+    es_progress_init(&p, stderr);
+    if (o->progress && p.on) {
+        m->hooks.progress = run_progress;
+        m->hooks.progress_ctx = &p;
+    }
+    double t0 = now();
+    if (m->stop == ES_STOP_NONE)
+        es_run(m);
+    double secs = now() - t0;
+    m->hooks.progress = NULL;
+    es_progress_clear(&p);
+    return secs;
+}
+
 static int finish(es_machine *m, const options *o)
 {
     if (o->null_observer) {
@@ -136,11 +171,7 @@ static int finish(es_machine *m, const options *o)
         es_observer ob = {.ctx = &kc, .before = count_kernel};
         es_observe(m, &ob);
     }
-    double t0 = now();
-    /* --gdb may have run the guest to its end already */
-    if (m->stop == ES_STOP_NONE)
-        es_run(m);
-    double secs = now() - t0;
+    double secs = run_timed(m, o);
     fflush(stdout);
     int status;
     switch (m->stop) {
@@ -188,7 +219,7 @@ static int finish(es_machine *m, const options *o)
 enum {
     O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
     O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_PTRACE, O_PTFROM, O_PTSYS, O_PTINSNS, O_TRJSON,
-    O_HELP,
+    O_PROGRESS, O_HELP,
 };
 
 static const es_opt run_opts[] = {
@@ -222,6 +253,9 @@ static const es_opt run_opts[] = {
     {"--kernel-stats", NULL, O_KSTATS,
      "with --stats, also count instructions run at CPL 0 (the guest kernel's share; attaches "
      "an observer, so slower)"},
+    {"--progress", NULL, O_PROGRESS,
+     "while the program runs, show instructions executed and the rate on stderr, when "
+     "stderr is a terminal (nothing in a pipe or file)"},
     {"--null-observer", NULL, O_NULLOBS,
      "attach an observer that does nothing (measures what the observer path costs; "
      "bench/mips.sh uses it)"},
@@ -299,6 +333,9 @@ static int run_option(es_opts *p, int id, options *o)
         return 0;
     case O_STATS:
         o->stats = true;
+        return 0;
+    case O_PROGRESS:
+        o->progress = true;
         return 0;
     case O_NULLOBS:
         o->null_observer = true;

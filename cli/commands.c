@@ -15,6 +15,7 @@
 #include "cmd_measure_native.h"
 #include "cmd_run.h"
 #include "cmd_throughput.h"
+#include "gen_docs.h"
 #include "help.h"
 
 static const es_cmd *const commands[] = {
@@ -30,7 +31,7 @@ const es_cmd *const *es_commands(size_t *n)
     return commands;
 }
 
-static const char overview[] =
+const char es_overview[] =
     "Runs a static Linux ELF program (x86-64, i386 or x32; ET_EXEC or static-pie)\n"
     "on the simulated CPU, under a modeled Linux kernel whose entry code, syscall\n"
     "dispatch and syscall stubs run as guest code at CPL 0 (system calls enter it\n"
@@ -39,9 +40,7 @@ static const char overview[] =
     "`entrysim demo`, runs a small built-in program under v4.16 and v4.17 and shows\n"
     "which user values reach the kernel's C code under each; `exposure` measures\n"
     "that for any syscall and entry path, `explain` disassembles a syscall's stubs\n"
-    "(docs/EXPOSURE.md).  `entrysim COMMAND --help` lists a command's options.\n"
-    "\n"
-    "Options of run:\n";
+    "(docs/EXPOSURE.md).  `entrysim COMMAND --help` lists a command's options.\n";
 
 static void print_help(FILE *f)
 {
@@ -52,7 +51,8 @@ static void print_help(FILE *f)
         es_help_print(f, line);
     }
     fputs("       entrysim --help | --version\n\n", f);
-    fputs(overview, f);
+    fputs(es_overview, f);
+    fputs("\nOptions of run:\n", f);
     es_help_options(f, es_cmd_run.opts, es_cmd_run.nopts);
     es_help_print(f, es_cmd_run.footer);
 }
@@ -74,6 +74,9 @@ int es_main(int argc, char **argv)
     if (argc < 2)
         return es_demo_cmd(0, argv + 1);
     const char *cmd = argv[1];
+    /* hidden: what the build turns into entrysim.1 and the completion */
+    if (!strcmp(cmd, "help") && argc > 2)
+        return es_gen_docs_cmd(argc - 2, argv + 2);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         print_help(stdout);
         return ES_EX_OK;

@@ -15,6 +15,10 @@ extern "C" {
  * their count. */
 const es_cmd *const *es_commands(size_t *n);
 
+/* What `entrysim --help` says of the program before run's options (the
+ * man page's DESCRIPTION too). */
+extern const char es_overview[];
+
 /* `entrysim ARGS...` (argv[0] is the program's name): dispatches to the
  * subcommand named by argv[1], or runs the demo when there is none.
  * Returns the exit status. */

@@ -53,8 +53,7 @@ static const char *field(const char *name, size_t len, char *buf, size_t n)
 #undef IS
 }
 
-/* text with its {fields} replaced, into out (cut at n - 1 bytes). */
-static size_t expand(const char *text, char *out, size_t n)
+size_t es_help_expand(const char *text, char *out, size_t n)
 {
     char val[512];
     size_t k = 0;
@@ -95,7 +94,7 @@ static void put_line(FILE *f, const char *s, size_t len)
 void es_help_print(FILE *f, const char *text)
 {
     char buf[8192];
-    size_t len = expand(text, buf, sizeof buf);
+    size_t len = es_help_expand(text, buf, sizeof buf);
     const char *s = buf;
     for (const char *nl; (nl = memchr(s, '\n', len - (size_t)(s - buf))); s = nl + 1)
         put_line(f, s, (size_t)(nl - s));
@@ -125,9 +124,7 @@ static void put_wrapped(FILE *f, const char *s, int col, int indent)
     fputc('\n', f);
 }
 
-/* Whether row k's name is taken by an earlier row (the parser returns the
- * first row of a name). */
-static bool shadowed(const es_opt *t, size_t k)
+bool es_help_shadowed(const es_opt *t, size_t k)
 {
     for (size_t j = 0; j < k; j++)
         if (!strcmp(t[j].name, t[k].name))
@@ -139,21 +136,21 @@ void es_help_options(FILE *f, const es_opt *t, size_t n)
 {
     char head[256], text[4096];
     for (size_t k = 0; k < n; k++) {
-        if (!t[k].help || shadowed(t, k))
+        if (!t[k].help || es_help_shadowed(t, k))
             continue;
         int h = snprintf(head, sizeof head, "  %s", t[k].name);
         for (size_t j = k + 1; j < n && !t[j].help && h < (int)sizeof head; j++)
             h += snprintf(head + h, sizeof head - (size_t)h, ", %s", t[j].name);
         if (t[k].arg && h + 1 < (int)sizeof head) {
             head[h++] = ' ';
-            h += (int)expand(t[k].arg, head + h, sizeof head - (size_t)h);
+            h += (int)es_help_expand(t[k].arg, head + h, sizeof head - (size_t)h);
         }
         fputs(head, f);
         if (h + 1 < OPT_COL)
             fprintf(f, "%*s", OPT_COL - h, "");
         else
             fprintf(f, "\n%*s", OPT_COL, "");
-        expand(t[k].help, text, sizeof text);
+        es_help_expand(t[k].help, text, sizeof text);
         put_wrapped(f, text, OPT_COL, OPT_COL);
     }
 }

@@ -23,6 +23,16 @@ extern "C" {
  * " [" that fits, and goes on indented by 16 columns (synopsis lines). */
 void es_help_print(FILE *f, const char *text);
 
+/* text with its {fields} (above) replaced, into out (cut at n - 1 bytes);
+ * returns the length written.  The man page and the shell completion
+ * (gen_docs.c) read the tables through it too. */
+size_t es_help_expand(const char *text, char *out, size_t n);
+
+/* Whether row k of table t is shadowed by an earlier row of the same name
+ * (es_opts_next returns the first row of a name): no help, man page or
+ * completion shows it. */
+bool es_help_shadowed(const es_opt *t, size_t k);
+
 /* The options block of a --help: one entry per name the parser accepts
  * (a row shadowed by an earlier row of the same name is never returned by
  * es_opts_next, so it is not shown), "  --name ARG" then its help text

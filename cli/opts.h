@@ -49,6 +49,10 @@ typedef struct es_cmd {
     size_t nopts;
     const char *footer;   /* --help text after the options, or NULL */
     int (*run)(int argc, char **argv);
+    /* the words the command takes as its first argument ("init", "build"
+     * of kernel), NULL-terminated, or NULL: the parser and the shell
+     * completion read them */
+    const char *const *words;
 } es_cmd;
 
 /* What es_opts_next returns besides an option's id (ids are >= 0). */

@@ -339,6 +339,8 @@ static int run_batches(es_machine *m)
             return m->stop;
         if (es_deadline_passed(m))
             return m->stop;
+        if (m->hooks.progress)
+            m->hooks.progress(m, m->hooks.progress_ctx);
     }
 }
 

@@ -207,6 +207,12 @@ typedef struct es_hooks {
      * string; task_info fills pid, tgid and comm (16 bytes, NUL-padded). */
     void (*kernel_log)(es_machine *m, const char *text, size_t n);
     int (*task_info)(es_machine *m, int *pid, int *tgid, char comm[16]);
+    /* a front end's progress report (`entrysim run --progress`, cli/): es_run
+     * calls it between batches of instructions (at most RUN_BATCH = 65536
+     * apart, fewer when a system call yields), with progress_ctx; the
+     * library itself never prints.  NULL: none (one test per batch). */
+    void (*progress)(es_machine *m, void *ctx);
+    void *progress_ctx;
 } es_hooks;
 
 /* Why a run stopped. */
