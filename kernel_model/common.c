@@ -90,6 +90,10 @@ __visible void do_syscall_64(struct pt_regs *regs)
         regs->ax = call_row64(nr, regs);
     }
 #endif
+    /* syscall_return_slowpath -> exit_to_usermode_loop: a caught signal
+     * gets its frame now (signal.c) */
+    if (unlikely(es_percpu.sigpending))
+        es_exit_to_usermode(regs);
 }
 
 static inline __attribute__((always_inline)) void do_syscall_32_irqs_on(struct pt_regs *regs)

@@ -175,6 +175,27 @@ def read_student(path):
     return found
 
 
+# The kernel's own syscall bodies (beside this script, in the source tree
+# and in a student's copy alike): their rows get no forwarding definition.
+KERNEL_BODIES = ("signal.c",)
+
+
+def read_bodies(student_path):
+    """read_student over the kernel's body files and student.c; a name
+    both define is an error at the student's line."""
+    found = {}
+    for f in KERNEL_BODIES:
+        path = os.path.join(HERE, f)
+        if os.path.exists(path):
+            found.update({k: v + (f,) for k, v in read_student(path).items()})
+    for k, v in read_student(student_path).items():
+        if k in found:
+            error("%s:%d" % (student_path, v[0]), "%s has a body in the kernel already (%s); "
+                  "edit it there" % (k[1], found[k][2]))
+        found[k] = v
+    return found
+
+
 def read_host_rows(path):
     """{(table, nr): name} the host can perform, or None (no check)."""
     if not path:
@@ -236,7 +257,7 @@ class Rows:
 def main():
     src, out, student_path, host_path = parse_args(sys.argv[1:])
     g = load_parser(src)
-    student = read_student(student_path)
+    student = read_bodies(student_path)
     rows = Rows(g, src, read_host_rows(host_path))
     t64 = g.read_table(os.path.join(src, "syscall_64.tbl"), ("common", "64", "x32"))
     t32 = g.read_table(os.path.join(src, "syscall_32.tbl"), ("i386",))

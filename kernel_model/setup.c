@@ -140,4 +140,6 @@ void es_setup(void)
      * 0 and leaves the per-cpu area in KERNEL_GS_BASE for the entries. */
     wrmsr(MSR_GS_BASE, (u64)&es_percpu);
     wrmsr(MSR_KERNEL_GS_BASE, 0);
+
+    es_signal_init();
 }

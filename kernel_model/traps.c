@@ -1,5 +1,6 @@
 /* traps.c - the C handler of exceptions 0-31.  A fault in user mode is
- * what Linux turns into a signal: reported to the simulator with
+ * what Linux turns into a signal: delivered to the program's handler when
+ * it has one (signal.c), else reported to the simulator with
  * ES_HC_SIGNAL, which ends the run as --direct mode would; instruction
  * fetches from the vsyscall page are emulated instead (arch/x86/mm/fault.c).
  * A fault in kernel mode resumes at its exception-table fixup (user-memory
@@ -28,6 +29,9 @@ __visible void es_do_exception(struct pt_regs *regs, unsigned long vec, unsigned
     if (regs->cs & 3) {
         if (vec == X86_TRAP_PF && (code & (X86_PF_USER | X86_PF_INSTR)) == (X86_PF_USER | X86_PF_INSTR) &&
             (addr & ~0xfffUL) == VSYSCALL_ADDR && emulate_vsyscall(regs, addr))
+            return;
+        /* a handler takes it (signal.c builds its frame), or it kills */
+        if (es_force_sig_fault(regs, vec, code, addr))
             return;
         es_signal(vec, code, addr, regs->ip);
     }

@@ -66,7 +66,7 @@ const char *es_vector_name(int v)
 }
 
 /* Linux's signal for an unhandled user exception (arch/x86/kernel/traps.c). */
-static int vector_signal(int v)
+int es_vector_signal(int v)
 {
     switch (v) {
     case ES_VEC_DE: case ES_VEC_MF: case ES_VEC_XM: return 8; /* SIGFPE */
@@ -92,7 +92,7 @@ void es_fault_report(es_machine *m, int v, uint32_t e, uint64_t addr, uint64_t r
     m->fault.addr = addr;
     m->fault.rip = rip;
     m->fault.bus = bus;
-    m->signal = bus ? 7 /* SIGBUS */ : vector_signal(v);
+    m->signal = bus ? 7 /* SIGBUS */ : es_vector_signal(v);
     if (v == ES_VEC_PF) {
         snprintf(m->message, sizeof m->message, "guest fault #PF at rip=0x%llx: %s 0x%llx (%s)",
                  (unsigned long long)rip,

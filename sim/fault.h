@@ -37,6 +37,9 @@ int es_vector_has_error(int vector);
 
 /* Name of an exception vector ("#PF"). */
 const char *es_vector_name(int vector);
+/* Linux's signal for a user exception of that vector (arch/x86/kernel/
+ * traps.c): SIGFPE, SIGILL, SIGTRAP, SIGBUS or SIGSEGV. */
+int es_vector_signal(int vector);
 
 /* Ends the run as Linux ends a process killed by an unhandled exception:
  * m->signal (SIGSEGV, SIGILL, ...), a one-line m->message, m->stop =

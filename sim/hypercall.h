@@ -36,12 +36,52 @@
  * progress.  RAX = 0, or -ENOSYS without host services. */
 #define ES_HC_TASK 5
 
+/* Signals (the kernel's exit-to-user work, traps and rt_sigreturn; the
+ * host keeps the actions, the blocked and the pending sets):
+ * RDI = ES_SIG_*, arguments in RSI, RDX, RCX, R8; result in RAX.
+ *   ES_SIG_ENABLE  RSI = the process's ES_BOOT_ABI_*: the kernel builds
+ *                  signal frames for it, so handlers run (without it, or in
+ *                  --direct mode, a caught signal is dropped).  RAX = 0.
+ *   ES_SIG_NEXT    RSI = kernel address of a struct es_ksignal: the next
+ *                  pending, unblocked signal with a handler (RAX = its
+ *                  number; 0 = none).  Default actions of the others are
+ *                  taken on the way (a fatal one stops the run).  The host
+ *                  then blocks sa_mask and the signal (unless SA_NODEFER) and
+ *                  resets the action for SA_RESETHAND; es_ksignal.oldmask
+ *                  is the blocked set from before (uc_sigmask).
+ *   ES_SIG_FORCE   RSI = vector, RDX = error code, RCX = fault address,
+ *                  R8 = user rip: a user exception as its signal (Linux's
+ *                  force_sig_info).  RAX = 1 when a handler will take it
+ *                  (pending: deliver with ES_SIG_NEXT), 0 when it kills the
+ *                  process (report it with ES_HC_SIGNAL).
+ *   ES_SIG_RETURN  RSI = the blocked set saved in the frame, RDX = user
+ *                  address of the frame's stack_t (0 = none): rt_sigreturn
+ *                  restores both; signals it unblocks are handled then.
+ *   ES_SIG_KILL    RSI = signal: the kernel could not deliver (bad frame,
+ *                  no SA_RESTORER): the process dies of it (force_sigsegv). */
+#define ES_HC_SIGOP 6
+#define ES_SIG_ENABLE 0
+#define ES_SIG_NEXT 1
+#define ES_SIG_FORCE 2
+#define ES_SIG_RETURN 3
+#define ES_SIG_KILL 4
+
 /* Freestanding layout shared by both sides (int = 32 bits on x86-64). */
 #ifndef __ASSEMBLER__
 struct es_task_info {
     int pid;       /* task id (Linux: task_struct.pid) */
     int tgid;      /* thread group = process id (getpid) */
     char comm[16]; /* TASK_COMM_LEN: executable name or PR_SET_NAME */
+};
+
+/* ES_SIG_NEXT's answer: the signal, its sigaction, the mask to restore and
+ * the sigaltstack, and the siginfo as the 64-bit ABI lays it out. */
+struct es_ksignal {
+    unsigned long long handler, flags, restorer, mask; /* struct sigaction */
+    unsigned long long oldmask;       /* blocked set before delivery */
+    unsigned long long ss_sp, ss_size; /* sigaltstack (ss_flags & 2: disabled) */
+    unsigned int ss_flags, sig;
+    unsigned char info[128];          /* siginfo_t */
 };
 #endif
 

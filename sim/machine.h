@@ -207,6 +207,9 @@ typedef struct es_hooks {
      * string; task_info fills pid, tgid and comm (16 bytes, NUL-padded). */
     void (*kernel_log)(es_machine *m, const char *text, size_t n);
     int (*task_info)(es_machine *m, int *pid, int *tgid, char comm[16]);
+    /* ES_HC_SIGOP (hypercall.h): a[0] = ES_SIG_*, a[1..4] its arguments;
+     * returns RAX.  May stop the run (a fatal signal). */
+    int64_t (*signal_op)(es_machine *m, const uint64_t a[5]);
     /* a front end's progress report (`entrysim run --progress`, cli/): es_run
      * calls it between batches of instructions (at most RUN_BATCH = 65536
      * apart, fewer when a system call yields), with progress_ctx; the

@@ -544,6 +544,12 @@ int es_op_vmcall(es_machine *m, const es_insn *d)
         return hc_puts(m);
     case ES_HC_TASK:
         return hc_task(m);
+    case ES_HC_SIGOP: {
+        const uint64_t a[5] = {m->gpr[ES_RDI], m->gpr[ES_RSI], m->gpr[ES_RDX], m->gpr[ES_RCX],
+                               m->gpr[ES_R8]};
+        m->gpr[ES_RAX] = m->hooks.signal_op ? (uint64_t)m->hooks.signal_op(m, a) : (uint64_t)-38;
+        return m->stop != ES_STOP_NONE ? ES_STOP : ES_OK;
+    }
     default:
         m->gpr[ES_RAX] = (uint64_t)-38; /* -ENOSYS */
         return ES_OK;

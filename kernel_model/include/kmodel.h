@@ -168,6 +168,8 @@ struct es_percpu {
     unsigned long cur_abi; /* ES_BOOT_ABI_* of the syscall in progress */
     unsigned long cur_nr;  /* its number (x32: without bit 30) */
     unsigned long user_pcid_flush; /* bit 0: user mappings changed (calling.h) */
+    unsigned long sigpending;      /* != 0: a caught signal waits (the host sets it;
+                                      Linux's TIF_SIGPENDING, signal.c) */
 };
 _Static_assert(offsetof(struct es_percpu, rsp_scratch) == PCPU_RSP_SCRATCH, "percpu");
 _Static_assert(offsetof(struct es_percpu, top_of_stack) == PCPU_TOP_OF_STACK, "percpu");
@@ -201,6 +203,14 @@ int es_get_user_u32(u32 *dst, unsigned long uaddr);
 int es_get_user_u64(u64 *dst, unsigned long uaddr);
 /* Fixup lookup for a kernel-mode fault at ip: the continuation or 0. */
 unsigned long es_search_exception_table(unsigned long ip);
+
+/* signal.c: delivery on the way back to user mode (Linux's
+ * exit_to_usermode_loop: one frame per pending caught signal), and its
+ * set-up at boot; traps.c: a user fault a handler may take (1), or 0. */
+void es_exit_to_usermode(struct pt_regs *regs);
+void es_signal_init(void);
+int es_force_sig_fault(struct pt_regs *regs, unsigned long vec, unsigned long err,
+                       unsigned long addr);
 
 /* Updates a TLS descriptor of the GDT after set_thread_area (arch/x86/kernel/tls.c). */
 void es_tls_update(unsigned long u_info);

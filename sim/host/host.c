@@ -89,6 +89,7 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     m->hooks.host_call = es_host_call;       /* sim/priv.c, the hypercall */
     m->hooks.kernel_log = host_kernel_log;   /* sim/priv.c, ES_HC_PUTS */
     m->hooks.task_info = host_task_info;     /* sim/priv.c, ES_HC_TASK */
+    m->hooks.signal_op = es_hs_sigop;        /* sim/priv.c, ES_HC_SIGOP */
     h->cfg = *cfg;
     h->rootfd = -1;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)
@@ -135,6 +136,7 @@ void es_host_free(es_machine *m)
     m->host = NULL;
     m->hooks.kernel_log = NULL;
     m->hooks.task_info = NULL;
+    m->hooks.signal_op = NULL;
 }
 
 uint64_t es_host_syscall_count(const es_machine *m)

@@ -44,6 +44,14 @@ typedef struct es_ksigaction {
     uint64_t handler, flags, restorer, mask;
 } es_ksigaction;
 
+/* What a pending signal carries (siginfo_t): si_code, and for a fault its
+ * address; otherwise the sender is this process. */
+typedef struct es_hsiginfo {
+    int code;
+    bool fault;
+    uint64_t addr;
+} es_hsiginfo;
+
 typedef struct es_rlim {
     uint64_t cur, max;
 } es_rlim;
@@ -64,6 +72,10 @@ struct es_host {
 
     es_ksigaction sigact[65];    /* [1..64] as the guest set them */
     uint64_t sigmask;
+    uint64_t sigpending;         /* bit sig-1: generated, not yet delivered */
+    es_hsiginfo siginfo[65];
+    bool sig_frames;             /* the guest kernel delivers to handlers (ES_SIG_ENABLE) */
+    uint64_t sig_flag_kva;       /* ...and wants its TIF_SIGPENDING word there */
     uint64_t ss_sp, ss_size;     /* sigaltstack */
     uint32_t ss_flags;
     es_rlim rlim[16];
@@ -143,6 +155,12 @@ void es_hs_kill_self(es_machine *m, int sig);
 /* The guest sends itself sig (kill(getpid(), sig)): the default action
  * when it kills, else nothing (handlers are not run).  0 or -EINVAL. */
 int64_t es_hs_signal_self(es_machine *m, int sig);
+/* signal.c: the same with si_code (SI_TKILL for tkill/tgkill); the default
+ * actions of pending unblocked signals (after a mask change); and the
+ * ES_HC_SIGOP services (the es_hooks.signal_op hook). */
+int64_t es_hs_signal_self_code(es_machine *m, int sig, int code);
+void es_hs_signal_dispatch(es_machine *m);
+int64_t es_hs_sigop(es_machine *m, const uint64_t a[5]);
 /* write()/pwrite() on a host fd with the host's SIGPIPE held back: a
  * broken pipe signals the guest (es_hs_signal_self), never the simulator.
  * Returns the host result with errno set as write does. */

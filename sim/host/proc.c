@@ -2,9 +2,9 @@
  * calls a single process answers alone (wait, sockets).  Time and limits
  * are in sysinfo.c, TLS and futexes in tls.c.
  *
- * One single-threaded process.  Signals are recorded, not delivered: a
- * signal the guest sends itself takes its default action when that action
- * ends the process (abort() -> SIGABRT), and is otherwise dropped.
+ * One single-threaded process.  Signals: the actions, the blocked set and
+ * the pending set live here; generation, default actions and what the
+ * guest kernel asks to deliver are in signal.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,33 +15,6 @@
 #define G_SIGSTOP 19
 
 /* ---- signals ---- */
-
-static bool default_ignored(int sig)
-{
-    /* SIGCHLD SIGCONT SIGURG SIGWINCH are ignored by default; the stop
-     * signals would stop us until a SIGCONT nobody can send: drop them */
-    return sig == 17 || sig == 18 || sig == 23 || sig == 28 || (sig >= 19 && sig <= 22);
-}
-
-int64_t es_hs_signal_self(es_machine *m, int sig)
-{
-    struct es_host *h = m->host;
-    if (sig < 0 || sig > 64)
-        return -EINVAL;
-    if (sig == 0)
-        return 0;
-    if (sig != G_SIGKILL) {
-        if (h->sigmask & (1ull << (sig - 1)))
-            return 0; /* blocked: stays pending, never delivered */
-        uint64_t hd = h->sigact[sig].handler;
-        if (hd == 1 /* SIG_IGN */ || (hd == 0 && default_ignored(sig)))
-            return 0;
-        if (hd > 1)
-            return 0; /* handlers are not run in --direct mode */
-    }
-    es_hs_kill_self(m, sig);
-    return 0;
-}
 
 static int64_t do_rt_sigaction(es_machine *m, const es_scall *c, int64_t sig, uint64_t uact,
                                uint64_t uold, uint64_t setsize)
@@ -65,6 +38,7 @@ static int64_t do_rt_sigaction(es_machine *m, const es_scall *c, int64_t sig, ui
     if (uact) {
         nsa.mask &= ~((1ull << (G_SIGKILL - 1)) | (1ull << (G_SIGSTOP - 1)));
         h->sigact[sig] = nsa;
+        es_hs_signal_dispatch(m); /* a pending signal now ignored is discarded */
     }
     return 0;
 }
@@ -133,6 +107,7 @@ static int64_t do_sigprocmask(es_machine *m, const es_scall *c, int how, uint64_
         else
             h->sigmask = keep | set;
         h->sigmask &= ~((1ull << (G_SIGKILL - 1)) | (1ull << (G_SIGSTOP - 1)));
+        es_hs_signal_dispatch(m); /* what it unblocked takes effect now */
     }
     return 0;
 }
@@ -302,8 +277,9 @@ ES_SYS(rt_sigpending)
 {
     if (a[1] != 8)
         return -EINVAL;
-    uint8_t z[8] = {0};
-    return es_hs_put(m, c, a[0], z, 8);
+    uint8_t b[8]; /* pending and blocked (kernel/signal.c do_sigpending) */
+    es_st64(b, m->host->sigpending & m->host->sigmask);
+    return es_hs_put(m, c, a[0], b, 8);
 }
 
 ES_SYS(kill)
@@ -329,7 +305,9 @@ ES_SYS(signal) /* i386: sys_signal installs SA_ONESHOT | SA_NOMASK */
 ES_SYS(tkill)
 {
     int pid = m->host->pid;
-    return (int)a[0] == pid ? es_hs_signal_self(m, (int)a[1]) : (int)a[0] <= 0 ? -EINVAL : -ESRCH;
+    return (int)a[0] == pid   ? es_hs_signal_self_code(m, (int)a[1], -6 /* SI_TKILL */)
+           : (int)a[0] <= 0 ? -EINVAL
+                            : -ESRCH;
 }
 
 ES_SYS(tgkill)
@@ -338,7 +316,7 @@ ES_SYS(tgkill)
         return -EINVAL;
     if ((int)a[0] != m->host->pid || (int)a[1] != m->host->pid)
         return -ESRCH;
-    return es_hs_signal_self(m, (int)a[2]);
+    return es_hs_signal_self_code(m, (int)a[2], -6 /* SI_TKILL */);
 }
 
 ES_SYS(alarm) { return 0; }

@@ -1,0 +1,280 @@
+/* signal.c - signal delivery to user handlers and rt_sigreturn, for 64-bit
+ * processes (after Linux 4.17 arch/x86/kernel/signal.c and
+ * arch/x86/entry/common.c; our own code).  The host services keep the
+ * actions and the pending and blocked sets (ES_HC_SIGOP); this kernel builds
+ * the frame on the user stack and restores from it:
+ *
+ *   on the way back to user mode (es_exit_to_usermode, from do_syscall_64
+ *   and from a user exception): while a caught signal is pending
+ *   (es_percpu.sigpending, Linux's TIF_SIGPENDING), ES_SIG_NEXT names it and
+ *   setup_rt_frame writes struct rt_sigframe below the red zone (or on the
+ *   sigaltstack): return address sa_restorer, ucontext with the interrupted
+ *   registers in uc_mcontext and the blocked set, siginfo, and the FPU state
+ *   (FXSAVE format, 64-byte aligned) below it; then regs->ip = handler, sp =
+ *   the frame, di/si/dx = signal, &info, &uc.  The return to the handler
+ *   goes by IRET, not SYSRET: SYSRET would take RIP from RCX and RFLAGS from
+ *   R11, which still hold the interrupted context's values; the entry code's
+ *   check (RCX == RIP, R11 == RFLAGS, entry_64.S) sees that and chooses
+ *   IRET, as Linux's does.
+ *
+ *   rt_sigreturn (SYSCALL_DEFINE0, so __x64_sys_rt_sigreturn in 4.17 and
+ *   sys_rt_sigreturn in 4.16; both read current_pt_regs(), as Linux's did in
+ *   both versions - 4.16 reached it through a /ptregs stub): reads the frame
+ *   at regs->sp - 8, restores every register of pt_regs with Linux's checks
+ *   (only the FIX_EFLAGS bits of RFLAGS, CS and SS forced to RPL 3, a
+ *   non-user selector or a non-canonical RIP is a bad frame), the FPU state,
+ *   the blocked set and the sigaltstack, and returns the restored RAX.
+ *   A bad frame kills the process with SIGSEGV (force_sigsegv).
+ *
+ * i386 and x32 processes have other frame layouts (sigframe_ia32.h); they
+ * are not built here yet, so ES_SIG_ENABLE is sent for 64-bit processes
+ * only and their caught signals are dropped, as before signals were
+ * modelled. */
+#include "kmodel.h"
+#include "syscalls.h"
+
+#define SIGSEGV 11
+#define SA_ONSTACK 0x08000000ul
+#define SA_RESTORER 0x04000000ul
+#define SS_ONSTACK 1
+#define SS_DISABLE 2
+#define UC_SIGCONTEXT_SS 0x2
+#define UC_STRICT_RESTORE_SS 0x4
+/* RFLAGS bits a frame may change (arch/x86/kernel/signal.c FIX_EFLAGS) */
+#define FIX_EFLAGS 0x50dd5ul /* AC OF DF TF SF ZF AF PF CF RF */
+
+/* uapi asm/sigcontext.h, struct sigcontext (64-bit): 256 bytes */
+struct sigcontext_64 {
+    u64 r8, r9, r10, r11, r12, r13, r14, r15;
+    u64 di, si, bp, bx, dx, ax, cx, sp, ip, flags;
+    u16 cs, gs, fs, ss;
+    u64 err, trapno, oldmask, cr2;
+    u64 fpstate; /* user address of the FXSAVE image, 0 = none */
+    u64 reserved1[8];
+};
+struct kstack_t { /* stack_t */
+    u64 ss_sp;
+    s32 ss_flags;
+    u32 pad;
+    u64 ss_size;
+};
+struct kucontext { /* the kernel's struct ucontext */
+    u64 uc_flags, uc_link;
+    struct kstack_t uc_stack;
+    struct sigcontext_64 uc_mcontext;
+    u64 uc_sigmask;
+};
+struct rt_sigframe {
+    u64 pretcode;
+    struct kucontext uc;
+    unsigned char info[128];
+};
+_Static_assert(sizeof(struct sigcontext_64) == 256, "sigcontext");
+_Static_assert(__builtin_offsetof(struct kucontext, uc_mcontext) == 40, "uc_mcontext");
+_Static_assert(__builtin_offsetof(struct kucontext, uc_sigmask) == 296, "uc_sigmask");
+_Static_assert(__builtin_offsetof(struct rt_sigframe, info) == 312, "info");
+
+#define FXSAVE_SIZE 512
+
+/* The last user exception (Linux keeps it in current->thread): what the
+ * frame reports as trapno, err and cr2 for a fault's signal. */
+static struct { u64 trapno, err, cr2; } last_fault;
+
+static long sigop(unsigned long op, unsigned long a1, unsigned long a2)
+{
+    long r;
+    __asm__ volatile("vmcall" : "=a"(r) : "a"(ES_HC_SIGOP), "D"(op), "S"(a1), "d"(a2)
+                     : "memory", "cc");
+    return r;
+}
+
+/* pt_regs sit at the top of the task stack (head_64.S; every entry
+ * pushes them there) */
+static struct pt_regs *current_pt_regs(void)
+{
+    extern char es_task_stack[KERNEL_STACK_SIZE];
+    return (struct pt_regs *)(es_task_stack + KERNEL_STACK_SIZE) - 1;
+}
+
+void es_signal_init(void)
+{
+    if (es_boot_info.abi == ES_BOOT_ABI_X64)
+        sigop(ES_SIG_ENABLE, es_boot_info.abi, (unsigned long)&es_percpu.sigpending);
+}
+
+/* The handler starts with the FPU in its initial state (fpu__clear):
+ * FCW 0x37f, MXCSR 0x1f80, registers zero. */
+static void fpu_init_state(void)
+{
+    static const u32 mxcsr = 0x1f80;
+    __asm__ volatile("fninit; ldmxcsr %0; pxor %%xmm0,%%xmm0; pxor %%xmm1,%%xmm1;"
+                     "pxor %%xmm2,%%xmm2; pxor %%xmm3,%%xmm3; pxor %%xmm4,%%xmm4;"
+                     "pxor %%xmm5,%%xmm5; pxor %%xmm6,%%xmm6; pxor %%xmm7,%%xmm7;"
+                     "pxor %%xmm8,%%xmm8; pxor %%xmm9,%%xmm9; pxor %%xmm10,%%xmm10;"
+                     "pxor %%xmm11,%%xmm11; pxor %%xmm12,%%xmm12; pxor %%xmm13,%%xmm13;"
+                     "pxor %%xmm14,%%xmm14; pxor %%xmm15,%%xmm15"
+                     :
+                     : "m"(mxcsr));
+}
+
+static void save_sigcontext(struct sigcontext_64 *sc, const struct pt_regs *regs)
+{
+    sc->r8 = regs->r8, sc->r9 = regs->r9, sc->r10 = regs->r10, sc->r11 = regs->r11;
+    sc->r12 = regs->r12, sc->r13 = regs->r13, sc->r14 = regs->r14, sc->r15 = regs->r15;
+    sc->di = regs->di, sc->si = regs->si, sc->bp = regs->bp, sc->bx = regs->bx;
+    sc->dx = regs->dx, sc->ax = regs->ax, sc->cx = regs->cx, sc->sp = regs->sp;
+    sc->ip = regs->ip, sc->flags = regs->flags;
+    sc->cs = (u16)regs->cs, sc->ss = (u16)regs->ss;
+    sc->trapno = last_fault.trapno, sc->err = last_fault.err, sc->cr2 = last_fault.cr2;
+}
+
+/* Where the frame goes: below the red zone, or at the top of the
+ * sigaltstack when SA_ONSTACK asks and we are not on it already
+ * (get_sigframe).  *fp: the FPU image's address. */
+static unsigned long frame_address(const struct es_ksignal *k, const struct pt_regs *regs,
+                                   unsigned long *fp, u32 *ss_flags)
+{
+    unsigned long sp = regs->sp;
+    bool on_alt = k->ss_size && sp - k->ss_sp < k->ss_size;
+    *ss_flags = on_alt ? SS_ONSTACK : (k->ss_flags & SS_DISABLE) ? SS_DISABLE : 0;
+    sp -= 128;
+    if ((k->flags & SA_ONSTACK) && *ss_flags == 0)
+        sp = k->ss_sp + k->ss_size;
+    *fp = (sp - FXSAVE_SIZE) & ~63ul;
+    return ((*fp - sizeof(struct rt_sigframe)) & ~15ul) - 8;
+}
+
+/* 0, or -EFAULT when the frame cannot be written (or no sa_restorer: the
+ * x86-64 ABI has no other way back). */
+static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
+{
+    static struct rt_sigframe f; /* one task: no reentrancy (it would be a stack copy) */
+    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
+    unsigned long fp;
+    u32 ss_flags;
+    unsigned long frame = frame_address(k, regs, &fp, &ss_flags);
+    if (!(k->flags & SA_RESTORER))
+        return -EFAULT;
+    __asm__ volatile("fxsave64 %0" : "=m"(fx));
+    memset(&f, 0, sizeof f);
+    f.pretcode = k->restorer;
+    f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+    f.uc.uc_stack = (struct kstack_t){.ss_sp = k->ss_sp, .ss_flags = (s32)ss_flags,
+                                      .ss_size = k->ss_size};
+    save_sigcontext(&f.uc.uc_mcontext, regs);
+    f.uc.uc_mcontext.fpstate = fp;
+    f.uc.uc_mcontext.oldmask = k->oldmask;
+    f.uc.uc_sigmask = k->oldmask;
+    memcpy(f.info, k->info, sizeof f.info);
+    if (copy_to_user((void __user *)fp, fx, sizeof fx) ||
+        copy_to_user((void __user *)frame, &f, sizeof f))
+        return -EFAULT;
+    regs->di = k->sig;
+    regs->si = frame + __builtin_offsetof(struct rt_sigframe, info);
+    regs->dx = frame + __builtin_offsetof(struct rt_sigframe, uc);
+    regs->ax = 0;
+    regs->ip = k->handler;
+    regs->sp = frame;
+    regs->cs = __USER_CS;
+    regs->ss = __USER_DS;
+    regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
+    fpu_init_state();
+    return 0;
+}
+
+void es_exit_to_usermode(struct pt_regs *regs)
+{
+    static struct es_ksignal k;
+    if (!(regs->cs & 3))
+        return;
+    /* one frame per caught signal; the last one set up runs first */
+    for (int n = 0; n < 64 && es_percpu.sigpending; n++) {
+        if (!sigop(ES_SIG_NEXT, (unsigned long)&k, 0))
+            break;
+        if (setup_rt_frame(&k, regs))
+            sigop(ES_SIG_KILL, SIGSEGV, 0); /* force_sigsegv: the run ends */
+    }
+    last_fault.trapno = last_fault.err = last_fault.cr2 = 0;
+}
+
+int es_force_sig_fault(struct pt_regs *regs, unsigned long vec, unsigned long err,
+                       unsigned long addr)
+{
+    long r;
+    register unsigned long ip __asm__("r8") = regs->ip;
+    __asm__ volatile("vmcall"
+                     : "=a"(r)
+                     : "a"(ES_HC_SIGOP), "D"(ES_SIG_FORCE), "S"(vec), "d"(err), "c"(addr), "r"(ip)
+                     : "memory", "cc");
+    if (r != 1)
+        return 0;
+    last_fault.trapno = vec;
+    last_fault.err = err;
+    last_fault.cr2 = addr;
+    es_exit_to_usermode(regs);
+    return 1;
+}
+
+/* ---- rt_sigreturn ---- */
+
+static bool canonical(u64 a)
+{
+    return (u64)((long)(a << 16) >> 16) == a;
+}
+
+/* The registers from the frame (restore_sigcontext); false: a bad frame. */
+static bool restore_sigcontext(struct pt_regs *regs, const struct sigcontext_64 *sc)
+{
+    u64 cs = sc->cs | 3, ss = sc->ss | 3;
+    /* an IRET to any other selector, or to a non-canonical RIP, would
+     * fault in the kernel (Linux turns that into SIGSEGV/SIGBUS at its
+     * bad_iret fixup; here it is refused before) */
+    if ((cs != __USER_CS && cs != __USER32_CS) || ss != __USER_DS || !canonical(sc->ip))
+        return false;
+    regs->r8 = sc->r8, regs->r9 = sc->r9, regs->r10 = sc->r10, regs->r11 = sc->r11;
+    regs->r12 = sc->r12, regs->r13 = sc->r13, regs->r14 = sc->r14, regs->r15 = sc->r15;
+    regs->di = sc->di, regs->si = sc->si, regs->bp = sc->bp, regs->bx = sc->bx;
+    regs->dx = sc->dx, regs->ax = sc->ax, regs->cx = sc->cx, regs->sp = sc->sp;
+    regs->ip = sc->ip;
+    regs->flags = (regs->flags & ~FIX_EFLAGS) | (sc->flags & FIX_EFLAGS);
+    regs->cs = cs;
+    regs->ss = ss;
+    regs->orig_ax = -1; /* no syscall restart from here */
+    return true;
+}
+
+/* The FPU image at fpstate (FXSAVE format; 0: the initial state).  MXCSR's
+ * reserved bits would make FXRSTOR fault: masked, as Linux masks them
+ * with mxcsr_feature_mask. */
+static bool restore_fpu(u64 fpstate)
+{
+    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
+    if (!fpstate) {
+        fpu_init_state();
+        return true;
+    }
+    if (copy_from_user(fx, (const void __user *)fpstate, sizeof fx))
+        return false;
+    u32 mxcsr;
+    memcpy(&mxcsr, fx + 24, 4);
+    mxcsr &= 0xffff;
+    memcpy(fx + 24, &mxcsr, 4);
+    __asm__ volatile("fxrstor64 %0" ::"m"(fx));
+    return true;
+}
+
+SYSCALL_DEFINE0(rt_sigreturn)
+{
+    static struct rt_sigframe f;
+    struct pt_regs *regs = current_pt_regs();
+    unsigned long uframe = regs->sp - 8; /* the handler's ret popped pretcode */
+
+    if (copy_from_user(&f, (const void __user *)uframe, sizeof f) ||
+        !restore_sigcontext(regs, &f.uc.uc_mcontext) || !restore_fpu(f.uc.uc_mcontext.fpstate)) {
+        sigop(ES_SIG_KILL, SIGSEGV, 0); /* signal_fault: the run ends here */
+        return 0;
+    }
+    sigop(ES_SIG_RETURN, f.uc.uc_sigmask,
+          uframe + __builtin_offsetof(struct rt_sigframe, uc.uc_stack));
+    return regs->ax;
+}
