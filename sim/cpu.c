@@ -140,10 +140,13 @@ static es_dentry *fetch(es_machine *m)
         return e;
 
     uint8_t buf[16];
+    /* a fault fetching a later page stands only if the decoder needs its
+     * bytes (an instruction running into a page it may not execute: #PF
+     * with CR2 at that page) */
+    m->fault.vector = 0xff;
     size_t got = es_fetch_bytes(m, lin, buf, 15);
     if (got == 0)
         return NULL;
-    m->fault.vector = 0xff; /* forget a fault on a later page unless needed */
     es_dentry *out = e;
     int st = es_decode(buf, got, m->mode, m->rip, &out->insn);
     if (st == ES_DECODE_NEED_MORE) {
