@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "mem.h"
+#include "ops.h"
 
 #define PAGE 4096ull
 #define BLOCK_MAX 64u          /* instructions per block */
@@ -86,7 +87,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
             break;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
-        e[n].fn = m->handlers[e[n].insn.op];
+        e[n].fn = es_fast_handler(&e[n].insn, m->handlers[e[n].insn.op]);
         off += e[n].insn.len;
         n++;
         bool wrapped = next < rip; /* EIP wrapped: the page goes on, RIP does not */

@@ -391,3 +391,126 @@ TEST_F(Blocks, CodePagesRemappedByMprotectAndMunmap)
 }
 
 } // namespace
+
+namespace {
+
+// Random code built from the forms sim/isa/fast.c specialises (ALU and
+// MOV on registers and immediates at 32 and 64 bits, loads, stores and CMP
+// through [rbx+disp8], Jcc by every condition), with random values: es_run
+// (the specialised handlers) must leave registers, flags and memory as
+// es_step (the generic handlers of isa.tbl) does.
+struct Gen {
+    uint64_t s;
+    uint64_t next()
+    {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return s;
+    }
+    unsigned reg() { return (unsigned[]){0, 1, 2, 6, 7}[next() % 5]; } // never rsp, rbx
+    void imm(std::vector<uint8_t> &c, int n)
+    {
+        uint64_t v = next();
+        for (int i = 0; i < n; i++)
+            c.push_back((uint8_t)(v >> (8 * i)));
+    }
+    void one(std::vector<uint8_t> &c)
+    {
+        static const uint8_t rr[] = {0x01, 0x29, 0x21, 0x09, 0x31, 0x39, 0x85, 0x89};
+        static const uint8_t digit[] = {0, 1, 4, 5, 6, 7};
+        bool w = next() & 1;
+        uint8_t disp = (uint8_t)((next() % 15) * 8 + (next() % 4 == 0 ? next() % 8 : 0));
+        switch (next() % 10) {
+        case 0: case 1: // op r, r
+            if (w) c.push_back(0x48);
+            c.insert(c.end(), {rr[next() % 8], (uint8_t)(0xc0 | reg() << 3 | reg())});
+            break;
+        case 2: // op r, imm8 / imm32; test r, imm32
+            if (w) c.push_back(0x48);
+            switch (next() % 3) {
+            case 0: c.insert(c.end(), {0x83, (uint8_t)(0xc0 | digit[next() % 6] << 3 | reg())}); imm(c, 1); break;
+            case 1: c.insert(c.end(), {0x81, (uint8_t)(0xc0 | digit[next() % 6] << 3 | reg())}); imm(c, 4); break;
+            default: c.insert(c.end(), {0xf7, (uint8_t)(0xc0 | reg())}); imm(c, 4); break;
+            }
+            break;
+        case 3: // mov r, imm32 / r64, simm32 / movabs
+            if (next() & 1) { c.push_back((uint8_t)(0xb8 | reg())); imm(c, 4); }
+            else if (w) { c.insert(c.end(), {0x48, (uint8_t)(0xb8 | reg())}); imm(c, 8); }
+            else { c.insert(c.end(), {0x48, 0xc7, (uint8_t)(0xc0 | reg())}); imm(c, 4); }
+            break;
+        case 4: // load, store r32/r64 through [rbx+disp8]
+            if (w) c.push_back(0x48);
+            c.insert(c.end(), {(uint8_t)(next() & 1 ? 0x8b : 0x89), (uint8_t)(0x43 | reg() << 3), disp});
+            break;
+        case 5: // byte store of al..dl, immediate stores of every width
+            switch (next() % 4) {
+            case 0: c.insert(c.end(), {0x88, (uint8_t)(0x43 | (next() % 3) << 3), disp}); break;
+            case 1: c.insert(c.end(), {0xc6, 0x43, disp}); imm(c, 1); break;
+            case 2: c.insert(c.end(), {0xc7, 0x43, disp}); imm(c, 4); break;
+            default: c.insert(c.end(), {0x48, 0xc7, 0x43, disp}); imm(c, 4); break;
+            }
+            break;
+        case 6: // cmp byte/dword/qword [rbx+d], imm8; cmp [rbx+d], r
+            switch (next() % 3) {
+            case 0: c.insert(c.end(), {0x80, 0x7b, disp}); imm(c, 1); break;
+            case 1: if (w) c.push_back(0x48); c.insert(c.end(), {0x83, 0x7b, disp}); imm(c, 1); break;
+            default: if (w) c.push_back(0x48); c.insert(c.end(), {0x39, (uint8_t)(0x43 | reg() << 3), disp}); break;
+            }
+            break;
+        default: // jcc over an inc: every condition, both lengths
+            if (next() & 1) c.insert(c.end(), {(uint8_t)(0x70 | next() % 16), 0x02});
+            else c.insert(c.end(), {0x0f, (uint8_t)(0x80 | next() % 16), 0x02, 0, 0, 0});
+            c.insert(c.end(), {0xff, (uint8_t)(0xc0 | reg())});
+            break;
+        }
+    }
+};
+
+TEST(BlocksFast, SpecialisedHandlersMatchTheGenericOnes)
+{
+    Gen g{0x9e3779b97f4a7c15ull};
+    for (int round = 0; round < 300; round++) {
+        std::vector<uint8_t> code;
+        for (int i = 0; i < 60; i++)
+            g.one(code);
+        code.push_back(0xf4); // hlt: #GP at CPL 3 ends both runs
+        es_machine *a = est_new(ES_MODE_64), *b = est_new(ES_MODE_64);
+        ASSERT_TRUE(a && b);
+        uint64_t regs[16], data[16], fl = 0x202 | (g.next() & ES_ARITH_FLAGS);
+        for (uint64_t &r : regs)
+            r = g.next() >> (g.next() % 64);
+        for (uint64_t &d : data)
+            d = g.next();
+        for (es_machine *x : {a, b}) {
+            ASSERT_EQ(est_map(x, W, 1, 1), 0);
+            ASSERT_EQ(es_copy_to_guest(x, W, code.data(), code.size()), 0);
+            ASSERT_EQ(es_write(x, EST_DATA, data, sizeof data), 0);
+            memcpy(x->gpr, regs, sizeof regs);
+            x->gpr[ES_RBX] = EST_DATA;
+            x->gpr[ES_RSP] = EST_STACK_TOP - 0x100;
+            x->rflags = fl;
+            x->rip = W;
+        }
+        ASSERT_EQ(es_run(a), ES_STOP_FAULT);
+        while (es_step(b) == ES_OK) {
+        }
+        SCOPED_TRACE(round);
+        EXPECT_EQ(a->fault.vector, ES_VEC_GP);
+        EXPECT_EQ(a->rip, b->rip);
+        EXPECT_EQ(a->icount, b->icount);
+        EXPECT_EQ(a->rflags, b->rflags);
+        for (int r = 0; r < 16; r++)
+            EXPECT_EQ(a->gpr[r], b->gpr[r]) << "gpr " << r;
+        uint64_t da[16], db[16];
+        ASSERT_EQ(es_read(a, EST_DATA, da, sizeof da), 0);
+        ASSERT_EQ(es_read(b, EST_DATA, db, sizeof db), 0);
+        EXPECT_EQ(memcmp(da, db, sizeof da), 0);
+        es_machine_free(a);
+        es_machine_free(b);
+        if (HasFailure())
+            break;
+    }
+}
+
+} // namespace
