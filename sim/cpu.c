@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "block.h"
 #include "fault.h"
 #include "mem.h"
 #include "ops.h"
@@ -90,6 +91,7 @@ void es_machine_free(es_machine *m)
     free(m->frames);
     free(m->free_pfns);
     free(m->dcache);
+    es_blocks_free(m);
     free(m);
 }
 
@@ -113,25 +115,30 @@ void es_unobserve_all(es_machine *m)
 
 /* ---- fetch and decode ---- */
 
+int es_fetch_set(es_machine *m, uint64_t lin)
+{
+    uint64_t pa;
+    if (es_fetch_page(m, lin, &pa))
+        return -1;
+    m->fetch_va = lin & ~(PAGE - 1);
+    m->fetch_pa = pa;
+    m->fetch_frame = &m->frames[pa >> 12];
+    /* offsets within a page stay adjacent in the cache; pages scatter by a
+     * multiplicative hash of the frame number (computed once per page
+     * change, not per instruction), so code at power-of-two distances does
+     * not collide */
+    m->fetch_hash = pa + (((pa >> 12) * 0x9e3779b1u) >> 8);
+    m->fetch_key = (pa << 1) | m->mode;
+    return 0;
+}
+
 /* Returns the decoded instruction at RIP, decoding on a cache miss; NULL
  * with a fault recorded when the fetch or the decode fails. */
 static es_dentry *fetch(es_machine *m)
 {
     uint64_t lin = (m->rip + m->seg[ES_SEG_CS].base) & m->ipmask;
-    if ((lin & ~(PAGE - 1)) != m->fetch_va) {
-        uint64_t pa;
-        if (es_fetch_page(m, lin, &pa))
-            return NULL;
-        m->fetch_va = lin & ~(PAGE - 1);
-        m->fetch_pa = pa;
-        m->fetch_frame = &m->frames[pa >> 12];
-        /* offsets within a page stay adjacent in the cache; pages scatter
-         * by a multiplicative hash of the frame number (computed once per
-         * page change, not per instruction), so code at power-of-two
-         * distances does not collide */
-        m->fetch_hash = pa + (((pa >> 12) * 0x9e3779b1u) >> 8);
-        m->fetch_key = (pa << 1) | m->mode;
-    }
+    if ((lin & ~(PAGE - 1)) != m->fetch_va && es_fetch_set(m, lin))
+        return NULL;
     uint64_t off = lin & (PAGE - 1);
     uint64_t key = m->fetch_key + (off << 1);
     es_dentry *e = &m->dcache[(m->fetch_hash + off) & ((1u << ES_DCACHE_BITS) - 1)];
@@ -140,10 +147,13 @@ static es_dentry *fetch(es_machine *m)
         return e;
 
     uint8_t buf[16];
+    /* a fault fetching a later page stands only if the decoder needs its
+     * bytes (an instruction running into a page it may not execute: #PF
+     * with CR2 at that page) */
+    m->fault.vector = 0xff;
     size_t got = es_fetch_bytes(m, lin, buf, 15);
     if (got == 0)
         return NULL;
-    m->fault.vector = 0xff; /* forget a fault on a later page unless needed */
     es_dentry *out = e;
     int st = es_decode(buf, got, m->mode, m->rip, &out->insn);
     if (st == ES_DECODE_NEED_MORE) {
@@ -269,41 +279,40 @@ int es_step(es_machine *m)
     return rc;
 }
 
-/* The plain loop: no observers, nothing but fetch, dispatch, retire. */
+/* One instruction without observers: es_step's fetch, dispatch and
+ * retire; the status as the handler returned it (ES_FAULT when the fetch
+ * failed). */
+static int one_plain(es_machine *m)
+{
+    es_dentry *e = fetch(m);
+    if (__builtin_expect(!e, 0))
+        return ES_FAULT;
+    m->nrip = (m->rip + e->insn.len) & m->ipmask;
+    int rc = e->fn(m, &e->insn);
+    if (rc == ES_OK || rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
+        m->rip = m->nrip;
+        m->icount++;
+    }
+    return rc;
+}
+
+/* The plain loop: no observers, nothing but blocks of pre-decoded
+ * instructions (sim/block.c). */
 static int run_plain(es_machine *m, uint64_t budget)
 {
     uint64_t start = m->icount;
     /* faults the guest kernel takes count toward the budget too, so a
      * handler that faults forever still reaches the wall-clock check */
     for (uint64_t faults = 0;;) {
-        es_dentry *e = fetch(m);
-        if (__builtin_expect(!e, 0)) {
-            if (after_fault(m, ES_FAULT))
-                return 1;
-            if (++faults >= budget)
-                return 0;
-            continue;
-        }
-        m->nrip = (m->rip + e->insn.len) & m->ipmask;
-        int rc = e->fn(m, &e->insn);
-        if (__builtin_expect(rc != ES_OK, 0)) {
-            if (rc == ES_YIELD) { /* retired; es_run steps on */
-                m->rip = m->nrip;
-                m->icount++;
-                return 0;
-            }
-            if (rc == ES_STOP && m->stop == ES_STOP_EXIT) {
-                m->rip = m->nrip;
-                m->icount++;
-            }
-            if (after_fault(m, rc))
-                return 1;
-            if (++faults >= budget)
-                return 0;
-            continue;
-        }
-        m->rip = m->nrip;
-        if (__builtin_expect(++m->icount - start >= budget, 0))
+        uint64_t done = m->icount - start;
+        if (done >= budget)
+            return 0;
+        int rc = es_blocks_run(m, budget - done, one_plain);
+        if (rc == ES_OK || rc == ES_YIELD) /* budget spent; YIELD: es_run steps on */
+            return 0;
+        if (after_fault(m, rc))
+            return 1;
+        if (++faults >= budget)
             return 0;
     }
 }

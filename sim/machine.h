@@ -304,6 +304,7 @@ struct es_machine {
     uint64_t decodes;     /* decode-cache misses (statistics) */
     es_dentry dscratch;   /* page-crossing instructions are decoded here, uncached */
     uint64_t ipmask;      /* 0xffffffff in 32-bit mode: EIP wraps */
+    struct es_bcache *bcache; /* es_run's block cache (sim/block.c), made on first use */
     uint16_t unimpl_op;   /* es_op of the last unimplemented instruction hit */
 
     /* --- run control --- */

@@ -387,9 +387,12 @@ int es_write_slow(es_machine *m, uint64_t va, const void *src, unsigned n)
     for (int i = 0; i < np; i++) {
         es_frame *f = &m->frames[pas[i] >> 12];
         if (f->has_code) {
-            /* self-modifying code: every decode from this page is stale */
+            /* self-modifying code: every decode from this page is stale,
+             * and a block running on it must stop after this instruction
+             * (sim/block.c leaves a block when the fetch page is reset) */
             f->code_gen++;
             f->has_code = 0;
+            m->fetch_va = 1;
         }
         memcpy(es_phys(m, pas[i]), s, chunks[i]);
         s += chunks[i];
@@ -442,6 +445,7 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
             if (f->has_code) {
                 f->code_gen++;
                 f->has_code = 0;
+                m->fetch_va = 1;
             }
             memcpy(g, host, c);
         } else {

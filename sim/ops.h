@@ -229,6 +229,10 @@ static inline int es_pop(es_machine *m, unsigned size, uint64_t *v)
 int es_string_movsd(es_machine *m, const es_insn *d);
 int es_string_cmpsd(es_machine *m, const es_insn *d);
 
+/* The specialised handler for the form of d (sim/isa/fast.c), or generic
+ * (the handler of d's isa.tbl row) when its form has none. */
+es_handler es_fast_handler(const es_insn *d, es_handler generic);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,206 @@
+/* block.c - the block cache and the loop that threads through it (see
+ * block.h).  Decoding once per block and walking an array of handlers
+ * replaces the per-instruction hash lookup of the decode cache: on the
+ * sieve benchmark that lookup and its bookkeeping were 40% of the time. */
+#include "block.h"
+
+#include <stdlib.h>
+
+#include "mem.h"
+#include "ops.h"
+
+#define PAGE 4096ull
+#define BLOCK_MAX 64u          /* instructions per block */
+#define NBLOCKS (1u << 14)     /* blocks before the cache starts over */
+#define NBENTS (1u << 17)      /* pre-decoded instructions (16 MiB, touched as used) */
+#define TAB_BITS 14            /* hash table of blocks by physical address */
+
+struct es_bcache {
+    es_block *tab[1u << TAB_BITS];
+    uint32_t nblocks, nbents;
+    uint32_t epoch;            /* bumped when everything is dropped */
+    es_block blocks[NBLOCKS];
+    es_bent bents[NBENTS];
+};
+
+void es_blocks_free(es_machine *m)
+{
+    free(m->bcache);
+    m->bcache = NULL;
+}
+
+/* Instructions after which a block ends: control transfers, and what
+ * changes the mode, the privilege level or the translation of code.  Only
+ * an economy: the loop also leaves a block when RIP leaves it or the fetch
+ * page is reset, so an instruction missing here still runs right. */
+static bool ends_block(const es_insn *d)
+{
+    switch (d->op) {
+    case ES_OP_JMP: case ES_OP_CALL: case ES_OP_RET:
+    case ES_OP_IRET: case ES_OP_IRETD: case ES_OP_IRETQ:
+    case ES_OP_SYSCALL: case ES_OP_SYSRET: case ES_OP_SYSENTER: case ES_OP_SYSEXIT:
+    case ES_OP_INT: case ES_OP_INT1: case ES_OP_INT3: case ES_OP_INTO:
+    case ES_OP_HLT: case ES_OP_UD0: case ES_OP_UD1: case ES_OP_UD2:
+    case ES_OP_POPF: case ES_OP_POPFD: case ES_OP_POPFQ:
+    case ES_OP_VMCALL: case ES_OP_WRMSR: case ES_OP_INVLPG: case ES_OP_LGDT:
+    case ES_OP_LIDT: case ES_OP_RSM: case ES_OP_XSETBV:
+        return true;
+    default: break;
+    }
+    for (int i = 0; i < d->nops; i++) {
+        uint8_t k = d->o[i].kind;
+        if (k == ES_OPK_REL || k == ES_OPK_PTR ||
+            (d->o[i].write && (k == ES_OPK_CR || k == ES_OPK_SEG || k == ES_OPK_DR)))
+            return true;
+    }
+    return false;
+}
+
+static uint32_t slot_of(uint64_t pa)
+{
+    return (uint32_t)((pa * 0x9e3779b97f4a7c15ull) >> (64 - TAB_BITS));
+}
+
+static void drop_all(struct es_bcache *bc)
+{
+    memset(bc->tab, 0, sizeof bc->tab);
+    bc->nblocks = bc->nbents = 0;
+    bc->epoch++;
+}
+
+/* Decodes the block at RIP (physical address pa, within the fetch page).
+ * NULL when its first instruction does not fit the page or does not
+ * decode: the one-instruction path fetches it (and raises what it must). */
+static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_t key)
+{
+    if (bc->nblocks == NBLOCKS || bc->nbents + BLOCK_MAX > NBENTS)
+        drop_all(bc);
+    es_bent *e = &bc->bents[bc->nbents];
+    const uint8_t *page = es_phys(m, pa & ~(PAGE - 1));
+    if (!page)
+        return NULL;
+    uint64_t off = pa & (PAGE - 1), rip = m->rip;
+    unsigned n = 0;
+    while (n < BLOCK_MAX && off < PAGE) {
+        size_t avail = PAGE - off < 15 ? PAGE - off : 15;
+        if (es_decode(page + off, avail, m->mode, rip, &e[n].insn) != ES_DECODE_OK)
+            break;
+        uint64_t next = (rip + e[n].insn.len) & m->ipmask;
+        e[n].next = next;
+        e[n].fn = es_fast_handler(&e[n].insn, m->handlers[e[n].insn.op]);
+        off += e[n].insn.len;
+        n++;
+        bool wrapped = next < rip; /* EIP wrapped: the page goes on, RIP does not */
+        rip = next;
+        if (ends_block(&e[n - 1].insn) || wrapped)
+            break;
+    }
+    if (n == 0)
+        return NULL;
+    es_frame *f = &m->frames[pa >> 12];
+    if (!f->has_code) {
+        uint64_t va = m->fetch_va;
+        f->has_code = 1;
+        es_tlb_flush(m); /* drop write permission cached for this page */
+        m->fetch_va = va;
+    }
+    m->decodes += n;
+    es_block *b = &bc->blocks[bc->nblocks++];
+    bc->nbents += n;
+    *b = (es_block){.key = key, .rip = m->rip, .end = rip, .pfn = pa >> 12, .gen = f->code_gen,
+                    .n = n, .ins = e};
+    bc->tab[slot_of(pa)] = b;
+    return b;
+}
+
+/* The block at RIP: the chained candidate when still valid, else from the
+ * table, else decoded.  Returns ES_OK with *out set (NULL: no block here),
+ * or ES_FAULT when the code page does not translate. */
+static int block_at(es_machine *m, struct es_bcache *bc, es_block *cand, es_block **out)
+{
+    uint64_t lin = (m->rip + m->seg[ES_SEG_CS].base) & m->ipmask;
+    if ((lin & ~(PAGE - 1)) != m->fetch_va) {
+        if (es_fetch_set(m, lin))
+            return ES_FAULT;
+        cand = NULL; /* a translation made now: the table decides */
+    }
+    uint64_t pa = m->fetch_pa | (lin & (PAGE - 1));
+    uint64_t key = (pa << 1) | m->mode;
+    es_block *b = cand;
+    if (!b || b->key != key || b->rip != m->rip) {
+        b = bc->tab[slot_of(pa)];
+        if (!b || b->key != key || b->rip != m->rip)
+            b = NULL;
+    }
+    if (b && b->gen != m->frames[b->pfn].code_gen)
+        b = NULL;
+    *out = b ? b : build(m, bc, pa, key);
+    return ES_OK;
+}
+
+/* Runs b's instructions, at most *left of them; returns the status of the
+ * last one run, having retired what retired (as es_step would) and taken
+ * them off *left. */
+static int run_block(es_machine *m, const es_block *b, uint64_t *left)
+{
+    uint64_t fva = m->fetch_va;
+    const es_bent *e = b->ins, *end = e + (b->n < *left ? b->n : *left);
+    int rc;
+    for (;;) {
+        m->nrip = e->next;
+        rc = e->fn(m, &e->insn);
+        if (__builtin_expect(rc != ES_OK, 0)) {
+            if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
+                m->rip = m->nrip;
+                m->icount++;
+                e++;
+            }
+            break;
+        }
+        m->rip = m->nrip;
+        m->icount++;
+        /* RIP left the block (a branch) or the code's translation, mode or
+         * bytes may have changed (the fetch page was reset) */
+        if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
+            break;
+    }
+    *left -= (uint64_t)(e - b->ins);
+    return rc;
+}
+
+int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
+{
+    struct es_bcache *bc = m->bcache;
+    if (!bc && !(bc = m->bcache = calloc(1, sizeof *bc))) {
+        for (; budget; budget--) { /* no memory for blocks: one by one */
+            int rc = one(m);
+            if (rc != ES_OK)
+                return rc;
+        }
+        return ES_OK;
+    }
+    es_block *prev = NULL, *b;
+    int way = 0;
+    for (uint64_t left = budget; left;) {
+        uint32_t epoch = bc->epoch;
+        int rc = block_at(m, bc, prev ? prev->succ[way] : NULL, &b);
+        if (rc != ES_OK)
+            return rc;
+        if (!b) { /* an instruction across the page end, or one that does not decode */
+            prev = NULL;
+            if ((rc = one(m)) != ES_OK)
+                return rc;
+            left--;
+            continue;
+        }
+        if (prev && bc->epoch == epoch)
+            prev->succ[way] = b;
+        uint64_t before = left, fva = m->fetch_va;
+        if ((rc = run_block(m, b, &left)) != ES_OK)
+            return rc;
+        /* chain only after the whole block ran and nothing reset the fetch page */
+        prev = before - left == b->n && m->fetch_va == fva ? b : NULL;
+        way = m->rip != b->end;
+    }
+    return ES_OK;
+}

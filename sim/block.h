@@ -1,0 +1,52 @@
+/* block.h - the block cache of es_run's plain loop (no observers, RFLAGS.TF
+ * clear): basic blocks of pre-decoded instructions with their handlers,
+ * keyed by the physical address and mode of their first byte, executed by
+ * walking the array and chained to their successors.
+ *
+ * Validity: a block holds the decodes of one page (it never crosses one);
+ * it is used while that frame's code_gen is the one it was decoded under
+ * and RIP is the one its relative targets were resolved against.  A
+ * successor pointer is followed only when the page of the new RIP is the
+ * translated fetch page (m->fetch_va), which everything that can change
+ * the code's translation or bytes resets (TLB flushes, mode changes, a
+ * store to a page holding code): the same rule the one-instruction fetch
+ * of es_step uses, so both see the same instructions.
+ */
+#ifndef ENTRYSIM_BLOCK_H
+#define ENTRYSIM_BLOCK_H
+
+#include "machine.h"
+
+/* One pre-decoded instruction of a block. */
+typedef struct es_bent {
+    es_handler fn;
+    uint64_t next; /* RIP of the instruction after it (rip + len) */
+    es_insn insn;
+} es_bent;
+
+typedef struct es_block {
+    uint64_t key;    /* (pa << 1) | mode of the first byte */
+    uint64_t rip;    /* RIP of the first instruction */
+    uint64_t end;    /* RIP after the last one: the fall-through successor */
+    uint64_t pfn;    /* the page's frame */
+    uint32_t gen;    /* its code_gen when decoded */
+    uint32_t n;      /* instructions, >= 1 */
+    es_bent *ins;
+    struct es_block *succ[2]; /* chained successors: [0] fall-through, [1] taken */
+} es_block;
+
+/* Runs at most budget instructions of the plain loop through blocks (an
+ * instruction no block can hold goes through `one`, es_step's fetch and
+ * dispatch without observers).  Returns ES_OK when the budget ran out, else
+ * the first other status: ES_FAULT with m->rip at the faulting instruction
+ * (which did not retire), ES_YIELD and ES_STOP as es_step leaves them. */
+typedef int (*es_one_insn)(es_machine *m);
+int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one);
+
+void es_blocks_free(es_machine *m);
+
+/* Makes the page of linear address lin the fetch page (m->fetch_va and the
+ * fields after it, sim/cpu.c); 0, or -1 with the fault recorded. */
+int es_fetch_set(es_machine *m, uint64_t lin);
+
+#endif

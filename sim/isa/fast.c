@@ -1,0 +1,241 @@
+/* fast.c - specialised handlers for the hottest instruction forms, chosen
+ * once per decode by the block cache (sim/block.c): Jcc by condition, the
+ * ALU operations and MOV with register/immediate operands at 32 and 64
+ * bits, loads and stores with 64-bit addressing, CMP against memory.
+ *
+ * Each one is the generic handler of its isa.tbl row (alu.c, mov.c,
+ * branch.c) with the operand kinds and the width fixed, so the compiler
+ * folds the operand switches and the width arithmetic of the flag helpers:
+ * same results, same flags, same faults.  es_fast_handler returns the
+ * generic handler for every form not listed here.
+ */
+#include "ops.h"
+
+/* ---- Jcc: the condition and a target checked at decode time ---- */
+
+#define JCC(cc)                                                                                    \
+    static int jcc_##cc(es_machine *m, const es_insn *d)                                           \
+    {                                                                                              \
+        if (es_cond(m, cc))                                                                        \
+            m->nrip = (uint64_t)d->o[0].imm;                                                       \
+        return ES_OK;                                                                              \
+    }
+JCC(0) JCC(1) JCC(2) JCC(3) JCC(4) JCC(5) JCC(6) JCC(7)
+JCC(8) JCC(9) JCC(10) JCC(11) JCC(12) JCC(13) JCC(14) JCC(15)
+
+static const es_handler jcc_fast[16] = {
+    jcc_0, jcc_1, jcc_2, jcc_3, jcc_4, jcc_5, jcc_6, jcc_7,
+    jcc_8, jcc_9, jcc_10, jcc_11, jcc_12, jcc_13, jcc_14, jcc_15,
+};
+
+/* ---- ALU: dest = dest OP src with a register or immediate source ---- */
+
+#define SRC_R(m, d) ((m)->gpr[(d)->o[1].reg])
+#define SRC_I(m, d) ((uint64_t)(d)->o[1].imm)
+
+/* WRITE: 1 for ADD/SUB/AND/OR/XOR, 0 for CMP/TEST */
+#define ALU(name, SZ, SRC, EXPR, FLAGS, WRITE)                                                     \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        uint64_t a = m->gpr[d->o[0].reg], b = SRC(m, d), r = (EXPR);                               \
+        if (WRITE)                                                                                 \
+            es_gpr_set(m, d->o[0].reg, SZ, r);                                                     \
+        es_set_flags(m, (FLAGS), ES_ARITH_FLAGS);                                                  \
+        return ES_OK;                                                                              \
+    }
+
+/* the four forms of one operation: [reg/imm source][32/64 bits] */
+#define ALU4(op, EXPR, FLAGS, WRITE)                                                               \
+    ALU(op##_r4, 4, SRC_R, EXPR, FLAGS(4), WRITE)                                                  \
+    ALU(op##_r8, 8, SRC_R, EXPR, FLAGS(8), WRITE)                                                  \
+    ALU(op##_i4, 4, SRC_I, EXPR, FLAGS(4), WRITE)                                                  \
+    ALU(op##_i8, 8, SRC_I, EXPR, FLAGS(8), WRITE)                                                  \
+    static const es_handler op##_fast[4] = {op##_r4, op##_r8, op##_i4, op##_i8};
+
+#define F_ADD(sz) es_flags_add(a, b, 0, sz)
+#define F_SUB(sz) es_flags_sub(a, b, 0, sz)
+#define F_LOGIC(sz) es_flags_logic(r, sz)
+
+ALU4(add, a + b, F_ADD, 1)
+ALU4(sub, a - b, F_SUB, 1)
+ALU4(and, a &b, F_LOGIC, 1)
+ALU4(or, a | b, F_LOGIC, 1)
+ALU4(xor, a ^ b, F_LOGIC, 1)
+ALU4(cmp, a - b, F_SUB, 0)
+ALU4(test, a &b, F_LOGIC, 0)
+
+/* ---- memory operands with 64-bit addressing ---- */
+
+/* es_lin for a 64-bit mode operand with a 64-bit address size */
+static inline uint64_t lin64(const es_machine *m, const es_operand *o)
+{
+    uint64_t a = (uint64_t)o->disp + m->seg[o->seg].base;
+    if (o->base != ES_REG_NONE)
+        a += m->gpr[o->base];
+    if (o->index != ES_REG_NONE)
+        a += m->gpr[o->index] * o->scale;
+    return a;
+}
+
+/* CMP mem, reg/imm: flags of mem - src at the memory width */
+#define CMPM(name, SZ, SRC)                                                                        \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        uint64_t a, b = SRC(m, d);                                                                 \
+        TRY(es_load(m, lin64(m, &d->o[0]), SZ, &a));                                               \
+        es_set_flags(m, es_flags_sub(a, b, 0, SZ), ES_ARITH_FLAGS);                                \
+        return ES_OK;                                                                              \
+    }
+CMPM(cmp_mi1, 1, SRC_I)
+CMPM(cmp_mi4, 4, SRC_I)
+CMPM(cmp_mi8, 8, SRC_I)
+CMPM(cmp_mr4, 4, SRC_R)
+CMPM(cmp_mr8, 8, SRC_R)
+
+/* MOV: register and immediate sources into registers, loads, stores */
+static int mov_rr4(es_machine *m, const es_insn *d)
+{
+    m->gpr[d->o[0].reg] = (uint32_t)m->gpr[d->o[1].reg];
+    return ES_OK;
+}
+
+static int mov_rr8(es_machine *m, const es_insn *d)
+{
+    m->gpr[d->o[0].reg] = m->gpr[d->o[1].reg];
+    return ES_OK;
+}
+
+static int mov_ri4(es_machine *m, const es_insn *d)
+{
+    m->gpr[d->o[0].reg] = (uint32_t)d->o[1].imm;
+    return ES_OK;
+}
+
+static int mov_ri8(es_machine *m, const es_insn *d)
+{
+    m->gpr[d->o[0].reg] = (uint64_t)d->o[1].imm;
+    return ES_OK;
+}
+
+#define LOAD(name, SZ)                                                                             \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        uint64_t v;                                                                                \
+        TRY(es_load(m, lin64(m, &d->o[1]), SZ, &v));                                               \
+        m->gpr[d->o[0].reg] = v; /* zero-extended: a 32-bit write clears the top */              \
+        return ES_OK;                                                                              \
+    }
+LOAD(mov_load4, 4)
+LOAD(mov_load8, 8)
+
+/* stores: the source (register or immediate) cut to the width by es_store */
+#define STORE(name, SZ, SRC)                                                                       \
+    static int name(es_machine *m, const es_insn *d)                                               \
+    {                                                                                              \
+        return es_store(m, lin64(m, &d->o[0]), SZ, SRC(m, d)) ? ES_FAULT : ES_OK;                  \
+    }
+STORE(mov_store_r1, 1, SRC_R)
+STORE(mov_store_r4, 4, SRC_R)
+STORE(mov_store_r8, 8, SRC_R)
+STORE(mov_store_i1, 1, SRC_I)
+STORE(mov_store_i4, 4, SRC_I)
+STORE(mov_store_i8, 8, SRC_I)
+
+/* ---- selection ---- */
+
+static bool is_gpr(const es_operand *o, unsigned size)
+{
+    return o->kind == ES_OPK_GPR && o->size == size;
+}
+
+/* A memory operand es_lin would address as lin64 does (64-bit mode, 64-bit
+ * address size: no truncation). */
+static bool mem64(const es_insn *d, const es_operand *o)
+{
+    return o->kind == ES_OPK_MEM && d->mode == ES_MODE_64 && d->asize == 8 &&
+           (o->base < 16 || o->base == ES_REG_NONE) && (o->index < 16 || o->index == ES_REG_NONE);
+}
+
+static es_handler pick_alu(const es_insn *d, const es_handler fast[4])
+{
+    unsigned sz = d->o[0].size;
+    if ((sz != 4 && sz != 8) || !is_gpr(&d->o[0], sz))
+        return NULL;
+    if (is_gpr(&d->o[1], sz))
+        return fast[sz == 8];
+    if (d->o[1].kind == ES_OPK_IMM)
+        return fast[2 + (sz == 8)];
+    return NULL;
+}
+
+static es_handler pick_cmp_mem(const es_insn *d)
+{
+    const es_operand *a = &d->o[0], *b = &d->o[1];
+    if (!mem64(d, a))
+        return NULL;
+    if (b->kind == ES_OPK_IMM)
+        return a->size == 1 ? cmp_mi1 : a->size == 4 ? cmp_mi4 : a->size == 8 ? cmp_mi8 : NULL;
+    if (is_gpr(b, a->size))
+        return a->size == 4 ? cmp_mr4 : a->size == 8 ? cmp_mr8 : NULL;
+    return NULL;
+}
+
+static es_handler pick_mov(const es_insn *d)
+{
+    const es_operand *a = &d->o[0], *b = &d->o[1];
+    unsigned sz = a->size;
+    if (is_gpr(a, sz) && (sz == 4 || sz == 8)) {
+        if (is_gpr(b, sz))
+            return sz == 8 ? mov_rr8 : mov_rr4;
+        if (b->kind == ES_OPK_IMM)
+            return sz == 8 ? mov_ri8 : mov_ri4;
+        if (mem64(d, b) && b->size == sz)
+            return sz == 8 ? mov_load8 : mov_load4;
+        return NULL;
+    }
+    if (!mem64(d, a) || (sz != 1 && sz != 4 && sz != 8))
+        return NULL;
+    if (is_gpr(b, sz))
+        return sz == 1 ? mov_store_r1 : sz == 4 ? mov_store_r4 : mov_store_r8;
+    if (b->kind == ES_OPK_IMM)
+        return sz == 1 ? mov_store_i1 : sz == 4 ? mov_store_i4 : mov_store_i8;
+    return NULL;
+}
+
+/* A Jcc whose target needs no run-time check: canonical in 64-bit mode,
+ * within the operand size otherwise (near_target in branch.c). */
+static es_handler pick_jcc(const es_insn *d)
+{
+    uint64_t t = (uint64_t)d->o[0].imm;
+    if (d->o[0].kind != ES_OPK_REL)
+        return NULL;
+    bool ok = d->mode == ES_MODE_64 ? (uint64_t)((int64_t)(t << 16) >> 16) == t
+                                    : (t & es_mask(d->osize)) == t;
+    return ok ? jcc_fast[d->opcode & 0xf] : NULL;
+}
+
+es_handler es_fast_handler(const es_insn *d, es_handler generic)
+{
+    es_handler h = NULL;
+    /* only in place of the handler isa.tbl names (never over one a test
+     * or a tool installed) */
+    if (generic != es_dispatch_table()[d->op] || (d->pfx & ES_PFX_LOCK) || d->nops < 1)
+        return generic;
+    switch (d->op) {
+    case ES_OP_JB: case ES_OP_JBE: case ES_OP_JL: case ES_OP_JLE: case ES_OP_JNB:
+    case ES_OP_JNBE: case ES_OP_JNL: case ES_OP_JNLE: case ES_OP_JNO: case ES_OP_JNP:
+    case ES_OP_JNS: case ES_OP_JNZ: case ES_OP_JO: case ES_OP_JP: case ES_OP_JS: case ES_OP_JZ:
+        h = generic == op_jcc ? pick_jcc(d) : NULL;
+        break;
+    case ES_OP_ADD: h = pick_alu(d, add_fast); break;
+    case ES_OP_SUB: h = pick_alu(d, sub_fast); break;
+    case ES_OP_AND: h = pick_alu(d, and_fast); break;
+    case ES_OP_OR: h = pick_alu(d, or_fast); break;
+    case ES_OP_XOR: h = pick_alu(d, xor_fast); break;
+    case ES_OP_TEST: h = pick_alu(d, test_fast); break;
+    case ES_OP_CMP: h = pick_alu(d, cmp_fast); if (!h) h = pick_cmp_mem(d); break;
+    case ES_OP_MOV: h = pick_mov(d); break;
+    default: break;
+    }
+    return h ? h : generic;
+}
