@@ -239,7 +239,10 @@ swapgs_restore_regs_and_return_to_usermode:
 	idtentry vmm_communication		29	1
 	idtentry security_exception		30	1
 	idtentry reserved_exception_31		31	0
-	/* vectors 32-255: no device interrupts in this machine */
+	/* the local APIC timer (Linux's LOCAL_TIMER_VECTOR): the simulator's
+	 * modeled tick, raised when a timer expired (sim/cpu.c) */
+	idtentry apic_timer_interrupt		0xec	0
+	/* other vectors 32-255: no device interrupts in this machine */
 	idtentry unexpected_interrupt		255	0
 
 	.p2align 4

@@ -11,6 +11,7 @@ void entry_SYSCALL_compat(void);
 void entry_SYSENTER_compat(void);
 void entry_INT80_compat(void);
 void unexpected_interrupt(void);
+void apic_timer_interrupt(void);
 
 /* The 64-bit TSS (SDM Vol. 3A 7.7). */
 struct es_tss {
@@ -109,6 +110,7 @@ void es_setup(void)
     set_gate(3, es_exception_stubs[3], 3); /* int3 from user mode */
     set_gate(4, es_exception_stubs[4], 3); /* into (Linux: system gate) */
     set_gate(0x80, (unsigned long)entry_INT80_compat, 3);
+    set_gate(ES_TIMER_VECTOR, (unsigned long)apic_timer_interrupt, 0);
     struct es_dtr idtr = {sizeof es_idt - 1, (u64)es_idt};
     __asm__ volatile("lidt %0" ::"m"(idtr) : "memory");
 

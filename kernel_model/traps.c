@@ -26,6 +26,11 @@ __visible void es_do_exception(struct pt_regs *regs, unsigned long vec, unsigned
     unsigned long addr = vec == X86_TRAP_PF ? read_cr2() : 0;
     unsigned long code = err == (unsigned long)-1 ? 0 : err;
 
+    if (vec == ES_TIMER_VECTOR) { /* the tick: its work is the exit to user */
+        es_exit_to_usermode(regs);
+        return;
+    }
+
     if (regs->cs & 3) {
         if (vec == X86_TRAP_PF && (code & (X86_PF_USER | X86_PF_INSTR)) == (X86_PF_USER | X86_PF_INSTR) &&
             (addr & ~0xfffUL) == VSYSCALL_ADDR && emulate_vsyscall(regs, addr))

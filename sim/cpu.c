@@ -332,6 +332,17 @@ static int run_observed(es_machine *m, uint64_t budget)
  * the --timeout margin, large enough that the clock read costs nothing. */
 #define RUN_BATCH (1u << 16)
 
+/* The timer tick: every batch boundary (RUN_BATCH instructions, 65 us of
+ * --deterministic time), like a local APIC timer at about 15 kHz.  Nonzero
+ * when the run stopped (a timer's signal killed the process). */
+static int tick(es_machine *m)
+{
+    unsigned vec = m->hooks.tick(m);
+    if (m->stop != ES_STOP_NONE)
+        return 1;
+    return vec && es_external_interrupt(m, vec) < 0;
+}
+
 static int run_batches(es_machine *m)
 {
     for (;;) {
@@ -347,6 +358,8 @@ static int run_batches(es_machine *m)
         if (done)
             return m->stop;
         if (es_deadline_passed(m))
+            return m->stop;
+        if (m->hooks.tick && tick(m))
             return m->stop;
         if (m->hooks.progress)
             m->hooks.progress(m, m->hooks.progress_ctx);

@@ -210,6 +210,10 @@ typedef struct es_hooks {
     /* ES_HC_SIGOP (hypercall.h): a[0] = ES_SIG_*, a[1..4] its arguments;
      * returns RAX.  May stop the run (a fatal signal). */
     int64_t (*signal_op)(es_machine *m, const uint64_t a[5]);
+    /* the modeled timer tick (es_run, between batches of instructions):
+     * host services fire expired timers; returns an interrupt vector to
+     * raise (the kernel then delivers what became pending), or 0 */
+    unsigned (*tick)(es_machine *m);
     /* a front end's progress report (`entrysim run --progress`, cli/): es_run
      * calls it between batches of instructions (at most RUN_BATCH = 65536
      * apart, fewer when a system call yields), with progress_ctx; the

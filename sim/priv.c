@@ -214,6 +214,22 @@ int es_soft_int(es_machine *m, unsigned vector)
     return ES_OK;
 }
 
+int es_external_interrupt(es_machine *m, unsigned vector)
+{
+    if (!m->has_kernel || !(m->rflags & ES_IF))
+        return 0; /* masked: the request waits (here: for the next tick) */
+    for (int i = 0; i < m->nobs; i++) /* timing and phases see an entry */
+        if (m->obs[i].exception)
+            m->obs[i].exception(m->obs[i].ctx, m, (int)(vector & 0xff), 0);
+    uint64_t target;
+    /* an interrupt arrives between instructions: the saved RIP is the next
+     * one to run; a fault while delivering it is handled as an exception */
+    if (deliver(m, vector & 0xff, 0, 0, 0, m->rip, &target))
+        return es_deliver_fault(m) ? -1 : 1;
+    m->rip = target;
+    return 1;
+}
+
 int es_deliver_fault(es_machine *m)
 {
     int vec = m->fault.vector;

@@ -31,6 +31,12 @@ int es_deliver_fault(es_machine *m);
  * m->nrip = the handler, or ES_FAULT with the delivery's fault recorded. */
 int es_soft_int(es_machine *m, unsigned vector);
 
+/* An external interrupt (the modeled local APIC timer) at an instruction
+ * boundary: delivered through the IDT as hardware does (no gate DPL check,
+ * EXT set) when RFLAGS.IF = 1 and a guest kernel runs.  Returns 1 when the
+ * CPU now runs the handler, 0 when masked, -1 when the run stopped. */
+int es_external_interrupt(es_machine *m, unsigned vector);
+
 /* SYSCALL and SYSENTER with a guest kernel (SDM Vol. 2B); the --direct
  * forms are in system.c. */
 int es_syscall_arch(es_machine *m, const es_insn *d);

@@ -66,6 +66,9 @@
 #define X86_CR4_PCIDE (1ul << 17)
 #define X86_FEATURE_PCID_ECX (1u << 17) /* CPUID.1:ECX */
 
+/* the local APIC timer's vector (arch/x86/include/asm/irq_vectors.h) */
+#define ES_TIMER_VECTOR 0xec
+
 #define ENOSYS 38
 #define EFAULT 14
 #define EINVAL 22

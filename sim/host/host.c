@@ -21,11 +21,12 @@
  *
  * What a single simulated process cannot have, and what it gets instead:
  * fork/vfork/clone/execve and sockets are absent (-ENOSYS; socket() gives
- * -EAFNOSUPPORT); wait*() gives -ECHILD; signals are recorded but handlers
- * never run (a self-sent signal whose default action kills does kill);
+ * -EAFNOSUPPORT); wait*() gives -ECHILD; signals (signal.c) run their
+ * handlers when the guest kernel builds frames for the process (64-bit
+ * today), default actions always; ITIMER_REAL fires SIGALRM (timer.c);
  * a wait that only another thread or a signal could end (futex without
- * timeout, pause, sigsuspend) stops the run with ES_STOP_ERROR instead of
- * hanging; file mappings are private copies (see mm.c).  Calls that 4.17
+ * timeout; pause, sigsuspend with no timer armed) stops the run with
+ * ES_STOP_ERROR instead of hanging; file mappings are private copies (see mm.c).  Calls that 4.17
  * did not have (rseq, clock_gettime64, openat2...) are -ENOSYS because they
  * are not in the tables.
  */
@@ -90,6 +91,7 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     m->hooks.kernel_log = host_kernel_log;   /* sim/priv.c, ES_HC_PUTS */
     m->hooks.task_info = host_task_info;     /* sim/priv.c, ES_HC_TASK */
     m->hooks.signal_op = es_hs_sigop;        /* sim/priv.c, ES_HC_SIGOP */
+    m->hooks.tick = es_hs_tick;              /* sim/cpu.c, between batches */
     h->cfg = *cfg;
     h->rootfd = -1;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)
@@ -137,6 +139,7 @@ void es_host_free(es_machine *m)
     m->hooks.kernel_log = NULL;
     m->hooks.task_info = NULL;
     m->hooks.signal_op = NULL;
+    m->hooks.tick = NULL;
 }
 
 uint64_t es_host_syscall_count(const es_machine *m)
@@ -254,6 +257,8 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     }
     const es_sysrow *row = es_sysrow_at(abi, c.nr);
     int64_t r = row && row->service ? row->service(m, &c, a) : -ENOSYS;
+    if (m->stop == ES_STOP_NONE)
+        es_hs_timer_check(m); /* an expired timer's signal goes out with this return */
     for (int i = 0; i < m->nobs; i++)
         if (m->obs[i].syscall)
             m->obs[i].syscall(m->obs[i].ctx, m, abi, nr, (uint64_t)r);

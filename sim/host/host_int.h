@@ -76,6 +76,10 @@ struct es_host {
     es_hsiginfo siginfo[65];
     bool sig_frames;             /* the guest kernel delivers to handlers (ES_SIG_ENABLE) */
     uint64_t sig_flag_kva;       /* ...and wants its TIF_SIGPENDING word there */
+    uint64_t suspend_mask;       /* rt_sigsuspend: the mask to restore after the handler */
+    bool suspend_saved;
+    int64_t itimer_at, itimer_every; /* ITIMER_REAL: expiry on the guest's monotonic
+                                        clock (0 = disarmed), interval */
     uint64_t ss_sp, ss_size;     /* sigaltstack */
     uint32_t ss_flags;
     es_rlim rlim[16];
@@ -195,7 +199,19 @@ int es_hs_poll(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns
                const char *what);
 /* Sleeps ns (the deterministic clock advances instead); a sleep past the
  * deadline stops the run at once.  0, or -EINTR with the run stopped. */
+int64_t es_hs_sleep_plain(es_machine *m, int64_t ns);
+/* timer.c: the same, cut short (-EINTR) when the interval timer's signal
+ * becomes deliverable to a handler during it; ITIMER_REAL expiry
+ * (SIGALRM); the tick hook (es_hooks.tick); a wait only a signal ends
+ * (pause, sigsuspend): -EINTR when a caught signal is pending, else it
+ * sleeps to the timer, else the run stops as a deadlock naming `what`. */
 int64_t es_hs_sleep(es_machine *m, int64_t ns);
+void es_hs_timer_check(es_machine *m);
+unsigned es_hs_tick(es_machine *m);
+int64_t es_hs_wait_signal(es_machine *m, const char *what);
+/* sysinfo.c: the guest's CLOCK_MONOTONIC in ns (instructions + sleeps with
+ * --deterministic) */
+int64_t es_hs_clock_mono(es_machine *m);
 /* Before a blocking read (write when wr) of hfd: waits until it is ready
  * or the deadline stops the run; a pipe the guest's pipe() made
  * (guest_pipe) that cannot become ready stops it at once.  0 = go on with

@@ -319,18 +319,6 @@ ES_SYS(tgkill)
     return es_hs_signal_self_code(m, (int)a[2], -6 /* SI_TKILL */);
 }
 
-ES_SYS(alarm) { return 0; }
-
-/* pause, rt_sigsuspend, sigsuspend: only a signal ends these, and nothing
- * can send one */
-ES_SYS(pause)
-{
-    snprintf(m->message, sizeof m->message,
-             "the guest waits for a signal that cannot come (single process)");
-    m->stop = ES_STOP_ERROR;
-    return -EINTR;
-}
-
 /* wait4, waitpid, waitid: no children, fork is not modelled */
 ES_SYS(wait4) { return -ECHILD; }
 /* socket, socketpair: no networking */

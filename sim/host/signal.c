@@ -134,8 +134,11 @@ static int64_t sig_next(es_machine *m, uint64_t kva)
         return 0;
     int sig = __builtin_ctzll(ready) + 1;
     es_ksigaction *sa = &h->sigact[sig];
+    /* after rt_sigsuspend the frame keeps the mask from before it */
+    uint64_t oldmask = h->suspend_saved ? h->suspend_mask : h->sigmask;
+    h->suspend_saved = false;
     struct es_ksignal k = {.handler = sa->handler, .flags = sa->flags, .restorer = sa->restorer,
-                           .mask = sa->mask, .oldmask = h->sigmask, .ss_sp = h->ss_sp,
+                           .mask = sa->mask, .oldmask = oldmask, .ss_sp = h->ss_sp,
                            .ss_size = h->ss_size, .ss_flags = h->ss_size ? h->ss_flags : 2,
                            .sig = (unsigned)sig};
     fill_info(h, sig, k.info);

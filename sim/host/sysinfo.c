@@ -41,6 +41,13 @@ static int clock_ns(es_machine *m, int64_t clk, int64_t *ns)
     return 0;
 }
 
+int64_t es_hs_clock_mono(es_machine *m)
+{
+    int64_t ns;
+    clock_ns(m, 1 /* CLOCK_MONOTONIC */, &ns);
+    return ns;
+}
+
 static int64_t do_clock_gettime(es_machine *m, const es_scall *c, int64_t clk, uint64_t utp)
 {
     int64_t ns;

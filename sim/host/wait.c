@@ -56,7 +56,7 @@ int es_hs_poll(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns
     return r;
 }
 
-int64_t es_hs_sleep(es_machine *m, int64_t ns)
+int64_t es_hs_sleep_plain(es_machine *m, int64_t ns)
 {
     if (ns <= 0)
         return 0;
