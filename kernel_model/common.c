@@ -120,6 +120,8 @@ __visible void do_int80_syscall_32(struct pt_regs *regs);
 __visible void do_int80_syscall_32(struct pt_regs *regs)
 {
     do_syscall_32_irqs_on(regs);
+    if (unlikely(es_percpu.sigpending)) /* the exit work (signal32.c frames) */
+        es_exit_to_usermode(regs);
 }
 
 /* SYSENTER and compat SYSCALL, from the vDSO's __kernel_vsyscall.
@@ -142,6 +144,8 @@ __visible long do_fast_syscall_32(struct pt_regs *regs)
     *(u32 *)&regs->bp = bp;
 
     do_syscall_32_irqs_on(regs);
+    if (unlikely(es_percpu.sigpending)) /* a frame moves ip: IRET below */
+        es_exit_to_usermode(regs);
 
     return regs->cs == __USER32_CS && regs->ss == __USER_DS && regs->ip == landing_pad &&
            (regs->flags & (X86_EFLAGS_RF | X86_EFLAGS_TF)) == 0;

@@ -177,7 +177,7 @@ def read_student(path):
 
 # The kernel's own syscall bodies (beside this script, in the source tree
 # and in a student's copy alike): their rows get no forwarding definition.
-KERNEL_BODIES = ("signal.c",)
+KERNEL_BODIES = ("signal.c", "signal32.c")
 
 
 def read_bodies(student_path):
@@ -194,6 +194,18 @@ def read_bodies(student_path):
                   "edit it there" % (k[1], found[k][2]))
         found[k] = v
     return found
+
+
+def kernel_specials():
+    """Table entries that are no SYSCALL_DEFINE but that the kernel's body
+    files define themselves (asmlinkage long NAME(void))."""
+    names = set()
+    for f in KERNEL_BODIES:
+        path = os.path.join(HERE, f)
+        if os.path.exists(path):
+            with open(path) as fh:
+                names.update(re.findall(r"^long\s+(sys32_\w+)\s*\(void\)\s*$", fh.read(), re.M))
+    return names
 
 
 def read_host_rows(path):
@@ -340,6 +352,8 @@ def main():
          "/* Table entries that are no SYSCALL_DEFINE (Linux: asmlinkage functions\n"
          " * reading current_pt_regs()); they forward with no arguments. */\n"]
     for e in specials:
+        if e in kernel_specials():
+            continue  # the kernel's own (signal32.c: sys32_*sigreturn)
         s.append("long %s(void);\nlong %s(void)\n{\n\treturn es_hc_syscall6(0, 0, 0, 0, 0, 0);\n}\n\n"
                  % (e, e))
     g.write_if_changed(os.path.join(out, "stubs_special.c"), "".join(s))

@@ -18,20 +18,20 @@
  *   IRET, as Linux's does.
  *
  *   rt_sigreturn (SYSCALL_DEFINE0, so __x64_sys_rt_sigreturn in 4.17 and
- *   sys_rt_sigreturn in 4.16; both read current_pt_regs(), as Linux's did in
+ *   sys_rt_sigreturn in 4.16; both read es_current_pt_regs(), as Linux's did in
  *   both versions - 4.16 reached it through a /ptregs stub): reads the frame
  *   at regs->sp - 8, restores every register of pt_regs with Linux's checks
- *   (only the FIX_EFLAGS bits of RFLAGS, CS and SS forced to RPL 3, a
+ *   (only the ES_FIX_EFLAGS bits of RFLAGS, CS and SS forced to RPL 3, a
  *   non-user selector or a non-canonical RIP is a bad frame), the FPU state,
  *   the blocked set and the sigaltstack, and returns the restored RAX.
  *   A bad frame kills the process with SIGSEGV (force_sigsegv).
  *
- * i386 and x32 processes have other frame layouts (sigframe_ia32.h); they
- * are not built here yet, so ES_SIG_ENABLE is sent for 64-bit processes
- * only and their caught signals are dropped, as before signals were
- * modelled. */
+ * i386 processes get their frames from signal32.c.  x32 processes have
+ * their own layout (not built yet): ES_SIG_ENABLE is not sent for them, so
+ * their caught signals are dropped, as before signals were modelled. */
 #include "kmodel.h"
 #include "syscalls.h"
+#include "signal_int.h"
 
 #define SIGSEGV 11
 #define SA_ONSTACK 0x08000000ul
@@ -40,8 +40,6 @@
 #define SS_DISABLE 2
 #define UC_SIGCONTEXT_SS 0x2
 #define UC_STRICT_RESTORE_SS 0x4
-/* RFLAGS bits a frame may change (arch/x86/kernel/signal.c FIX_EFLAGS) */
-#define FIX_EFLAGS 0x50dd5ul /* AC OF DF TF SF ZF AF PF CF RF */
 
 /* uapi asm/sigcontext.h, struct sigcontext (64-bit): 256 bytes */
 struct sigcontext_64 {
@@ -90,7 +88,7 @@ static long sigop(unsigned long op, unsigned long a1, unsigned long a2)
 
 /* pt_regs sit at the top of the task stack (head_64.S; every entry
  * pushes them there) */
-static struct pt_regs *current_pt_regs(void)
+struct pt_regs *es_current_pt_regs(void)
 {
     extern char es_task_stack[KERNEL_STACK_SIZE];
     return (struct pt_regs *)(es_task_stack + KERNEL_STACK_SIZE) - 1;
@@ -98,13 +96,35 @@ static struct pt_regs *current_pt_regs(void)
 
 void es_signal_init(void)
 {
-    if (es_boot_info.abi == ES_BOOT_ABI_X64)
+    if (es_boot_info.abi != ES_BOOT_ABI_X32)
         sigop(ES_SIG_ENABLE, es_boot_info.abi, (unsigned long)&es_percpu.sigpending);
+}
+
+void es_sig_fault_info(u32 *trapno, u32 *err, u32 *cr2)
+{
+    *trapno = (u32)last_fault.trapno;
+    *err = (u32)last_fault.err;
+    *cr2 = (u32)last_fault.cr2;
+}
+
+void es_sig_kill(unsigned long sig)
+{
+    sigop(ES_SIG_KILL, sig, 0);
+}
+
+void es_sig_return(u64 mask, unsigned long uss, bool compat)
+{
+    long r;
+    __asm__ volatile("vmcall"
+                     : "=a"(r)
+                     : "a"(ES_HC_SIGOP), "D"(ES_SIG_RETURN), "S"(mask), "d"(uss), "c"(compat ? 1ul : 0ul)
+                     : "memory", "cc");
+    (void)r;
 }
 
 /* The handler starts with the FPU in its initial state (fpu__clear):
  * FCW 0x37f, MXCSR 0x1f80, registers zero. */
-static void fpu_init_state(void)
+void es_fpu_init_state(void)
 {
     static const u32 mxcsr = 0x1f80;
     __asm__ volatile("fninit; ldmxcsr %0; pxor %%xmm0,%%xmm0; pxor %%xmm1,%%xmm1;"
@@ -178,7 +198,7 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
     regs->cs = __USER_CS;
     regs->ss = __USER_DS;
     regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
-    fpu_init_state();
+    es_fpu_init_state();
     return 0;
 }
 
@@ -191,7 +211,7 @@ void es_exit_to_usermode(struct pt_regs *regs)
     for (int n = 0; n < 64 && es_percpu.sigpending; n++) {
         if (!sigop(ES_SIG_NEXT, (unsigned long)&k, 0))
             break;
-        if (setup_rt_frame(&k, regs))
+        if (regs->cs == __USER32_CS ? es_setup_frame32(&k, regs) : setup_rt_frame(&k, regs))
             sigop(ES_SIG_KILL, SIGSEGV, 0); /* force_sigsegv: the run ends */
     }
     last_fault.trapno = last_fault.err = last_fault.cr2 = 0;
@@ -236,7 +256,7 @@ static bool restore_sigcontext(struct pt_regs *regs, const struct sigcontext_64 
     regs->di = sc->di, regs->si = sc->si, regs->bp = sc->bp, regs->bx = sc->bx;
     regs->dx = sc->dx, regs->ax = sc->ax, regs->cx = sc->cx, regs->sp = sc->sp;
     regs->ip = sc->ip;
-    regs->flags = (regs->flags & ~FIX_EFLAGS) | (sc->flags & FIX_EFLAGS);
+    regs->flags = (regs->flags & ~ES_FIX_EFLAGS) | (sc->flags & ES_FIX_EFLAGS);
     regs->cs = cs;
     regs->ss = ss;
     regs->orig_ax = -1; /* no syscall restart from here */
@@ -246,11 +266,11 @@ static bool restore_sigcontext(struct pt_regs *regs, const struct sigcontext_64 
 /* The FPU image at fpstate (FXSAVE format; 0: the initial state).  MXCSR's
  * reserved bits would make FXRSTOR fault: masked, as Linux masks them
  * with mxcsr_feature_mask. */
-static bool restore_fpu(u64 fpstate)
+bool es_restore_fpu(unsigned long fpstate, bool is64)
 {
     static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
     if (!fpstate) {
-        fpu_init_state();
+        es_fpu_init_state();
         return true;
     }
     if (copy_from_user(fx, (const void __user *)fpstate, sizeof fx))
@@ -259,22 +279,25 @@ static bool restore_fpu(u64 fpstate)
     memcpy(&mxcsr, fx + 24, 4);
     mxcsr &= 0xffff;
     memcpy(fx + 24, &mxcsr, 4);
-    __asm__ volatile("fxrstor64 %0" ::"m"(fx));
+    if (is64)
+        __asm__ volatile("fxrstor64 %0" ::"m"(fx));
+    else
+        __asm__ volatile("fxrstor %0" ::"m"(fx));
     return true;
 }
 
 SYSCALL_DEFINE0(rt_sigreturn)
 {
     static struct rt_sigframe f;
-    struct pt_regs *regs = current_pt_regs();
+    struct pt_regs *regs = es_current_pt_regs();
     unsigned long uframe = regs->sp - 8; /* the handler's ret popped pretcode */
 
     if (copy_from_user(&f, (const void __user *)uframe, sizeof f) ||
-        !restore_sigcontext(regs, &f.uc.uc_mcontext) || !restore_fpu(f.uc.uc_mcontext.fpstate)) {
-        sigop(ES_SIG_KILL, SIGSEGV, 0); /* signal_fault: the run ends here */
+        !restore_sigcontext(regs, &f.uc.uc_mcontext) || !es_restore_fpu(f.uc.uc_mcontext.fpstate, true)) {
+        es_sig_kill(SIGSEGV); /* signal_fault: the run ends here */
         return 0;
     }
-    sigop(ES_SIG_RETURN, f.uc.uc_sigmask,
-          uframe + __builtin_offsetof(struct rt_sigframe, uc.uc_stack));
+    es_sig_return(f.uc.uc_sigmask, uframe + __builtin_offsetof(struct rt_sigframe, uc.uc_stack),
+                  false);
     return regs->ax;
 }

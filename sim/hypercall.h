@@ -39,8 +39,10 @@
 /* Signals (the kernel's exit-to-user work, traps and rt_sigreturn; the
  * host keeps the actions, the blocked and the pending sets):
  * RDI = ES_SIG_*, arguments in RSI, RDX, RCX, R8; result in RAX.
- *   ES_SIG_ENABLE  RSI = the process's ES_BOOT_ABI_*: the kernel builds
- *                  signal frames for it, so handlers run (without it, or in
+ *   ES_SIG_ENABLE  RSI = the process's ES_BOOT_ABI_*, RDX = kernel address
+ *                  of its TIF_SIGPENDING word (the host keeps it 1 while a
+ *                  caught signal can be delivered): the kernel builds signal
+ *                  frames for it, so handlers run (without it, or in
  *                  --direct mode, a caught signal is dropped).  RAX = 0.
  *   ES_SIG_NEXT    RSI = kernel address of a struct es_ksignal: the next
  *                  pending, unblocked signal with a handler (RAX = its
@@ -55,8 +57,9 @@
  *                  (pending: deliver with ES_SIG_NEXT), 0 when it kills the
  *                  process (report it with ES_HC_SIGNAL).
  *   ES_SIG_RETURN  RSI = the blocked set saved in the frame, RDX = user
- *                  address of the frame's stack_t (0 = none): rt_sigreturn
- *                  restores both; signals it unblocks are handled then.
+ *                  address of the frame's stack_t (0 = none), RCX = 1 when
+ *                  it is the compat (i386) stack_t: rt_sigreturn restores
+ *                  both; signals it unblocks are handled then.
  *   ES_SIG_KILL    RSI = signal: the kernel could not deliver (bad frame,
  *                  no SA_RESTORER): the process dies of it (force_sigsegv). */
 #define ES_HC_SIGOP 6

@@ -18,26 +18,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t hits, last_sig, nested_seen;
-static volatile int last_code;
-static volatile uintptr_t last_addr, handler_sp;
-static sigjmp_buf jb;
+#include "sig_common.h"
 
-static void on_info(int sig, siginfo_t *si, void *uc)
-{
-    (void)uc;
-    hits++;
-    last_sig = sig;
-    last_code = si->si_code;
-    last_addr = (uintptr_t)si->si_addr;
-    handler_sp = (uintptr_t)__builtin_frame_address(0);
-}
-
-static void on_fault_jump(int sig, siginfo_t *si, void *uc)
-{
-    on_info(sig, si, uc);
-    siglongjmp(jb, 1);
-}
+static volatile sig_atomic_t nested_seen;
 
 /* skips the faulting instruction: its length is in RBX (set by the asm) */
 static void on_fault_skip(int sig, siginfo_t *si, void *ucv)
@@ -139,21 +122,12 @@ static void registers(void)
 
 static void masks(void)
 {
-    sigset_t s, p;
     plain(SIGUSR1, on_outer, 0, SIGUSR2);
     plain(SIGUSR2, on_plain, 0, 0);
     hits = 0;
     raise(SIGUSR1);
     printf("nested: hits %d usr2-after-outer %d\n", (int)hits, last_sig == SIGUSR2 && !nested_seen);
-    sigemptyset(&s);
-    sigaddset(&s, SIGUSR2);
-    sigprocmask(SIG_BLOCK, &s, NULL);
-    hits = 0;
-    kill(getpid(), SIGUSR2);
-    sigpending(&p);
-    printf("blocked: hits %d pending %d\n", (int)hits, sigismember(&p, SIGUSR2));
-    sigprocmask(SIG_UNBLOCK, &s, NULL);
-    printf("unblocked: hits %d\n", (int)hits);
+    blocked_then_unblocked(SIGUSR2);
     catch(SIGUSR1, on_info, 0);
     raise(SIGUSR1);
     printf("raise: code %d\n", last_code);

@@ -185,19 +185,22 @@ static int64_t sig_force(es_machine *m, int vec, uint32_t err, uint64_t addr, ui
 }
 
 /* ES_SIG_RETURN: the frame's blocked set and sigaltstack come back. */
-static int64_t sig_return(es_machine *m, uint64_t mask, uint64_t uss)
+static int64_t sig_return(es_machine *m, uint64_t mask, uint64_t uss, bool compat)
 {
     struct es_host *h = m->host;
     h->sigmask = mask & ~UNBLOCKABLE;
     uint8_t b[24];
-    if (uss && !es_copy_from_guest(m, b, uss, sizeof b)) {
-        uint32_t fl = es_ld32(b + 8);
+    /* stack_t {sp, flags, size}: 8/4/8 bytes, compat 4/4/4 */
+    if (uss && !es_copy_from_guest(m, b, uss, compat ? 12 : 24)) {
+        uint32_t fl = es_ld32(b + (compat ? 4 : 8));
+        uint64_t sp = compat ? es_ld32(b) : es_ld64(b);
+        uint64_t size = compat ? es_ld32(b + 8) : es_ld64(b + 16);
         if ((fl & ~0x80000000u) == 2) {
             h->ss_sp = h->ss_size = 0;
             h->ss_flags = 2;
-        } else if (es_ld64(b + 16) >= 2048) { /* MINSIGSTKSZ; else left as it was */
-            h->ss_sp = es_ld64(b);
-            h->ss_size = es_ld64(b + 16);
+        } else if (size >= 2048) { /* MINSIGSTKSZ; else left as it was */
+            h->ss_sp = sp;
+            h->ss_size = size;
             h->ss_flags = fl & 0x80000000u;
         }
     }
@@ -221,7 +224,7 @@ int64_t es_hs_sigop(es_machine *m, const uint64_t a[5])
     case ES_SIG_FORCE:
         return sig_force(m, (int)a[1], (uint32_t)a[2], a[3], a[4]);
     case ES_SIG_RETURN:
-        return sig_return(m, a[1], a[2]);
+        return sig_return(m, a[1], a[2], a[3] != 0);
     case ES_SIG_KILL:
         es_hs_kill_self(m, a[1] >= 1 && a[1] <= 64 ? (int)a[1] : 11);
         return 0;

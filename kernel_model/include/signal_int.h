@@ -1,0 +1,28 @@
+/* signal_int.h - what signal.c (64-bit frames, the exit work) shares with
+ * signal32.c (i386 frames); kernel-internal. */
+#ifndef ES_SIGNAL_INT_H
+#define ES_SIGNAL_INT_H
+
+#include "kmodel.h"
+
+/* RFLAGS bits a frame may change (arch/x86/kernel/signal.c FIX_EFLAGS):
+ * AC OF DF TF SF ZF AF PF CF RF */
+#define ES_FIX_EFLAGS 0x50dd5ul
+
+struct pt_regs *es_current_pt_regs(void);
+/* trapno, err and cr2 of the last user fault (0 after a syscall) */
+void es_sig_fault_info(u32 *trapno, u32 *err, u32 *cr2);
+/* The FPU's initial state for a handler (fpu__clear). */
+void es_fpu_init_state(void);
+/* FXRSTOR from the user image at fx (64-bit or 32-bit format; 0 = the
+ * initial state); false when it cannot be read. */
+bool es_restore_fpu(unsigned long fx, bool is64);
+/* ES_SIG_KILL: the process dies of sig (the run stops). */
+void es_sig_kill(unsigned long sig);
+/* ES_SIG_RETURN: the blocked set and the stack_t at uss (compat layout
+ * when compat) come back. */
+void es_sig_return(u64 mask, unsigned long uss, bool compat);
+/* signal32.c: the i386 frame for k; 0 or -EFAULT. */
+int es_setup_frame32(const struct es_ksignal *k, struct pt_regs *regs);
+
+#endif
