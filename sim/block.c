@@ -87,7 +87,9 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
             break;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
-        e[n].fn = es_fast_handler(&e[n].insn, m->handlers[e[n].insn.op]);
+        es_handler generic = m->handlers[e[n].insn.op];
+        e[n].fn = es_fast_handler(&e[n].insn, generic);
+        e[n].lazy = e[n].fn != generic;
         off += e[n].insn.len;
         n++;
         bool wrapped = next < rip; /* EIP wrapped: the page goes on, RIP does not */
@@ -148,6 +150,8 @@ static int run_block(es_machine *m, const es_block *b, uint64_t *left)
     int rc;
     for (;;) {
         m->nrip = e->next;
+        if (m->lz_op != ES_LZ_NONE && !e->lazy) /* a handler reading RFLAGS eagerly */
+            es_lazy_flush(m);
         rc = e->fn(m, &e->insn);
         if (__builtin_expect(rc != ES_OK, 0)) {
             if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
@@ -168,7 +172,7 @@ static int run_block(es_machine *m, const es_block *b, uint64_t *left)
     return rc;
 }
 
-int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
+static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
 {
     struct es_bcache *bc = m->bcache;
     if (!bc && !(bc = m->bcache = calloc(1, sizeof *bc))) {
@@ -188,6 +192,7 @@ int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
             return rc;
         if (!b) { /* an instruction across the page end, or one that does not decode */
             prev = NULL;
+            es_lazy_sync(m);
             if ((rc = one(m)) != ES_OK)
                 return rc;
             left--;
@@ -203,4 +208,13 @@ int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
         way = m->rip != b->end;
     }
     return ES_OK;
+}
+
+int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
+{
+    int rc = blocks_run(m, budget, one);
+    /* every way out: faults, stops, the budget; whoever looks next (the
+     * fault delivery, the debugger, a state dump) sees exact RFLAGS */
+    es_lazy_sync(m);
+    return rc;
 }

@@ -21,6 +21,7 @@
 typedef struct es_bent {
     es_handler fn;
     uint64_t next; /* RIP of the instruction after it (rip + len) */
+    bool lazy;     /* fn is one of sim/isa/fast.c's: it keeps a lazy flag record */
     es_insn insn;
 } es_bent;
 
@@ -39,7 +40,11 @@ typedef struct es_block {
  * instruction no block can hold goes through `one`, es_step's fetch and
  * dispatch without observers).  Returns ES_OK when the budget ran out, else
  * the first other status: ES_FAULT with m->rip at the faulting instruction
- * (which did not retire), ES_YIELD and ES_STOP as es_step leaves them. */
+ * (which did not retire), ES_YIELD and ES_STOP as es_step leaves them.
+ *
+ * Arithmetic flags may be lazy inside (m->lz_op, sim/ops.h): they are
+ * computed before any handler but sim/isa/fast.c's runs, before `one`, and
+ * before this returns, so no other code ever sees a pending record. */
 typedef int (*es_one_insn)(es_machine *m);
 int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one);
 
