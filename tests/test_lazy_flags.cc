@@ -324,6 +324,40 @@ TEST_F(LazyFlags, EveryReaderSeesTheProducersFlags)
     }
 }
 
+// A compare against memory that faults, right before its Jcc (the pair
+// the block loop runs in one call): nothing of the pair retired, RFLAGS
+// is the previous producer's, RIP the compare's.
+TEST_F(LazyFlags, FaultInACompareBeforeItsJcc)
+{
+    start({
+              0x39, 0xd8,             // 0: cmp eax, ebx
+              0x80, 0x39, 0x00,       // 2: cmp byte [rcx], 0   #PF when rcx = 0x1000
+              0x74, 0x02,             // 5: je 9
+              0xff, 0xc2,             // 7: inc edx
+              0xf4,                   // 9: hlt
+          },
+          1, 2);
+    for (int pass = 0; pass < 3; pass++) {
+        again(1, 2);
+        m->gpr[ES_RCX] = pass == 2 ? 0x1000 : EST_DATA;
+        m->gpr[ES_RDX] = 0;
+        uint64_t n0 = m->icount;
+        ASSERT_EQ(run(m), ES_STOP_FAULT);
+        if (pass < 2) { // [rcx] = 0: je taken, the hlt
+            EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+            EXPECT_EQ(m->rip, W + 9);
+            EXPECT_EQ(m->icount - n0, 3u);
+            EXPECT_EQ(m->rflags & ES_ARITH_FLAGS, (uint64_t)(ES_ZF | ES_PF));
+            continue;
+        }
+        EXPECT_EQ(m->fault.vector, ES_VEC_PF);
+        EXPECT_EQ(m->fault.addr, 0x1000u);
+        EXPECT_EQ(m->rip, W + 2);
+        EXPECT_EQ(m->icount - n0, 1u);
+        EXPECT_EQ(m->rflags, 0x202 | CMP_1_2);
+    }
+}
+
 // An INT3 right after the producer: the exception leaves its flags.
 TEST_F(LazyFlags, ExceptionRightAfterTheProducer)
 {

@@ -14,6 +14,7 @@
  * decides from the record (Jcc); none reads them from m->rflags while a
  * record is pending.  The block loop relies on that (sim/block.c).
  */
+#include "../block.h"
 #include "ops.h"
 
 /* ---- lazy flags ----
@@ -229,6 +230,57 @@ STORE(mov_store_r8, 8, SRC_R)
 STORE(mov_store_i1, 1, SRC_I)
 STORE(mov_store_i4, 4, SRC_I)
 STORE(mov_store_i8, 8, SRC_I)
+
+/* ---- a compare fused with the Jcc after it ----
+ * CMP/TEST then Jcc, the last two instructions of a block, in one call:
+ * the compare's handler (inlined: it records its flags lazily, or faults
+ * with nothing retired), then the Jcc's decision from the record.  The
+ * block loop counts the entry as two instructions and uses it only when
+ * the whole block runs (sim/block.c). */
+
+#define FUSE(first, cc)                                                                            \
+    static int first##_j##cc(es_machine *m, const es_insn *d)                                      \
+    {                                                                                              \
+        if (first(m, d) != ES_OK)                                                                  \
+            return ES_FAULT;                                                                       \
+        const es_bent *j = es_bent_after(d);                                                       \
+        m->nrip = lazy_cond(m, cc) ? (uint64_t)j->insn.o[0].imm : j->next;                         \
+        return ES_OK;                                                                              \
+    }
+#define FUSE16(first)                                                                              \
+    FUSE(first, 0) FUSE(first, 1) FUSE(first, 2) FUSE(first, 3) FUSE(first, 4) FUSE(first, 5)      \
+    FUSE(first, 6) FUSE(first, 7) FUSE(first, 8) FUSE(first, 9) FUSE(first, 10) FUSE(first, 11)    \
+    FUSE(first, 12) FUSE(first, 13) FUSE(first, 14) FUSE(first, 15)                                \
+    static const es_handler first##_jcc[16] = {                                                    \
+        first##_j0, first##_j1, first##_j2, first##_j3, first##_j4, first##_j5,                    \
+        first##_j6, first##_j7, first##_j8, first##_j9, first##_j10, first##_j11,                  \
+        first##_j12, first##_j13, first##_j14, first##_j15,                                        \
+    };
+FUSE16(cmp_r4) FUSE16(cmp_r8) FUSE16(cmp_i4) FUSE16(cmp_i8)
+FUSE16(test_r4) FUSE16(test_r8) FUSE16(test_i4) FUSE16(test_i8)
+FUSE16(cmp_mi1) FUSE16(cmp_mi4) FUSE16(cmp_mi8) FUSE16(cmp_mr4) FUSE16(cmp_mr8)
+
+static const struct {
+    es_handler first;
+    const es_handler *jcc;
+} fusable[] = {
+    {cmp_r4, cmp_r4_jcc}, {cmp_r8, cmp_r8_jcc}, {cmp_i4, cmp_i4_jcc}, {cmp_i8, cmp_i8_jcc},
+    {test_r4, test_r4_jcc}, {test_r8, test_r8_jcc}, {test_i4, test_i4_jcc},
+    {test_i8, test_i8_jcc}, {cmp_mi1, cmp_mi1_jcc}, {cmp_mi4, cmp_mi4_jcc},
+    {cmp_mi8, cmp_mi8_jcc}, {cmp_mr4, cmp_mr4_jcc}, {cmp_mr8, cmp_mr8_jcc},
+};
+
+es_handler es_fast_fuse(const es_insn *d, es_handler fn, const es_insn *j, es_handler jfn)
+{
+    (void)d;
+    unsigned cc = j->opcode & 0xf;
+    if (jfn != jcc_fast[cc]) /* a specialised Jcc: its target checked at decode time */
+        return NULL;
+    for (size_t i = 0; i < sizeof fusable / sizeof fusable[0]; i++)
+        if (fusable[i].first == fn)
+            return fusable[i].jcc[cc];
+    return NULL;
+}
 
 /* ---- selection ---- */
 
