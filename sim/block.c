@@ -87,7 +87,9 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
             break;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
-        e[n].fn = es_fast_handler(&e[n].insn, m->handlers[e[n].insn.op]);
+        es_handler generic = m->handlers[e[n].insn.op];
+        e[n].fn = e[n].fn1 = es_fast_handler(&e[n].insn, generic);
+        e[n].lazy = e[n].fn1 != generic;
         off += e[n].insn.len;
         n++;
         bool wrapped = next < rip; /* EIP wrapped: the page goes on, RIP does not */
@@ -97,6 +99,12 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
     }
     if (n == 0)
         return NULL;
+    /* a Jcc ends its block: a compare right before it can run with it */
+    es_handler fused = n >= 2 ? es_fast_fuse(&e[n - 2].insn, e[n - 2].fn1, &e[n - 1].insn,
+                                             e[n - 1].fn1)
+                              : NULL;
+    if (fused)
+        e[n - 2].fn = fused;
     es_frame *f = &m->frames[pa >> 12];
     if (!f->has_code) {
         uint64_t va = m->fetch_va;
@@ -108,7 +116,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
     es_block *b = &bc->blocks[bc->nblocks++];
     bc->nbents += n;
     *b = (es_block){.key = key, .rip = m->rip, .end = rip, .pfn = pa >> 12, .gen = f->code_gen,
-                    .n = n, .ins = e};
+                    .n = n, .fused = fused != NULL, .ins = e};
     bc->tab[slot_of(pa)] = b;
     return b;
 }
@@ -138,18 +146,24 @@ static int block_at(es_machine *m, struct es_bcache *bc, es_block *cand, es_bloc
     return ES_OK;
 }
 
-/* Runs b's instructions, at most *left of them; returns the status of the
- * last one run, having retired what retired (as es_step would) and taken
- * them off *left. */
-static int run_block(es_machine *m, const es_block *b, uint64_t *left)
+/* Runs b's instructions from the first, through to end (fused: the whole
+ * block, the last entry run being the fused compare and Jcc; else entry by
+ * entry, each alone).  Returns the status of the last one run, having
+ * retired what retired (as es_step would) and taken them off *left. */
+static inline __attribute__((always_inline)) int
+run_entries(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left, bool fused)
 {
     uint64_t fva = m->fetch_va;
-    const es_bent *e = b->ins, *end = e + (b->n < *left ? b->n : *left);
+    const es_bent *e = b->ins;
     int rc;
     for (;;) {
         m->nrip = e->next;
-        rc = e->fn(m, &e->insn);
+        if (m->lz_op != ES_LZ_NONE && !e->lazy) /* a handler reading RFLAGS eagerly */
+            es_lazy_flush(m);
+        rc = (fused ? e->fn : e->fn1)(m, &e->insn);
         if (__builtin_expect(rc != ES_OK, 0)) {
+            /* only generic handlers yield or stop; a fused one faults in
+             * its compare, before anything retired */
             if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
                 m->rip = m->nrip;
                 m->icount++;
@@ -164,11 +178,25 @@ static int run_block(es_machine *m, const es_block *b, uint64_t *left)
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
     }
+    if (fused && b->fused && e == end && rc == ES_OK) { /* the fused pair's Jcc retired too */
+        m->icount++;
+        e++;
+    }
     *left -= (uint64_t)(e - b->ins);
     return rc;
 }
 
-int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
+/* Runs b's instructions, at most *left of them: the fused compare and Jcc
+ * only when the whole block fits (a budget ending between them runs them
+ * one by one, so --max-insns stays exact). */
+static int run_block(es_machine *m, const es_block *b, uint64_t *left)
+{
+    if (b->n <= *left)
+        return run_entries(m, b, b->ins + b->n - b->fused, left, true);
+    return run_entries(m, b, b->ins + *left, left, false);
+}
+
+static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
 {
     struct es_bcache *bc = m->bcache;
     if (!bc && !(bc = m->bcache = calloc(1, sizeof *bc))) {
@@ -188,6 +216,7 @@ int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
             return rc;
         if (!b) { /* an instruction across the page end, or one that does not decode */
             prev = NULL;
+            es_lazy_sync(m);
             if ((rc = one(m)) != ES_OK)
                 return rc;
             left--;
@@ -203,4 +232,13 @@ int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
         way = m->rip != b->end;
     }
     return ES_OK;
+}
+
+int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
+{
+    int rc = blocks_run(m, budget, one);
+    /* every way out: faults, stops, the budget; whoever looks next (the
+     * fault delivery, the debugger, a state dump) sees exact RFLAGS */
+    es_lazy_sync(m);
+    return rc;
 }

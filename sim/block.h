@@ -15,14 +15,24 @@
 #ifndef ENTRYSIM_BLOCK_H
 #define ENTRYSIM_BLOCK_H
 
+#include <stddef.h>
+
 #include "machine.h"
 
 /* One pre-decoded instruction of a block. */
 typedef struct es_bent {
-    es_handler fn;
-    uint64_t next; /* RIP of the instruction after it (rip + len) */
+    es_handler fn;  /* in a fused block's second-to-last entry: this and the Jcc after it */
+    es_handler fn1; /* this instruction alone */
+    uint64_t next;  /* RIP of the instruction after it (rip + len) */
+    bool lazy;      /* fn1 is one of sim/isa/fast.c's: it keeps a lazy flag record */
     es_insn insn;
 } es_bent;
+
+/* The entry after the one holding d (for fused handlers, sim/isa/fast.c). */
+static inline const es_bent *es_bent_after(const es_insn *d)
+{
+    return (const es_bent *)(const void *)((const char *)d - offsetof(es_bent, insn)) + 1;
+}
 
 typedef struct es_block {
     uint64_t key;    /* (pa << 1) | mode of the first byte */
@@ -31,6 +41,7 @@ typedef struct es_block {
     uint64_t pfn;    /* the page's frame */
     uint32_t gen;    /* its code_gen when decoded */
     uint32_t n;      /* instructions, >= 1 */
+    uint32_t fused;  /* 1: ins[n - 2].fn runs the last two (a compare and its Jcc) */
     es_bent *ins;
     struct es_block *succ[2]; /* chained successors: [0] fall-through, [1] taken */
 } es_block;
@@ -39,11 +50,19 @@ typedef struct es_block {
  * instruction no block can hold goes through `one`, es_step's fetch and
  * dispatch without observers).  Returns ES_OK when the budget ran out, else
  * the first other status: ES_FAULT with m->rip at the faulting instruction
- * (which did not retire), ES_YIELD and ES_STOP as es_step leaves them. */
+ * (which did not retire), ES_YIELD and ES_STOP as es_step leaves them.
+ *
+ * Arithmetic flags may be lazy inside (m->lz_op, sim/ops.h): they are
+ * computed before any handler but sim/isa/fast.c's runs, before `one`, and
+ * before this returns, so no other code ever sees a pending record. */
 typedef int (*es_one_insn)(es_machine *m);
 int es_blocks_run(es_machine *m, uint64_t budget, es_one_insn one);
 
 void es_blocks_free(es_machine *m);
+
+/* A handler running the compare d and the Jcc j after it in one call
+ * (sim/isa/fast.c), or NULL when their forms have none. */
+es_handler es_fast_fuse(const es_insn *d, es_handler fn, const es_insn *j, es_handler jfn);
 
 /* Makes the page of linear address lin the fetch page (m->fetch_va and the
  * fields after it, sim/cpu.c); 0, or -1 with the fault recorded. */

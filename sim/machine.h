@@ -239,7 +239,13 @@ struct es_machine {
     uint64_t gpr[16];  /* rax..r15 */
     uint64_t rip;      /* address of the executing instruction */
     uint64_t nrip;     /* next rip; branch handlers overwrite it */
-    uint64_t rflags;   /* all flags, arithmetic ones kept eagerly */
+    uint64_t rflags;   /* all flags; the arithmetic ones exact unless lz_op */
+    /* Lazy arithmetic flags (sim/block.c, sim/isa/fast.c): while lz_op is
+     * not ES_LZ_NONE, CF/PF/AF/ZF/SF/OF in rflags are stale and are those
+     * of operation lz_op on lz_a and lz_b.  Only es_blocks_run sets it, and
+     * it computes the flags before any other code can read them. */
+    uint32_t lz_op;
+    uint64_t lz_a, lz_b;
     es_xmm xmm[16];
     uint32_t mxcsr;
     es_x87 fpu;

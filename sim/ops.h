@@ -173,10 +173,10 @@ static inline void es_set_flags(es_machine *m, uint64_t f, uint64_t which)
     m->rflags = (m->rflags & ~which) | (f & which);
 }
 
-/* Evaluates condition code cc (0..15, the low nibble of Jcc/SETcc/CMOVcc). */
-static inline int es_cond(const es_machine *m, unsigned cc)
+/* Evaluates condition code cc (0..15, the low nibble of Jcc/SETcc/CMOVcc)
+ * on the flags f. */
+static inline int es_cond_f(uint64_t f, unsigned cc)
 {
-    uint64_t f = m->rflags;
     int r;
     switch (cc >> 1) {
     case 0: r = (f & ES_OF) != 0; break;
@@ -189,6 +189,35 @@ static inline int es_cond(const es_machine *m, unsigned cc)
     default: r = (f & ES_ZF) || (!(f & ES_SF) != !(f & ES_OF)); break;
     }
     return (cc & 1) ? !r : r;
+}
+
+/* Evaluates condition code cc on RFLAGS. */
+static inline int es_cond(const es_machine *m, unsigned cc)
+{
+    return es_cond_f(m->rflags, cc);
+}
+
+/* ---- lazy flags (the block loop only, sim/isa/fast.c) ---- */
+
+/* The operations a lazy flag record can hold (m->lz_op): the specialised
+ * handlers' subtractions (SUB/CMP), additions and logical operations at
+ * their widths.  lz_a, lz_b are the operands (for LOGIC lz_a is the
+ * result), garbage above the width allowed, as for the es_flags_ helpers. */
+enum {
+    ES_LZ_NONE,
+    ES_LZ_SUB1, ES_LZ_SUB4, ES_LZ_SUB8,
+    ES_LZ_ADD4, ES_LZ_ADD8,
+    ES_LZ_LOGIC4, ES_LZ_LOGIC8,
+};
+
+/* Computes the arithmetic flags of the recorded operation into RFLAGS and
+ * clears the record. */
+void es_lazy_flush(es_machine *m);
+
+static inline void es_lazy_sync(es_machine *m)
+{
+    if (m->lz_op != ES_LZ_NONE)
+        es_lazy_flush(m);
 }
 
 /* ---- stack ---- */

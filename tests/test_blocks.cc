@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "code_rand.h"
 #include "es_shim.h"
 #include "es_syscall_names.h"
 #include "host.h"
@@ -399,22 +400,7 @@ namespace {
 // through [rbx+disp8], Jcc by every condition), with random values: es_run
 // (the specialised handlers) must leave registers, flags and memory as
 // es_step (the generic handlers of isa.tbl) does.
-struct Gen {
-    uint64_t s;
-    uint64_t next()
-    {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return s;
-    }
-    unsigned reg() { return (unsigned[]){0, 1, 2, 6, 7}[next() % 5]; } // never rsp, rbx
-    void imm(std::vector<uint8_t> &c, int n)
-    {
-        uint64_t v = next();
-        for (int i = 0; i < n; i++)
-            c.push_back((uint8_t)(v >> (8 * i)));
-    }
+struct Gen : CodeRand {
     void one(std::vector<uint8_t> &c)
     {
         static const uint8_t rr[] = {0x01, 0x29, 0x21, 0x09, 0x31, 0x39, 0x85, 0x89};
@@ -469,7 +455,7 @@ struct Gen {
 
 TEST(BlocksFast, SpecialisedHandlersMatchTheGenericOnes)
 {
-    Gen g{0x9e3779b97f4a7c15ull};
+    Gen g{{0x9e3779b97f4a7c15ull}};
     for (int round = 0; round < 300; round++) {
         std::vector<uint8_t> code;
         for (int i = 0; i < 60; i++)
@@ -502,10 +488,7 @@ TEST(BlocksFast, SpecialisedHandlersMatchTheGenericOnes)
         EXPECT_EQ(a->rflags, b->rflags);
         for (int r = 0; r < 16; r++)
             EXPECT_EQ(a->gpr[r], b->gpr[r]) << "gpr " << r;
-        uint64_t da[16], db[16];
-        ASSERT_EQ(es_read(a, EST_DATA, da, sizeof da), 0);
-        ASSERT_EQ(es_read(b, EST_DATA, db, sizeof db), 0);
-        EXPECT_EQ(memcmp(da, db, sizeof da), 0);
+        ExpectSameData(a, b);
         es_machine_free(a);
         es_machine_free(b);
         if (HasFailure())

@@ -8,15 +8,103 @@
  * folds the operand switches and the width arithmetic of the flag helpers:
  * same results, same flags, same faults.  es_fast_handler returns the
  * generic handler for every form not listed here.
+ *
+ * Flags are lazy here: every handler this file hands out either leaves the
+ * arithmetic flags alone, or replaces all six with a record (ALU, CMP), or
+ * decides from the record (Jcc); none reads them from m->rflags while a
+ * record is pending.  The block loop relies on that (sim/block.c).
  */
+#include "../block.h"
 #include "ops.h"
+
+/* ---- lazy flags ----
+ * The ALU handlers below record their operation and operands (m->lz_op,
+ * lz_a, lz_b) instead of computing the six arithmetic flags; a Jcc here
+ * decides from the record, and the block loop computes the flags (the same
+ * es_flags_ helpers the eager handlers use) before any other handler runs
+ * and before it returns (sim/block.c).  On compare-and-branch code most
+ * flags are never computed. */
+
+void es_lazy_flush(es_machine *m)
+{
+    uint64_t a = m->lz_a, b = m->lz_b, f;
+    switch (m->lz_op) {
+    case ES_LZ_SUB1: f = es_flags_sub(a, b, 0, 1); break;
+    case ES_LZ_SUB4: f = es_flags_sub(a, b, 0, 4); break;
+    case ES_LZ_SUB8: f = es_flags_sub(a, b, 0, 8); break;
+    case ES_LZ_ADD4: f = es_flags_add(a, b, 0, 4); break;
+    case ES_LZ_ADD8: f = es_flags_add(a, b, 0, 8); break;
+    case ES_LZ_LOGIC4: f = es_flags_logic(a, 4); break;
+    case ES_LZ_LOGIC8: f = es_flags_logic(a, 8); break;
+    default: return;
+    }
+    es_set_flags(m, f, ES_ARITH_FLAGS);
+    m->lz_op = ES_LZ_NONE;
+}
+
+static inline bool parity_even(uint64_t r)
+{
+    return !__builtin_parity((unsigned)(r & 0xff));
+}
+
+/* Condition cc of a - b at width sz without the flags: CF is the unsigned
+ * compare, SF != OF the signed one (SDM Vol. 1, B.1, Jcc after CMP). */
+static inline int sub_cond(uint64_t a, uint64_t b, unsigned sz, unsigned cc)
+{
+    uint64_t mk = es_mask(sz), r = (a - b) & mk;
+    unsigned top = sz * 8 - 1;
+    a &= mk;
+    b &= mk;
+    int v;
+    switch (cc >> 1) {
+    case 0: v = (int)((((a ^ b) & (a ^ r)) >> top) & 1); break;
+    case 1: v = a < b; break;
+    case 2: v = r == 0; break;
+    case 3: v = a <= b; break;
+    case 4: v = (int)((r >> top) & 1); break;
+    case 5: v = parity_even(r); break;
+    case 6: v = es_sext(a, sz) < es_sext(b, sz); break;
+    default: v = es_sext(a, sz) <= es_sext(b, sz); break;
+    }
+    return (cc & 1) ? !v : v;
+}
+
+/* Condition cc of a logical result r: CF = OF = 0. */
+static inline int logic_cond(uint64_t r, unsigned sz, unsigned cc)
+{
+    r &= es_mask(sz);
+    int zf = r == 0, sf = (int)((r >> (sz * 8 - 1)) & 1), v;
+    switch (cc >> 1) {
+    case 0: case 1: v = 0; break;
+    case 2: case 3: v = zf; break;
+    case 4: case 6: v = sf; break;
+    case 5: v = parity_even(r); break;
+    default: v = zf | sf; break;
+    }
+    return (cc & 1) ? !v : v;
+}
+
+static inline int lazy_cond(const es_machine *m, unsigned cc)
+{
+    uint64_t a = m->lz_a, b = m->lz_b;
+    switch (m->lz_op) {
+    case ES_LZ_SUB1: return sub_cond(a, b, 1, cc);
+    case ES_LZ_SUB4: return sub_cond(a, b, 4, cc);
+    case ES_LZ_SUB8: return sub_cond(a, b, 8, cc);
+    case ES_LZ_LOGIC4: return logic_cond(a, 4, cc);
+    case ES_LZ_LOGIC8: return logic_cond(a, 8, cc);
+    case ES_LZ_ADD4: return es_cond_f(es_flags_add(a, b, 0, 4), cc);
+    case ES_LZ_ADD8: return es_cond_f(es_flags_add(a, b, 0, 8), cc);
+    default: return es_cond(m, cc);
+    }
+}
 
 /* ---- Jcc: the condition and a target checked at decode time ---- */
 
 #define JCC(cc)                                                                                    \
     static int jcc_##cc(es_machine *m, const es_insn *d)                                           \
     {                                                                                              \
-        if (es_cond(m, cc))                                                                        \
+        if (lazy_cond(m, cc))                                                                      \
             m->nrip = (uint64_t)d->o[0].imm;                                                       \
         return ES_OK;                                                                              \
     }
@@ -33,36 +121,35 @@ static const es_handler jcc_fast[16] = {
 #define SRC_R(m, d) ((m)->gpr[(d)->o[1].reg])
 #define SRC_I(m, d) ((uint64_t)(d)->o[1].imm)
 
-/* WRITE: 1 for ADD/SUB/AND/OR/XOR, 0 for CMP/TEST */
-#define ALU(name, SZ, SRC, EXPR, FLAGS, WRITE)                                                     \
+/* WRITE: 1 for ADD/SUB/AND/OR/XOR, 0 for CMP/TEST; LZ(sz) the record,
+ * LA its first operand (a, or the result r for the logical operations) */
+#define ALU(name, SZ, SRC, EXPR, LZ, LA, WRITE)                                                    \
     static int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         uint64_t a = m->gpr[d->o[0].reg], b = SRC(m, d), r = (EXPR);                               \
         if (WRITE)                                                                                 \
             es_gpr_set(m, d->o[0].reg, SZ, r);                                                     \
-        es_set_flags(m, (FLAGS), ES_ARITH_FLAGS);                                                  \
+        m->lz_op = (LZ);                                                                           \
+        m->lz_a = (LA);                                                                            \
+        m->lz_b = b;                                                                               \
         return ES_OK;                                                                              \
     }
 
 /* the four forms of one operation: [reg/imm source][32/64 bits] */
-#define ALU4(op, EXPR, FLAGS, WRITE)                                                               \
-    ALU(op##_r4, 4, SRC_R, EXPR, FLAGS(4), WRITE)                                                  \
-    ALU(op##_r8, 8, SRC_R, EXPR, FLAGS(8), WRITE)                                                  \
-    ALU(op##_i4, 4, SRC_I, EXPR, FLAGS(4), WRITE)                                                  \
-    ALU(op##_i8, 8, SRC_I, EXPR, FLAGS(8), WRITE)                                                  \
+#define ALU4(op, EXPR, KIND, LA, WRITE)                                                            \
+    ALU(op##_r4, 4, SRC_R, EXPR, ES_LZ_##KIND##4, LA, WRITE)                                       \
+    ALU(op##_r8, 8, SRC_R, EXPR, ES_LZ_##KIND##8, LA, WRITE)                                       \
+    ALU(op##_i4, 4, SRC_I, EXPR, ES_LZ_##KIND##4, LA, WRITE)                                       \
+    ALU(op##_i8, 8, SRC_I, EXPR, ES_LZ_##KIND##8, LA, WRITE)                                       \
     static const es_handler op##_fast[4] = {op##_r4, op##_r8, op##_i4, op##_i8};
 
-#define F_ADD(sz) es_flags_add(a, b, 0, sz)
-#define F_SUB(sz) es_flags_sub(a, b, 0, sz)
-#define F_LOGIC(sz) es_flags_logic(r, sz)
-
-ALU4(add, a + b, F_ADD, 1)
-ALU4(sub, a - b, F_SUB, 1)
-ALU4(and, a &b, F_LOGIC, 1)
-ALU4(or, a | b, F_LOGIC, 1)
-ALU4(xor, a ^ b, F_LOGIC, 1)
-ALU4(cmp, a - b, F_SUB, 0)
-ALU4(test, a &b, F_LOGIC, 0)
+ALU4(add, a + b, ADD, a, 1)
+ALU4(sub, a - b, SUB, a, 1)
+ALU4(and, a &b, LOGIC, r, 1)
+ALU4(or, a | b, LOGIC, r, 1)
+ALU4(xor, a ^ b, LOGIC, r, 1)
+ALU4(cmp, a - b, SUB, a, 0)
+ALU4(test, a &b, LOGIC, r, 0)
 
 /* ---- memory operands with 64-bit addressing ---- */
 
@@ -77,20 +164,23 @@ static inline uint64_t lin64(const es_machine *m, const es_operand *o)
     return a;
 }
 
-/* CMP mem, reg/imm: flags of mem - src at the memory width */
-#define CMPM(name, SZ, SRC)                                                                        \
+/* CMP mem, reg/imm: the record of mem - src at the memory width (a fault
+ * leaves the record, and the flags, as they were) */
+#define CMPM(name, SZ, SRC, LZ)                                                                    \
     static int name(es_machine *m, const es_insn *d)                                               \
     {                                                                                              \
         uint64_t a, b = SRC(m, d);                                                                 \
         TRY(es_load(m, lin64(m, &d->o[0]), SZ, &a));                                               \
-        es_set_flags(m, es_flags_sub(a, b, 0, SZ), ES_ARITH_FLAGS);                                \
+        m->lz_op = (LZ);                                                                           \
+        m->lz_a = a;                                                                               \
+        m->lz_b = b;                                                                               \
         return ES_OK;                                                                              \
     }
-CMPM(cmp_mi1, 1, SRC_I)
-CMPM(cmp_mi4, 4, SRC_I)
-CMPM(cmp_mi8, 8, SRC_I)
-CMPM(cmp_mr4, 4, SRC_R)
-CMPM(cmp_mr8, 8, SRC_R)
+CMPM(cmp_mi1, 1, SRC_I, ES_LZ_SUB1)
+CMPM(cmp_mi4, 4, SRC_I, ES_LZ_SUB4)
+CMPM(cmp_mi8, 8, SRC_I, ES_LZ_SUB8)
+CMPM(cmp_mr4, 4, SRC_R, ES_LZ_SUB4)
+CMPM(cmp_mr8, 8, SRC_R, ES_LZ_SUB8)
 
 /* MOV: register and immediate sources into registers, loads, stores */
 static int mov_rr4(es_machine *m, const es_insn *d)
@@ -140,6 +230,57 @@ STORE(mov_store_r8, 8, SRC_R)
 STORE(mov_store_i1, 1, SRC_I)
 STORE(mov_store_i4, 4, SRC_I)
 STORE(mov_store_i8, 8, SRC_I)
+
+/* ---- a compare fused with the Jcc after it ----
+ * CMP/TEST then Jcc, the last two instructions of a block, in one call:
+ * the compare's handler (inlined: it records its flags lazily, or faults
+ * with nothing retired), then the Jcc's decision from the record.  The
+ * block loop counts the entry as two instructions and uses it only when
+ * the whole block runs (sim/block.c). */
+
+#define FUSE(first, cc)                                                                            \
+    static int first##_j##cc(es_machine *m, const es_insn *d)                                      \
+    {                                                                                              \
+        if (first(m, d) != ES_OK)                                                                  \
+            return ES_FAULT;                                                                       \
+        const es_bent *j = es_bent_after(d);                                                       \
+        m->nrip = lazy_cond(m, cc) ? (uint64_t)j->insn.o[0].imm : j->next;                         \
+        return ES_OK;                                                                              \
+    }
+#define FUSE16(first)                                                                              \
+    FUSE(first, 0) FUSE(first, 1) FUSE(first, 2) FUSE(first, 3) FUSE(first, 4) FUSE(first, 5)      \
+    FUSE(first, 6) FUSE(first, 7) FUSE(first, 8) FUSE(first, 9) FUSE(first, 10) FUSE(first, 11)    \
+    FUSE(first, 12) FUSE(first, 13) FUSE(first, 14) FUSE(first, 15)                                \
+    static const es_handler first##_jcc[16] = {                                                    \
+        first##_j0, first##_j1, first##_j2, first##_j3, first##_j4, first##_j5,                    \
+        first##_j6, first##_j7, first##_j8, first##_j9, first##_j10, first##_j11,                  \
+        first##_j12, first##_j13, first##_j14, first##_j15,                                        \
+    };
+FUSE16(cmp_r4) FUSE16(cmp_r8) FUSE16(cmp_i4) FUSE16(cmp_i8)
+FUSE16(test_r4) FUSE16(test_r8) FUSE16(test_i4) FUSE16(test_i8)
+FUSE16(cmp_mi1) FUSE16(cmp_mi4) FUSE16(cmp_mi8) FUSE16(cmp_mr4) FUSE16(cmp_mr8)
+
+static const struct {
+    es_handler first;
+    const es_handler *jcc;
+} fusable[] = {
+    {cmp_r4, cmp_r4_jcc}, {cmp_r8, cmp_r8_jcc}, {cmp_i4, cmp_i4_jcc}, {cmp_i8, cmp_i8_jcc},
+    {test_r4, test_r4_jcc}, {test_r8, test_r8_jcc}, {test_i4, test_i4_jcc},
+    {test_i8, test_i8_jcc}, {cmp_mi1, cmp_mi1_jcc}, {cmp_mi4, cmp_mi4_jcc},
+    {cmp_mi8, cmp_mi8_jcc}, {cmp_mr4, cmp_mr4_jcc}, {cmp_mr8, cmp_mr8_jcc},
+};
+
+es_handler es_fast_fuse(const es_insn *d, es_handler fn, const es_insn *j, es_handler jfn)
+{
+    (void)d;
+    unsigned cc = j->opcode & 0xf;
+    if (jfn != jcc_fast[cc]) /* a specialised Jcc: its target checked at decode time */
+        return NULL;
+    for (size_t i = 0; i < sizeof fusable / sizeof fusable[0]; i++)
+        if (fusable[i].first == fn)
+            return fusable[i].jcc[cc];
+    return NULL;
+}
 
 /* ---- selection ---- */
 
