@@ -382,3 +382,36 @@ INSTANTIATE_TEST_SUITE_P(Resolution, HostEdgeTest, ::testing::Values(true, false
                          });
 
 } // namespace
+
+// ---- ITIMER_REAL in waits (sim/host/timer.c) ----
+
+// A 1 us periodic timer whose SIGALRM is blocked cannot end a wait: a
+// 1000 s deterministic sleep sleeps through every period at once (one
+// pending SIGALRM after it, the clock 1000 s on), and pause stops the run at
+// once instead of waiting for a period that changes nothing.  Before, both
+// looped once per period (a billion rounds for the sleep).
+TEST_P(HostEdgeTest, BlockedTimerSignalCannotEndAWait)
+{
+    const uint64_t tv = BUF, set = BUF + 64, ts = BUF + 128;
+    const uint64_t period[4] = {0, 1, 0, 1}; // it_interval = it_value = 1 us
+    ASSERT_EQ(es_copy_to_guest(m, tv, period, sizeof period), 0);
+    const uint64_t alrm = 1ull << 13;
+    ASSERT_EQ(es_copy_to_guest(m, set, &alrm, 8), 0);
+    ASSERT_EQ(c64(ES_NR64_rt_sigprocmask, 0 /* SIG_BLOCK */, set, 0, 8), 0);
+    ASSERT_EQ(c64(ES_NR64_setitimer, 0, tv, 0), 0);
+    const uint64_t sleep[2] = {1000, 0};
+    ASSERT_EQ(es_copy_to_guest(m, ts, sleep, sizeof sleep), 0);
+    ASSERT_EQ(c64(ES_NR64_clock_gettime, 1, BUF + 192), 0);
+    uint64_t before[2], after[2], pending = 0;
+    ASSERT_EQ(es_copy_from_guest(m, before, BUF + 192, 16), 0);
+    EXPECT_EQ(c64(ES_NR64_nanosleep, ts, 0), 0);
+    ASSERT_EQ(c64(ES_NR64_clock_gettime, 1, BUF + 192), 0);
+    ASSERT_EQ(es_copy_from_guest(m, after, BUF + 192, 16), 0);
+    EXPECT_GE(after[0] - before[0], 1000u);
+    ASSERT_EQ(c64(ES_NR64_rt_sigpending, BUF + 256, 8), 0);
+    ASSERT_EQ(es_copy_from_guest(m, &pending, BUF + 256, 8), 0);
+    EXPECT_EQ(pending, alrm);
+    EXPECT_EQ(c64(ES_NR64_pause), -EINTR);
+    EXPECT_EQ(m->stop, ES_STOP_ERROR);
+    EXPECT_NE(strstr(m->message, "waits for a signal that cannot come"), nullptr) << m->message;
+}

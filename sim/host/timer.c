@@ -54,11 +54,23 @@ static bool caught_pending(const struct es_host *h)
     return (h->sigpending & ~h->sigmask) != 0;
 }
 
-/* Sleeps until the timer fires (false: no timer, or the run stopped). */
+/* Whether the timer's expiry can end a wait: SIGALRM unblocked and either
+ * caught by a handler the kernel will run or left to its default action
+ * (terminate).  Blocked or ignored, it cannot: a wait sleeps through every
+ * period at once (a short interval must not cost a loop per period). */
+static bool timer_can_interrupt(const struct es_host *h)
+{
+    uint64_t hd = h->sigact[SIGALRM].handler;
+    return h->itimer_at && !(h->sigmask & (1ull << (SIGALRM - 1))) &&
+           (hd > 1 ? h->sig_frames : hd == 0);
+}
+
+/* Sleeps until the timer fires (false: no timer that can end the wait, or
+ * the run stopped). */
 static bool sleep_to_timer(es_machine *m)
 {
     struct es_host *h = m->host;
-    if (!h->itimer_at)
+    if (!timer_can_interrupt(h))
         return false;
     int64_t now = es_hs_clock_mono(m);
     if (h->itimer_at > now && (es_hs_sleep_plain(m, h->itimer_at - now) || m->stop))
@@ -69,7 +81,7 @@ static bool sleep_to_timer(es_machine *m)
 
 int64_t es_hs_wait_signal(es_machine *m, const char *what)
 {
-    for (int n = 0; n < 1000000; n++) {
+    for (int n = 0; n < 4; n++) { /* a caught or fatal SIGALRM ends it at once */
         es_hs_signal_dispatch(m);
         if (m->stop != ES_STOP_NONE)
             return -EINTR;
@@ -92,7 +104,8 @@ int64_t es_hs_sleep(es_machine *m, int64_t ns)
     struct es_host *h = m->host;
     while (ns > 0) {
         int64_t now = es_hs_clock_mono(m);
-        int64_t step = h->itimer_at && h->itimer_at - now < ns ? h->itimer_at - now : ns;
+        bool cut = timer_can_interrupt(h) && h->itimer_at - now < ns;
+        int64_t step = cut ? h->itimer_at - now : ns;
         if (step > 0 && (es_hs_sleep_plain(m, step) || m->stop))
             return -EINTR;
         ns -= step > 0 ? step : 0;
