@@ -80,12 +80,17 @@ int es_vector_signal(int v)
 /* A fault that kills the process ends the run with Linux's signal and a
  * one-line report: without a guest kernel for every fault, with one when
  * the kernel reports an unhandled user fault (ES_HC_SIGNAL). */
-void es_fault_report(es_machine *m, int v, uint32_t e, uint64_t addr, uint64_t rip)
+bool es_fault_is_bus(const es_machine *m, int v, uint64_t addr)
 {
     /* the #PF recorded at the access (the guest kernel reports it after
      * running its handler): a file page past EOF is SIGBUS, BUS_ADRERR
      * (arch/x86/mm/fault.c do_sigbus for VM_FAULT_SIGBUS) */
-    bool bus = v == ES_VEC_PF && m->fault.bus && m->fault.addr == addr;
+    return v == ES_VEC_PF && m->fault.bus && m->fault.addr == addr;
+}
+
+void es_fault_report(es_machine *m, int v, uint32_t e, uint64_t addr, uint64_t rip)
+{
+    bool bus = es_fault_is_bus(m, v, addr);
     m->fault.vector = (uint8_t)v;
     m->fault.error = e;
     m->fault.has_error = (uint8_t)es_vector_has_error(v);

@@ -40,6 +40,8 @@ const char *es_vector_name(int vector);
 /* Linux's signal for a user exception of that vector (arch/x86/kernel/
  * traps.c): SIGFPE, SIGILL, SIGTRAP, SIGBUS or SIGSEGV. */
 int es_vector_signal(int vector);
+/* Whether a user #PF at addr is the SIGBUS of a file page past its end. */
+bool es_fault_is_bus(const es_machine *m, int vector, uint64_t addr);
 
 /* Ends the run as Linux ends a process killed by an unhandled exception:
  * m->signal (SIGSEGV, SIGILL, ...), a one-line m->message, m->stop =

@@ -162,7 +162,7 @@ static int64_t sig_next(es_machine *m, uint64_t kva)
 static int64_t sig_force(es_machine *m, int vec, uint32_t err, uint64_t addr, uint64_t rip)
 {
     struct es_host *h = m->host;
-    bool bus = vec == ES_VEC_PF && m->fault.bus && m->fault.addr == addr;
+    bool bus = es_fault_is_bus(m, vec, addr);
     int sig = bus ? 7 : es_vector_signal(vec);
     if (!h->sig_frames || (vec == ES_VEC_UD && m->unimpl_op && m->unimpl_op != ES_OP_INVALID))
         return 0;

@@ -160,7 +160,6 @@ static void arm(es_machine *m, int64_t value, int64_t every)
 
 ES_SYS(setitimer)
 {
-    struct es_host *h = m->host;
     if (a[0] != 0) /* ITIMER_VIRTUAL, ITIMER_PROF: not modelled */
         return a[0] <= 2 ? -ENOSYS : -EINVAL;
     uint8_t b[32];
@@ -178,7 +177,6 @@ ES_SYS(setitimer)
         if (r)
             return r;
     }
-    (void)h;
     arm(m, value, every);
     return 0;
 }
