@@ -9,27 +9,11 @@
 #include "mem.h"
 #include "seg.h"
 #include "vm.h"
+#include "vm_fixture.h"
 
 namespace {
 
-struct Vm : ::testing::Test {
-    es_machine *m = nullptr;
-    void SetUp() override { make(64ull << 20); }
-    void make(uint64_t cap)
-    {
-        if (m)
-            es_machine_free(m);
-        m = es_machine_new(cap);
-        ASSERT_NE(m, nullptr);
-        m->cr3 = es_new_pml4(m);
-        ASSERT_NE(m->cr3, 0u);
-        es_set_mode(m, 3, ES_MODE_64);
-    }
-    void TearDown() override { es_machine_free(m); }
-
-    // Reads 8 bytes as the user program would; returns -1 on fault.
-    int rd(uint64_t va, uint64_t *v) { return es_read(m, va, v, 8); }
-    int wr(uint64_t va, uint64_t v) { return es_write(m, va, &v, 8); }
+struct Vm : VmBase {
 };
 
 constexpr uint64_t A = 0x10000000;
