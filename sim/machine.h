@@ -166,6 +166,18 @@ typedef struct es_observer {
 struct es_host; /* host services state (sim/host/host.h) */
 struct es_kernel; /* the loaded guest kernel image (sim/boot/kernel.h) */
 struct es_vmas; /* address-space bookkeeping (sim/vm.c) */
+struct es_vm_file; /* a file behind mappings (sim/vm.h) */
+
+/* execve's point of no return was passed and the new image could not be
+ * loaded: the process cannot continue (es_hooks.exec). */
+#define ES_EXEC_DEAD (-10000)
+
+/* Where a program loaded by es_hooks.exec starts. */
+typedef struct es_exec_start {
+    uint64_t rip, rsp, brk_start;
+    int abi;     /* enum es_abi */
+    uint64_t cs; /* 0x33 (x86-64, x32) or 0x23 (i386) */
+} es_exec_start;
 
 /* Calls from a lower layer of the machine into a higher one, installed by
  * the higher layer when it creates the state they serve, so the lower
@@ -192,6 +204,24 @@ typedef struct es_hooks {
      * a user mapping at va / changed or removed user mappings. */
     void (*pti_sync)(es_machine *m, uint64_t va);
     void (*pti_user_flush)(es_machine *m);
+    /* PTI (sim/boot/pti.c): es_vm_fork wants a new 8 KiB-aligned PGD pair
+     * whose kernel halves are the current pair's; 0 and the kernel PGD's
+     * physical address in *kernel_pgd_out, or -ENOMEM.  Set means PTI is
+     * on: every address space's PGD is then such a pair (user = +4096). */
+    int (*pti_fork)(es_machine *m, uint64_t *kernel_pgd_out);
+    /* execve (sim/boot/exec.c, installed by es_launch): the program's bytes
+     * data[size] (host memory, not guest) are validated, and only when they
+     * are a loadable static ELF of the same abi as the current process
+     * (cur_abi) is the current address space reset (es_vm_exec_reset) and
+     * the image loaded with a fresh SysV stack (argv, envp, auxv as
+     * es_start_process builds them; AT_EXECFN = execfn).  0 with *start
+     * filled; without a guest kernel (--direct) the registers and mode are
+     * set too, as es_start_process does.  Before the point of no return:
+     * -ENOEXEC / -ENOMEM with nothing changed; after it ES_EXEC_DEAD (the
+     * reason in m->message). */
+    int (*exec)(es_machine *m, const uint8_t *data, size_t size, int cur_abi, int argc,
+                char *const argv[], char *const envp[], const char *execfn,
+                es_exec_start *start);
     /* es_machine_free: host services (sim/host, set by es_host_init) and
      * the guest kernel image (sim/boot, set when an image is loaded). */
     void (*free_host)(es_machine *m);
@@ -345,7 +375,13 @@ struct es_machine {
     struct es_kernel *kernel;
 
     /* --- address space: VMAs over the page tables (sim/vm.c) --- */
-    struct es_vmas *vmas;
+    struct es_vmas *vmas; /* the current address space's */
+    /* what every address space shares (sim/vm.c) */
+    struct {
+        uint64_t zero_pfn;        /* the shared zero frame, 0 until first needed */
+        struct es_vm_file *files; /* the files some VMA of any address space uses */
+        uint64_t kstack_pdpt;     /* PDPT of the kernel-stack region, 0 until made */
+    } vmg;
 
     /* --- upward calls, installed by the layers above (see es_hooks) --- */
     es_hooks hooks;

@@ -24,9 +24,9 @@
 #include <string.h>
 
 #include "mem.h"
+#include "vm_int.h"
 
 #define PAGE 4096ull
-#define SW_FRAME (1ull << 9)
 
 /* Defaults until the loader sets the layout: Linux x86-64's TASK_SIZE and
  * an mmap base 128 MiB (the minimum stack gap) below it. */
@@ -67,18 +67,21 @@ struct es_vmas {
     size_t nb, capb;
     size_t count;       /* VMAs in all blocks (Linux's mm->map_count) */
     uint64_t top, mmap_base;
-    uint64_t zero_pfn;  /* the shared zero frame, 0 until first needed */
-    es_vm_file *files;  /* the files some VMA uses (refs > 0) */
+    /* the files some VMA of any address space uses (refs > 0): the
+     * machine's list, m->vmg.files, as a file's one `next` link cannot be
+     * on a list per address space */
+    es_vm_file **files;
     vblk *spare[NSPARE]; /* blocks reserve() set aside for inserts */
 };
 
-static struct es_vmas *vmas(es_machine *m)
+struct es_vmas *es_vmas_get(es_machine *m)
 {
     if (!m->vmas) {
         m->vmas = calloc(1, sizeof *m->vmas);
         if (m->vmas) {
             m->vmas->top = DEFAULT_TOP;
             m->vmas->mmap_base = DEFAULT_MMAP_BASE;
+            m->vmas->files = &m->vmg.files;
             m->hooks.demand_fault = es_vm_fault;
         }
     }
@@ -187,8 +190,8 @@ static int make_room(struct es_vmas *s, vpos *p)
 static void file_hold(struct es_vmas *s, es_vm_file *f)
 {
     if (f && f->refs++ == 0) {
-        f->next = s->files;
-        s->files = f;
+        f->next = *s->files;
+        *s->files = f;
     }
 }
 
@@ -197,7 +200,7 @@ static void file_drop(struct es_vmas *s, es_vm_file *f)
 {
     if (!f || --f->refs)
         return;
-    for (es_vm_file **p = &s->files; *p; p = &(*p)->next)
+    for (es_vm_file **p = s->files; *p; p = &(*p)->next)
         if (*p == f) {
             *p = f->next;
             break;
@@ -383,10 +386,10 @@ static uint64_t pte_bits(int prot)
 /* The leaf PTE for frame pfn with prot: the shared zero frame is never
  * writable, so the first write to such a page faults and gets its own
  * frame (copy on write of Linux's zero page). */
-static uint64_t pte_for(const struct es_vmas *s, uint64_t pfn, int prot)
+static uint64_t pte_for(const es_machine *m, uint64_t pfn, int prot)
 {
     uint64_t bits = pte_bits(prot);
-    if (pfn == s->zero_pfn)
+    if (pfn == m->vmg.zero_pfn)
         bits &= ~ES_PTE_W;
     return (pfn << 12) | bits;
 }
@@ -396,7 +399,7 @@ static void free_pte(es_machine *m, uint64_t va, uint64_t *pte, void *ctx)
     (void)va;
     (void)ctx;
     uint64_t pfn = (*pte & ES_PTE_ADDR) >> 12;
-    if (pfn != m->vmas->zero_pfn)
+    if (pfn != m->vmg.zero_pfn)
         es_frame_free(m, pfn);
     *pte = 0;
 }
@@ -404,7 +407,7 @@ static void free_pte(es_machine *m, uint64_t va, uint64_t *pte, void *ctx)
 static void reprot_pte(es_machine *m, uint64_t va, uint64_t *pte, void *ctx)
 {
     (void)va;
-    *pte = pte_for(m->vmas, (*pte & ES_PTE_ADDR) >> 12, *(const int *)ctx);
+    *pte = pte_for(m, (*pte & ES_PTE_ADDR) >> 12, *(const int *)ctx);
 }
 
 static void pti_user_flush(es_machine *m)
@@ -433,7 +436,7 @@ static void put_vma(struct es_vmas *s, es_vma v)
 int es_vm_map_file(es_machine *m, uint64_t va, uint64_t len, int prot, es_vm_file *f,
                    uint64_t off)
 {
-    struct es_vmas *s = vmas(m);
+    struct es_vmas *s = es_vmas_get(m);
     if (!s) {
         if (f && !f->refs)
             f->release(f);
@@ -474,7 +477,7 @@ es_vm_file *es_vm_file_at(es_machine *m, uint64_t va, uint64_t *off)
 
 es_vm_file *es_vm_file_find(es_machine *m, uint64_t k0, uint64_t k1)
 {
-    for (es_vm_file *f = m->vmas ? m->vmas->files : NULL; f; f = f->next)
+    for (es_vm_file *f = m->vmg.files; f; f = f->next)
         if (f->key[0] == k0 && f->key[1] == k1)
             return f;
     return NULL;
@@ -482,7 +485,7 @@ es_vm_file *es_vm_file_find(es_machine *m, uint64_t k0, uint64_t k1)
 
 int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
 {
-    struct es_vmas *s = vmas(m);
+    struct es_vmas *s = es_vmas_get(m);
     if (!s)
         return -ENOMEM;
     if ((va & (PAGE - 1)) || !len)
@@ -501,7 +504,7 @@ int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
 
 int es_vm_zap(es_machine *m, uint64_t va, uint64_t len)
 {
-    struct es_vmas *s = vmas(m);
+    struct es_vmas *s = es_vmas_get(m);
     if (!s || !es_vm_range_ok(m, va, len, 0))
         return -ENOMEM;
     pt_each(m, va, va + len, free_pte, NULL);
@@ -512,7 +515,7 @@ int es_vm_zap(es_machine *m, uint64_t va, uint64_t len)
 
 int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot)
 {
-    struct es_vmas *s = vmas(m);
+    struct es_vmas *s = es_vmas_get(m);
     if (!s)
         return -ENOMEM;
     if (va & (PAGE - 1))
@@ -558,7 +561,7 @@ static void move_pte(es_machine *m, uint64_t va, uint64_t *pte, void *ctx)
         c->err = -ENOMEM;
         return; /* left in place: unmapping the old range frees it */
     }
-    *d = pte_for(m->vmas, (*pte & ES_PTE_ADDR) >> 12, c->prot);
+    *d = pte_for(m, (*pte & ES_PTE_ADDR) >> 12, c->prot);
     *pte = 0;
     if (m->hooks.pti_sync)
         m->hooks.pti_sync(m, c->to + (va - c->from));
@@ -630,7 +633,7 @@ static uint64_t find_topdown(struct es_vmas *s, uint64_t len)
 
 uint64_t es_vm_find_free(es_machine *m, uint64_t len, uint64_t hint)
 {
-    struct es_vmas *s = vmas(m);
+    struct es_vmas *s = es_vmas_get(m);
     if (!s || !len)
         return 0;
     len = (len + PAGE - 1) & ~(PAGE - 1);
@@ -676,7 +679,6 @@ bool es_vm_range_ok(es_machine *m, uint64_t va, uint64_t len, int prot)
  * zero page: never-written memory costs nothing), a fresh one for a write. */
 static int fault_frame(es_machine *m, const es_vma *a, uint64_t va, int access, uint64_t *pfn)
 {
-    struct es_vmas *s = m->vmas;
     if (a->file) {
         *pfn = es_frame_alloc(m); /* zeroed: the tail past EOF reads 0 */
         uint64_t off = a->off + ((va & ~(PAGE - 1)) - a->start);
@@ -690,7 +692,7 @@ static int fault_frame(es_machine *m, const es_vma *a, uint64_t va, int access, 
     if (access == ES_ACC_W)
         *pfn = es_frame_alloc(m);
     else
-        *pfn = s->zero_pfn ? s->zero_pfn : (s->zero_pfn = es_frame_alloc(m));
+        *pfn = m->vmg.zero_pfn ? m->vmg.zero_pfn : (m->vmg.zero_pfn = es_frame_alloc(m));
     return 0;
 }
 
@@ -705,17 +707,16 @@ int es_vm_fault(es_machine *m, uint64_t va, int access)
                                     : ES_PROT_R | ES_PROT_W | ES_PROT_X;
     if (!(a->prot & need))
         return -1;
-    struct es_vmas *s = m->vmas;
     uint64_t *pte = es_pte(m, m->cr3, va, false);
     bool cow = false;
     if (pte && (*pte & (ES_PTE_P | SW_FRAME))) {
-        cow = access == ES_ACC_W && (*pte & ES_PTE_ADDR) >> 12 == s->zero_pfn;
+        cow = access == ES_ACC_W && (*pte & ES_PTE_ADDR) >> 12 == m->vmg.zero_pfn;
         if ((*pte & ES_PTE_P) && !cow)
             return -1; /* present and still refused: a real protection fault */
         if (!cow) {
             /* a kept frame whose VMA now allows access (should not happen,
              * as protect rewrites PTEs; repair it rather than fault) */
-            *pte = pte_for(s, (*pte & ES_PTE_ADDR) >> 12, a->prot);
+            *pte = pte_for(m, (*pte & ES_PTE_ADDR) >> 12, a->prot);
             es_tlb_flush_page(m, va);
             return 0;
         }
@@ -731,7 +732,7 @@ int es_vm_fault(es_machine *m, uint64_t va, int access)
                  (unsigned long long)(m->mem_cap >> 20), (unsigned long long)va);
         return -1;
     }
-    *pte = pte_for(s, pfn, prot);
+    *pte = pte_for(m, pfn, prot);
     es_tlb_flush_page(m, va);
     if (m->hooks.pti_sync && !cow)
         m->hooks.pti_sync(m, va); /* pti: both PGDs see a new upper table */
@@ -740,11 +741,58 @@ int es_vm_fault(es_machine *m, uint64_t va, int access)
 
 void es_vm_set_layout(es_machine *m, uint64_t top, uint64_t mmap_base)
 {
-    struct es_vmas *s = vmas(m);
+    struct es_vmas *s = es_vmas_get(m);
     if (!s)
         return;
     s->top = top & ~(PAGE - 1);
     s->mmap_base = mmap_base & ~(PAGE - 1);
+}
+
+/* Frees the blocks of s and s itself (the file holds are the caller's). */
+static void free_blocks(struct es_vmas *s)
+{
+    for (size_t b = 0; b < s->nb; b++)
+        free(s->b[b]);
+    for (int i = 0; i < NSPARE; i++)
+        free(s->spare[i]);
+    free(s->b);
+    free(s);
+}
+
+struct es_vmas *es_vmas_clone(const struct es_vmas *s)
+{
+    struct es_vmas *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->top = s->top;
+    c->mmap_base = s->mmap_base;
+    c->files = s->files;
+    c->b = malloc((s->nb ? s->nb : 1) * sizeof *c->b);
+    c->capb = s->nb ? s->nb : 1;
+    for (size_t b = 0; c->b && b < s->nb; b++, c->nb++)
+        if (!(c->b[b] = malloc(sizeof(vblk))))
+            break;
+        else
+            memcpy(c->b[b], s->b[b], sizeof(vblk));
+    if (!c->b || c->nb < s->nb) {
+        free_blocks(c);
+        return NULL;
+    }
+    c->count = s->count;
+    /* the copy's VMAs hold their files as the original's do */
+    for (vpos p = {0, 0}; valid(c, p); p = next(c, p))
+        if (at(c, p)->file)
+            at(c, p)->file->refs++;
+    return c;
+}
+
+void es_vmas_destroy(struct es_vmas *s)
+{
+    if (!s)
+        return;
+    for (vpos p = {0, 0}; valid(s, p); p = next(s, p))
+        file_drop(s, at(s, p)->file);
+    free_blocks(s);
 }
 
 void es_vm_free(es_machine *m)
@@ -752,17 +800,14 @@ void es_vm_free(es_machine *m)
     struct es_vmas *s = m->vmas;
     if (!s)
         return;
-    while (s->files) { /* what the VMAs held, all at once */
-        es_vm_file *f = s->files;
-        s->files = f->next;
+    /* what the VMAs of every address space held, all at once: the machine
+     * goes, so address spaces not released go with it */
+    while (m->vmg.files) {
+        es_vm_file *f = m->vmg.files;
+        m->vmg.files = f->next;
         f->release(f);
     }
-    for (size_t b = 0; b < s->nb; b++)
-        free(s->b[b]);
-    for (int i = 0; i < NSPARE; i++)
-        free(s->spare[i]);
-    free(s->b);
-    free(s);
+    free_blocks(s);
     m->vmas = NULL;
     m->hooks.demand_fault = NULL;
 }

@@ -85,6 +85,61 @@ void es_vm_set_layout(es_machine *m, uint64_t top, uint64_t mmap_base);
 /* Frees all VMA bookkeeping (called by es_machine_free). */
 void es_vm_free(es_machine *m);
 
+/* ---- address spaces as objects (processes: fork, exec, exit) ---- */
+
+/* One process's address space: the PGD (physical address, the value the
+ * kernel loads into CR3 without PCID bits; under PTI the kernel PGD of an
+ * 8 KiB-aligned pair) and its VMAs. */
+typedef struct es_mm {
+    uint64_t pgd;
+    struct es_vmas *vmas;
+} es_mm;
+/* The current one: m->cr3 without PCID bits (and, under PTI, without the
+ * user-PGD bit 12), m->vmas. */
+es_mm es_vm_current(es_machine *m);
+/* fork(): a copy of the current address space in *out (not switched to).
+ * A new PGD (a PTI pair when m->hooks.pti_fork is set) whose kernel half
+ * (PML4 256..511) is the current one's entries, so kernel mappings stay
+ * shared; the user half copied eagerly: each leaf PTE holding a frame (P or
+ * SW_FRAME) gets a fresh frame with the same bytes and PTE bits, except the
+ * shared zero frame, which stays shared (never writable).  VMAs copied,
+ * their files held.  Frames count against m->mem_cap: when they run out,
+ * everything made is freed again.  0 or -ENOMEM. */
+int es_vm_fork(es_machine *m, es_mm *out);
+/* Makes mm the VM layer's current one (demand faults and mmap work on
+ * it).  Neither writes CR3 nor flushes the TLB: the guest kernel loads CR3
+ * right after.  es_vm_switch_cr3 (no guest kernel: --direct, tests) also
+ * sets m->cr3 = mm.pgd and flushes the TLB and the fetch shortcut. */
+void es_vm_switch(es_machine *m, es_mm mm);
+void es_vm_switch_cr3(es_machine *m, es_mm mm);
+/* Frees an address space that is NOT current: its user frames (not the
+ * zero frame), user-half page tables, PGD (or pair), VMAs and file holds. */
+void es_vm_release(es_machine *m, es_mm mm);
+/* execve's point of no return on the current address space: every user
+ * mapping goes (frames, user-half page tables, VMAs); the PGD and the
+ * kernel half stay; the layout is back to the defaults.  0 or -errno. */
+int es_vm_exec_reset(es_machine *m);
+
+/* ---- kernel stacks, mapped in every address space ---- */
+
+/* Linux's vmalloc area: one PML4 entry of its own whose PDPT every PGD
+ * shares (and under PTI the user PGDs too: the CPU pushes the hardware
+ * frame on the kernel stack before the entry code switches CR3). */
+#define ES_KSTACK_BASE 0xffffc90000000000ull
+/* 16 KiB of stack with an unmapped 16 KiB guard below it (VMAP_STACK). */
+#define ES_KSTACK_STRIDE 0x8000ull
+#define ES_KSTACK_SIZE 0x4000ull
+#define ES_KSTACK_SLOTS 1024u
+/* Maps a fresh zeroed kernel stack (supervisor, RW, NX) for task slot
+ * `slot` (< ES_KSTACK_SLOTS) at ES_KSTACK_BASE + slot * ES_KSTACK_STRIDE;
+ * returns its top (one past its highest byte), or 0 when out of memory or
+ * the slot is bad or taken. */
+uint64_t es_vm_kstack_alloc(es_machine *m, unsigned slot);
+void es_vm_kstack_free(es_machine *m, unsigned slot);
+/* Host pointer to [va, va+n) of kernel memory in the current PGD, or NULL
+ * when a page is absent or the range crosses a page boundary. */
+uint8_t *es_vm_kptr(es_machine *m, uint64_t va, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,14 +8,16 @@
 
 #include "kernel_int.h"
 #include "mem.h"
+#include "vm.h"
 
 /* Host pointer to the byte at va in the current tables (4 KiB, 2 MiB and
  * 1 GiB leaves), no permission checks, no A/D updates; NULL if unmapped. */
 static uint8_t *kptr_pa(es_machine *m, uint64_t va, uint64_t *pa_out)
 {
-    /* under pti the kernel's view: the user PGD lacks most of the kernel
-     * half, and the CPU may be in user mode on it */
-    uint64_t root = m->kernel && m->kernel->pti_pgd ? m->kernel->pti_pgd : m->cr3;
+    /* the current address space's kernel PGD: under pti the user PGD
+     * lacks most of the kernel half, and the CPU may be in user mode on it;
+     * not the boot pair, which belongs to one process only */
+    uint64_t root = es_vm_current(m).pgd;
     if (!root)
         return NULL;
     uint64_t table = root & ES_PTE_ADDR;

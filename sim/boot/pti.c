@@ -1,6 +1,7 @@
 /* pti.c - page-table isolation for the guest kernel (see pti.h). */
 #include "pti.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "fault.h"
@@ -11,6 +12,7 @@
 #include "kmem.h"
 #include "ksyms.h"
 #include "mem.h"
+#include "vm.h"
 
 /* Two physically consecutive frames, the first 8 KiB aligned: the PGD
  * pair (Linux allocates it as one order-1 page, PGD_ALLOCATION_ORDER).
@@ -82,8 +84,10 @@ static void pti_sync(es_machine *m, uint64_t va)
     const struct es_kernel *k = m->kernel;
     if (!k || !k->pti_pgd || va >= KERNEL_LO)
         return;
-    uint64_t *kp = (uint64_t *)es_phys(m, k->pti_pgd);
-    uint64_t *up = (uint64_t *)es_phys(m, k->pti_pgd + PAGE);
+    /* the current process's pair, whichever of its PGDs CR3 holds */
+    uint64_t pair = es_vm_current(m).pgd;
+    uint64_t *kp = (uint64_t *)es_phys(m, pair);
+    uint64_t *up = (uint64_t *)es_phys(m, pair + PAGE);
     unsigned i = (unsigned)((va >> 39) & 511);
     if (!kp || !up || kp[i] == up[i])
         return;
@@ -92,6 +96,29 @@ static void pti_sync(es_machine *m, uint64_t va)
         up[i] = kp[i];
     else
         kp[i] = up[i];
+}
+
+/* fork (sim/vm.c es_vm_fork): a new pair whose kernel halves are the
+ * current pair's, each from its own PGD (the user PGD's maps only the
+ * entry trampolines); the user halves empty for vm.c to fill. */
+static int pti_fork(es_machine *m, uint64_t *kernel_pgd_out)
+{
+    uint64_t cur = es_vm_current(m).pgd;
+    const uint64_t *ck = (const uint64_t *)es_phys(m, cur);
+    const uint64_t *cu = (const uint64_t *)es_phys(m, cur + PAGE);
+    uint64_t pair = alloc_pgd_pair(m);
+    if (!ck || !cu || !pair) {
+        if (pair) {
+            es_frame_free(m, pair >> 12);
+            es_frame_free(m, (pair >> 12) + 1);
+        }
+        return -ENOMEM;
+    }
+    uint64_t *kp = (uint64_t *)es_phys(m, pair), *up = (uint64_t *)es_phys(m, pair + PAGE);
+    memcpy(kp + 256, ck + 256, PAGE / 2);
+    memcpy(up + 256, cu + 256, PAGE / 2);
+    *kernel_pgd_out = pair;
+    return 0;
 }
 
 /* Page-table isolation (Linux 4.17 arch/x86/mm/pti.c, our own code): a
@@ -123,6 +150,10 @@ int es_pti_setup(es_machine *m, struct es_kernel *k)
         uint64_t *kp = (uint64_t *)es_phys(m, pair), *up = (uint64_t *)es_phys(m, pair + PAGE);
         memcpy(kp, old, PAGE);
         memcpy(up, old, PAGE / 2); /* the user half */
+        /* and the kernel stacks, if some were made already (sim/vm_mm.c):
+         * the CPU pushes the entry frame on them before the CR3 switch */
+        unsigned ks = (unsigned)((ES_KSTACK_BASE >> 39) & 511);
+        up[ks] = old[ks];
         uint64_t task = 0, task_size = 0; /* its top may be the image's end: use the size */
         es_kernel_sym_size(m, "es_task_stack", &task, &task_size);
         rc = pti_share(m, pair, pair + PAGE, es_kernel_sym(m, "__entry_text_start"),
@@ -144,6 +175,7 @@ int es_pti_setup(es_machine *m, struct es_kernel *k)
     /* vm.c's mapping changes must now keep the two PGDs in step */
     m->hooks.pti_sync = pti_sync;
     m->hooks.pti_user_flush = pti_user_flush;
+    m->hooks.pti_fork = pti_fork; /* every process gets a pair of its own */
     es_tlb_flush(m);
     m->fetch_va = 1;
     return 0;
