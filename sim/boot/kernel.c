@@ -388,6 +388,13 @@ uint64_t es_kernel_vdso32(const es_machine *m)
     return m->kernel ? m->kernel->vdso32 : 0;
 }
 
+int es_kernel_remap_vdso32(es_machine *m)
+{
+    if (!m->kernel || !m->kernel->vdso32)
+        return 0;
+    return map_vdso32(m, m->kernel);
+}
+
 /* ---- the hand-over ---- */
 
 /* A flat segment register from m->gdt (the kernel loads its own GDT in
@@ -405,7 +412,9 @@ static void flat_seg(es_machine *m, int seg, uint16_t sel)
 /* The 32-bit vDSO: one page below 4 GiB, user read+execute, a VMA like
  * Linux's [vdso] (the program may unmap it).  AT_SYSINFO points at its
  * __kernel_vsyscall (sim/loader.c), so i386 libcs enter by SYSENTER on
- * Intel and by 32-bit SYSCALL on AMD, as on Linux. */
+ * Intel and by 32-bit SYSCALL on AMD, as on Linux.  Once placed it stays
+ * at k->vdso32 (the kernel's es_boot_info.vdso32_base): an execve maps it
+ * there again. */
 static int map_vdso32(es_machine *m, struct es_kernel *k)
 {
     /* the kernel has one vDSO per vendor: SYSENTER for Intel, SYSCALL for
@@ -414,7 +423,7 @@ static int map_vdso32(es_machine *m, struct es_kernel *k)
     if (!(m->vendor == 1 && es_kernel_sym_size(m, "vdso32_image_syscall", &src, &size)) &&
         !es_kernel_sym_size(m, "vdso32_image", &src, &size))
         return 0; /* the image has none: nothing to map */
-    uint64_t va = es_vm_find_free(m, PAGE, 0);
+    uint64_t va = k->vdso32 ? k->vdso32 : es_vm_find_free(m, PAGE, 0);
     if (!va || va + PAGE > 0x100000000ull) {
         es_fail_msg(m, "no room below 4 GiB for the 32-bit vDSO");
         return ES_KERNEL_NO_ROOM;
@@ -495,4 +504,5 @@ void es_kernel_free(es_machine *m)
     m->hooks.free_kernel = NULL;
     m->hooks.pti_sync = NULL;
     m->hooks.pti_user_flush = NULL;
+    m->hooks.pti_fork = NULL;
 }

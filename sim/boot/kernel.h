@@ -86,6 +86,12 @@ unsigned es_kernel_patches(const es_machine *m);
 /* User address of the 32-bit vDSO page (0 = none). */
 uint64_t es_kernel_vdso32(const es_machine *m);
 
+/* execve of an i386 program (sim/boot/exec.c): maps the 32-bit vDSO page
+ * again at the address it has (es_boot_info.vdso32_base, which the kernel
+ * keeps), after es_vm_exec_reset removed it.  0 (also when there is no
+ * kernel or no vDSO), or -1 with m->message. */
+int es_kernel_remap_vdso32(es_machine *m);
+
 /* Frees the image bookkeeping (es_machine_free calls it). */
 void es_kernel_free(es_machine *m);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "exec.h"
 #include "host.h"
 #include "kernel.h"
 #include "launch.h"
@@ -123,6 +124,7 @@ int es_launch(const es_launch_cfg *c, es_machine **out, char *err, size_t errlen
         return fail(m, ES_LAUNCH_NOEXEC, err, errlen, c->program, m->message);
     if (!c->direct && es_kernel_boot(m))
         return fail(m, ES_LAUNCH_ERROR, err, errlen, "guest kernel", m->message);
+    es_exec_install(m); /* execve loads its program through it */
     *out = m;
     return ES_LAUNCH_OK;
 }

@@ -355,6 +355,29 @@ static int load_segs(es_machine *m, const uint8_t *data, const elf_hdr *e, elf_s
     return 0;
 }
 
+int es_elf_check(es_machine *m, const uint8_t *data, size_t size, int *abi, uint64_t *lo,
+                 uint64_t *hi)
+{
+    elf_hdr e = {0};
+    if (read_ehdr(m, data, size, &e))
+        return -ENOEXEC;
+    elf_segs s = {0};
+    s.ph = calloc(e.phnum, sizeof *s.ph);
+    if (!s.ph) {
+        es_fail_msg(m, "out of host memory");
+        return -ENOMEM;
+    }
+    uint64_t bias = 0;
+    int rc = read_segs(m, data, size, &e, &s) || place(m, &e, &s, e.is64 ? TOP_64 : TOP_32, &bias)
+                 ? -ENOEXEC
+                 : 0;
+    free(s.ph);
+    *abi = e.abi;
+    *lo = s.lo + bias;
+    *hi = s.hi + bias;
+    return rc;
+}
+
 int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *img)
 {
     memset(img, 0, sizeof *img);
@@ -493,6 +516,7 @@ static void set_seg(es_machine *m, int seg, uint16_t sel)
 typedef struct init_stack {
     int ps;               /* user pointer size */
     int argc, envc;
+    const char *execfn;   /* AT_EXECFN's string (NULL: argv[0]) */
     uint64_t *argp, *envp; /* guest addresses of the argv and envp strings */
     uint64_t fn_addr, plat_addr, rnd_addr;
     uint64_t sp;
@@ -522,7 +546,7 @@ static int copy_strings(es_machine *m, uint64_t *str, int n, char *const s[], ui
 static int push_strings(es_machine *m, init_stack *st, uint64_t top, char *const argv[],
                         char *const envp[])
 {
-    const char *execfn = st->argc > 0 && argv[0] ? argv[0] : "";
+    const char *execfn = st->execfn ? st->execfn : st->argc > 0 && argv[0] ? argv[0] : "";
     uint64_t fnbytes = strlen(execfn) + 1, strbytes = fnbytes;
     for (int i = 0; i < st->argc; i++)
         strbytes += strlen(argv[i]) + 1;
@@ -641,7 +665,7 @@ static int push_vectors(es_machine *m, init_stack *st, const uint64_t aux[][2], 
 /* start_thread / compat_start_thread: everything zero but RSP, RIP and
  * RFLAGS (IF and the reserved bit); RDX = 0 is the "no atexit function" of
  * the ELF ABI */
-static void start_thread(es_machine *m, const es_image *img, uint64_t sp)
+void es_start_thread(es_machine *m, const es_image *img, uint64_t sp)
 {
     memset(m->gpr, 0, sizeof m->gpr);
     memset(m->xmm, 0, sizeof m->xmm);
@@ -665,14 +689,15 @@ static void start_thread(es_machine *m, const es_image *img, uint64_t sp)
     es_tlb_flush(m);
 }
 
-int es_start_process(es_machine *m, const es_image *img, int argc, char *const argv[],
-                     char *const envp[])
+int es_build_stack(es_machine *m, const es_image *img, int argc, char *const argv[],
+                   char *const envp[], const char *execfn, uint64_t *sp)
 {
     uint64_t top = img->stack_top ? img->stack_top : img->abi == ES_ABI_X64 ? TOP_64 : TOP_32;
     if (es_vm_prot_at(m, top - 1) < 0 &&
         es_vm_map(m, top - STACK_SIZE, STACK_SIZE, ES_PROT_R | ES_PROT_W))
         return es_fail_msg(m, "cannot map the stack");
-    init_stack st = {.ps = img->abi == ES_ABI_X64 ? 8 : 4, .argc = argc < 0 ? 0 : argc};
+    init_stack st = {
+        .ps = img->abi == ES_ABI_X64 ? 8 : 4, .argc = argc < 0 ? 0 : argc, .execfn = execfn};
     while (envp && envp[st.envc])
         st.envc++;
     uint64_t aux[NAUX][2];
@@ -683,9 +708,17 @@ int es_start_process(es_machine *m, const es_image *img, int argc, char *const a
         rc = push_vectors(m, &st, aux, fill_auxv(m, img, &st, aux));
     free(st.argp);
     free(st.envp);
-    if (rc)
+    *sp = st.sp;
+    return rc ? -1 : 0;
+}
+
+int es_start_process(es_machine *m, const es_image *img, int argc, char *const argv[],
+                     char *const envp[])
+{
+    uint64_t sp = 0;
+    if (es_build_stack(m, img, argc, argv, envp, NULL, &sp))
         return -1;
-    start_thread(m, img, st.sp);
+    es_start_thread(m, img, sp);
     /* machines built by unit tests may have no host services */
     if (m->host)
         es_host_set_brk(m, img->brk_start);

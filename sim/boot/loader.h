@@ -29,6 +29,22 @@ int es_load_elf(es_machine *m, const char *path, es_image *img);
 /* Same, from a buffer (used by tests and fuzzers). */
 int es_load_elf_mem(es_machine *m, const uint8_t *data, size_t size, es_image *img);
 
+/* The checks of es_load_elf_mem that need no mapping (headers, segments,
+ * placement), so execve can refuse a program before its point of no
+ * return: 0 with the program's abi and the page-aligned span [lo, hi) its
+ * segments will take; -ENOEXEC with m->message, or -ENOMEM (host memory). */
+int es_elf_check(es_machine *m, const uint8_t *data, size_t size, int *abi, uint64_t *lo,
+                 uint64_t *hi);
+
+/* The first half of es_start_process: maps the stack if need be and builds
+ * it (strings, AT_EXECFN = execfn, or argv[0] when NULL), *sp its final
+ * value.  0, or -1 with m->message.  Registers are not touched. */
+int es_build_stack(es_machine *m, const es_image *img, int argc, char *const argv[],
+                   char *const envp[], const char *execfn, uint64_t *sp);
+/* The second: the registers, segments and mode of a fresh process at the
+ * entry point of img with RSP = sp, CPL 3 (start_thread). */
+void es_start_thread(es_machine *m, const es_image *img, uint64_t sp);
+
 /* Builds the initial stack (argc, argv, envp, auxv with AT_PHDR, AT_PHNUM,
  * AT_PHENT, AT_PAGESZ, AT_ENTRY, AT_BASE, AT_RANDOM, AT_HWCAP, AT_HWCAP2,
  * AT_CLKTCK, AT_PLATFORM, AT_SECURE, AT_UID/EUID/GID/EGID, AT_EXECFN,
