@@ -95,7 +95,7 @@ typedef struct es_mm {
     struct es_vmas *vmas;
 } es_mm;
 /* The current one: m->cr3 without PCID bits (and, under PTI, without the
- * user-PGD bit 12), m->vmas. */
+ * user-PGD bit 12), m->vmas (made, empty, if there was none yet). */
 es_mm es_vm_current(es_machine *m);
 /* fork(): a copy of the current address space in *out (not switched to).
  * A new PGD (a PTI pair when m->hooks.pti_fork is set) whose kernel half

@@ -47,7 +47,9 @@ es_mm es_vm_current(es_machine *m)
     uint64_t pgd = m->cr3 & ES_PTE_ADDR;
     if (pti_on(m))
         pgd &= ~PTI_USER;
-    return (es_mm){pgd, m->vmas};
+    /* the VMA list is made here if no mapping made it yet: an es_mm kept
+     * by the caller must name the list the machine goes on using */
+    return (es_mm){pgd, es_vmas_get(m)};
 }
 
 /* Under PTI: a user-half entry only the user PGD of the pair at pgd has
