@@ -59,7 +59,14 @@ int es_hs_root_open(es_machine *m)
     h->use_openat2 = t >= 0;
     if (t >= 0)
         close((int)t);
+    /* The guest starts where the user ran entrysim when that lies inside
+     * the root (--root=/ then behaves as a shell would: relative paths
+     * name the same files natively and in the guest); else at the root. */
+    char here[ES_HOST_PATH_MAX];
     strcpy(h->cwd, "/");
+    if (getcwd(here, sizeof here) && !strncmp(here, h->root, h->rootlen) &&
+        here[h->rootlen] == '/' && strlen(here + h->rootlen) < sizeof h->cwd)
+        strcpy(h->cwd, here + h->rootlen);
     return 0;
 }
 
