@@ -42,6 +42,7 @@ typedef struct options {
     uint64_t max_insns;
     double timeout;
     uint64_t mem_cap_mb;
+    int max_tasks;
     const char *root;
     bool timing;
     const char *timing_json;
@@ -218,7 +219,7 @@ static int finish(es_machine *m, const options *o)
 
 enum {
     O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
-    O_MAXINSNS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_PTRACE, O_PTFROM, O_PTSYS, O_PTINSNS, O_TRJSON,
+    O_MAXINSNS, O_MAXTASKS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_PTRACE, O_PTFROM, O_PTSYS, O_PTINSNS, O_TRJSON,
     O_PROGRESS, O_HELP,
 };
 
@@ -262,6 +263,8 @@ static const es_opt run_opts[] = {
     {"--max-insns", "N", O_MAXINSNS, "stop after N instructions"},
     {"--timeout", "S", O_TIMEOUT, "stop after S seconds of wall-clock time"},
     {"--mem-cap", "MB", O_MEMCAP, "guest memory allowed (default 1024 MiB)"},
+    {"--max-tasks", "N", O_MAXTASKS,
+     "processes alive at once (default 64): a fork past it ends the run (exit 1)"},
     {"--root", "DIR", O_ROOT, "the directory the guest sees as / (default: .)"},
     {"--rw", NULL, O_RW, "allow the guest to write under the root"},
     {"--deterministic", NULL, O_DET, "fixed time, random bytes and time-stamp counter"},
@@ -364,6 +367,10 @@ static int run_option(es_opts *p, int id, options *o)
     case O_MAXINSNS:
         if (!es_opt_u64(val, 1, UINT64_MAX, &o->max_insns))
             return es_opts_fail(p, "--max-insns needs a positive number, not '%s'", val);
+        return 0;
+    case O_MAXTASKS:
+        if (!es_opt_int(val, 1, 1023, &o->max_tasks))
+            return es_opts_fail(p, "--max-tasks needs a number 1..1023, not '%s'", val);
         return 0;
     case O_MEMCAP:
         if (!es_opt_u64(val, 1, 65536, &o->mem_cap_mb))
@@ -481,7 +488,7 @@ int es_run_cmd(int argc, char **argv)
         .root = o.root, .rw = o.rw, .deterministic = o.deterministic,
         .mem_cap_mb = o.mem_cap_mb, .vendor = o.k.vendor, .direct = o.direct,
         .patches = o.k.patches, .kernel_dir = o.k.kernel_dir, .mitigations = o.k.mitigations,
-        .max_insns = o.max_insns,
+        .max_insns = o.max_insns, .max_tasks = o.max_tasks,
         .timeout = o.timeout, .stdin_fd = std[0], .stdout_fd = std[1], .stderr_fd = std[2],
     };
     es_machine *m;

@@ -92,7 +92,7 @@ __visible void do_syscall_64(struct pt_regs *regs)
 #endif
     /* syscall_return_slowpath -> exit_to_usermode_loop: a caught signal
      * gets its frame now (signal.c) */
-    if (unlikely(es_percpu.sigpending))
+    if (unlikely(es_percpu.work))
         es_exit_to_usermode(regs);
 }
 
@@ -120,7 +120,7 @@ __visible void do_int80_syscall_32(struct pt_regs *regs);
 __visible void do_int80_syscall_32(struct pt_regs *regs)
 {
     do_syscall_32_irqs_on(regs);
-    if (unlikely(es_percpu.sigpending)) /* the exit work (signal32.c frames) */
+    if (unlikely(es_percpu.work)) /* the exit work (signal32.c frames) */
         es_exit_to_usermode(regs);
 }
 
@@ -144,7 +144,7 @@ __visible long do_fast_syscall_32(struct pt_regs *regs)
     *(u32 *)&regs->bp = bp;
 
     do_syscall_32_irqs_on(regs);
-    if (unlikely(es_percpu.sigpending)) /* a frame moves ip: IRET below */
+    if (unlikely(es_percpu.work)) /* a frame moves ip: IRET below */
         es_exit_to_usermode(regs);
 
     return regs->cs == __USER32_CS && regs->ss == __USER_DS && regs->ip == landing_pad &&

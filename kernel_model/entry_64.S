@@ -256,6 +256,60 @@ es_exception_return:
 	iretq
 	.size	es_exception_return, .-es_exception_return
 
+/* A forked task's first instructions (Linux's ret_from_fork): the
+ * simulator built its stack as es_switch_to leaves one, with this as the
+ * return address and the pt_regs copied from the parent (ax = 0) above.
+ * The exit work first, then the IRET way back: Linux returns a new task
+ * by IRET too (the pt_regs' rcx and r11 are the user's, not SYSRET's). */
+	.p2align 4
+	.globl	ret_from_fork
+	.type	ret_from_fork, @function
+ret_from_fork:
+	movq	%rsp, %rdi			/* pt_regs */
+	call	es_ret_from_fork
+	jmp	swapgs_restore_regs_and_return_to_usermode
+	.size	ret_from_fork, .-ret_from_fork
+
+/* es_switch_to(struct es_next *next) (Linux's __switch_to_asm and the
+ * switch_mm/load_sp0 parts of __switch_to): the callee-saved registers go
+ * on this task's stack, the simulator records that RSP and picks the next
+ * task (ES_SCHED_SWITCH); for another task, its PGD goes into CR3 (a full
+ * flush: PCID 0 is every process's kernel ASID here), its stack top into
+ * TSS.RSP0 and cpu_current_top_of_stack, and the pops and RET happen on its
+ * stack.  Plain kernel text: it runs on kernel CR3 only. */
+	.text
+	.p2align 4
+	.globl	es_switch_to
+	.type	es_switch_to, @function
+es_switch_to:
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	movq	%rdi, %rdx			/* struct es_next, on this stack */
+	movq	%rsp, %rsi			/* where this task resumes */
+	movl	$ES_SCHED_SWITCH, %edi
+	movl	$ES_HC_SCHED, %eax
+	vmcall
+	testq	%rax, %rax
+	jz	1f
+	movq	ES_NEXT_CR3(%rdx), %rax
+	movq	%rax, %cr3
+	movq	ES_NEXT_TOP(%rdx), %rax
+	movq	%rax, %gs:PCPU_TOP_OF_STACK
+	movq	%rax, es_tss+TSS_RSP0(%rip)
+	movq	ES_NEXT_SP(%rdx), %rsp
+1:	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	ret
+	.size	es_switch_to, .-es_switch_to
+
 	.section .rodata
 	.p2align 3
 	.globl	es_exception_stubs

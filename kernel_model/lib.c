@@ -8,18 +8,27 @@
  * it switches CR3, so under pti the user PGD maps this page. */
 struct es_percpu es_percpu __attribute__((aligned(64), section(".entry.data")));
 
-/* ES_HC_SYSCALL: RDI = abi, RSI = nr, RDX = address of six arguments. */
+/* ES_HC_SYSCALL: RDI = abi, RSI = nr, RDX = address of six arguments.
+ * A call that must wait for another task (ES_ERESCHED) sleeps in
+ * schedule() and is made again when this task runs next, as a Linux body
+ * sleeps on its wait queue; the abi and number are this task's own again
+ * afterwards (the per-cpu copy belongs to whoever ran in between). */
 long es_hc_syscall6(unsigned long a0, unsigned long a1, unsigned long a2,
                     unsigned long a3, unsigned long a4, unsigned long a5)
 {
     unsigned long args[6] = {a0, a1, a2, a3, a4, a5};
+    unsigned long abi = es_percpu.cur_abi, nr = es_percpu.cur_nr;
     long ret;
-    __asm__ volatile("vmcall"
-                     : "=a"(ret)
-                     : "a"(ES_HC_SYSCALL), "D"(es_percpu.cur_abi), "S"(es_percpu.cur_nr),
-                       "d"(args)
-                     : "memory", "cc");
-    return ret;
+    for (;;) {
+        __asm__ volatile("vmcall"
+                         : "=a"(ret)
+                         : "a"(ES_HC_SYSCALL), "D"(abi), "S"(nr), "d"(args)
+                         : "memory", "cc");
+        if (likely(ret != -ES_ERESCHED))
+            return ret;
+        es_schedule();
+        es_set_current_syscall(abi, nr);
+    }
 }
 
 void es_puts(const char *msg)
@@ -40,7 +49,8 @@ void es_signal(unsigned long vec, unsigned long err, unsigned long addr, unsigne
 {
     __asm__ volatile("vmcall" ::"a"(ES_HC_SIGNAL), "D"(vec), "S"(err), "d"(addr), "c"(ip)
                      : "memory", "cc");
-    es_panic("ES_HC_SIGNAL returned");
+    /* other tasks go on (with one task the run has ended here) */
+    es_task_dead();
 }
 
 char *es_fmt_hex(char *p, unsigned long v)

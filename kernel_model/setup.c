@@ -24,6 +24,7 @@ struct es_tss {
     u16 io_bitmap_base;
 } __attribute__((packed));
 _Static_assert(sizeof(struct es_tss) == 104, "64-bit TSS is 104 bytes");
+_Static_assert(__builtin_offsetof(struct es_tss, rsp0) == TSS_RSP0, "TSS.RSP0");
 
 /* The descriptor tables and the TSS are entry data: the CPU reads them on
  * an interrupt or exception from user mode before the entry code can
@@ -144,4 +145,5 @@ void es_setup(void)
     wrmsr(MSR_KERNEL_GS_BASE, 0);
 
     es_signal_init();
+    es_sched_init();
 }

@@ -36,6 +36,7 @@
 #define SIGSEGV 11
 #define SA_ONSTACK 0x08000000ul
 #define SA_RESTORER 0x04000000ul
+#define SA_RESTART 0x10000000ul
 #define SS_ONSTACK 1
 #define SS_DISABLE 2
 #define UC_SIGCONTEXT_SS 0x2
@@ -86,18 +87,17 @@ static long sigop(unsigned long op, unsigned long a1, unsigned long a2)
     return r;
 }
 
-/* pt_regs sit at the top of the task stack (head_64.S; every entry
- * pushes them there) */
+/* pt_regs sit at the top of the running task's stack (every entry pushes
+ * them there; a context switch moves cpu_current_top_of_stack) */
 struct pt_regs *es_current_pt_regs(void)
 {
-    extern char es_task_stack[KERNEL_STACK_SIZE];
-    return (struct pt_regs *)(es_task_stack + KERNEL_STACK_SIZE) - 1;
+    return (struct pt_regs *)es_percpu.top_of_stack - 1;
 }
 
 void es_signal_init(void)
 {
     if (es_boot_info.abi != ES_BOOT_ABI_X32)
-        sigop(ES_SIG_ENABLE, es_boot_info.abi, (unsigned long)&es_percpu.sigpending);
+        sigop(ES_SIG_ENABLE, es_boot_info.abi, (unsigned long)&es_percpu.work);
 }
 
 void es_sig_fault_info(u32 *trapno, u32 *err, u32 *cr2)
@@ -202,18 +202,56 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
     return 0;
 }
 
+/* A syscall the simulator interrupted for a signal (sim/host: a wait of
+ * one task that a signal ends) comes back -ERESTARTSYS or -ERESTARTNOHAND
+ * (include/linux/errno.h): it restarts (ip back over the 2-byte syscall,
+ * int $0x80 or the vDSO's landing pad's int $0x80, ax = the number again)
+ * when no handler runs, or when the handler has SA_RESTART and the call
+ * allows it; else the program sees -EINTR (arch/x86/kernel/signal.c
+ * handle_signal and do_signal). */
+static void syscall_restart(struct pt_regs *regs, const struct es_ksignal *k)
+{
+    if ((long)regs->orig_ax < 0)
+        return; /* not in a syscall: an exception or interrupt */
+    long ax = regs->cs == __USER32_CS ? (long)(int)regs->ax : (long)regs->ax;
+    if (ax != -ERESTARTSYS && ax != -ERESTARTNOHAND && ax != -ERESTARTNOINTR)
+        return;
+    if (k && (ax == -ERESTARTNOHAND || (ax == -ERESTARTSYS && !(k->flags & SA_RESTART)))) {
+        regs->ax = -EINTR;
+        return;
+    }
+    regs->ax = regs->orig_ax;
+    regs->ip -= 2;
+}
+
 void es_exit_to_usermode(struct pt_regs *regs)
 {
     static struct es_ksignal k;
+    bool delivered = false;
     if (!(regs->cs & 3))
         return;
-    /* one frame per caught signal; the last one set up runs first */
-    for (int n = 0; n < 64 && es_percpu.sigpending; n++) {
+    /* exit_to_usermode_loop: an ended task never returns; a task whose
+     * time slice is over lets the next one run (the simulator clears the
+     * flag when it picks); one frame per caught signal, the last one set up
+     * runs first.  k is per cpu, not per task: nothing switches between
+     * ES_SIG_NEXT and the frame. */
+    for (int n = 0; n < 64 && es_percpu.work; n++) {
+        if (es_percpu.work & ES_WORK_DEAD)
+            es_task_dead();
+        if (es_percpu.work & ES_WORK_RESCHED) {
+            es_schedule();
+            continue;
+        }
         if (!sigop(ES_SIG_NEXT, (unsigned long)&k, 0))
             break;
+        if (!delivered)
+            syscall_restart(regs, &k);
+        delivered = true;
         if (regs->cs == __USER32_CS ? es_setup_frame32(&k, regs) : setup_rt_frame(&k, regs))
             sigop(ES_SIG_KILL, SIGSEGV, 0); /* force_sigsegv: the run ends */
     }
+    if (!delivered)
+        syscall_restart(regs, NULL);
     last_fault.trapno = last_fault.err = last_fault.cr2 = 0;
 }
 

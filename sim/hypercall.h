@@ -69,6 +69,41 @@
 #define ES_SIG_RETURN 3
 #define ES_SIG_KILL 4
 
+/* Tasks (kernel_model/sched.c, entry_64.S; the simulator keeps the task
+ * table, sim/host/task.c).  RDI = ES_SCHED_*, arguments in RSI, RDX, RCX.
+ *   ES_SCHED_INIT   RSI = top of the boot task's kernel stack, RDX = kernel
+ *                   address of the exit-work word (es_percpu.work, bits
+ *                   ES_WORK_*), RCX = address of ret_from_fork: the running
+ *                   program becomes task 1 and fork may make others.  RAX = 0.
+ *   ES_SCHED_SWITCH RSI = the kernel RSP the current task resumes at (its
+ *                   callee-saved registers and return address are pushed
+ *                   there), RDX = kernel address of a struct es_next.  The
+ *                   simulator picks the next task (round robin over those
+ *                   that can run; when none can, it waits for one or ends
+ *                   the run as a deadlock) and saves and loads what Linux's
+ *                   __switch_to keeps in the task_struct (FPU/SSE state, the
+ *                   user segment registers and FS/GS bases, the TLS
+ *                   descriptors); RAX = 1 and *RDX filled when another task
+ *                   runs now, 0 when the current one goes on. */
+#define ES_HC_SCHED 7
+#define ES_SCHED_INIT 0
+#define ES_SCHED_SWITCH 1
+/* ES_HC_SYSCALL's answer when the call cannot complete yet (a read of an
+ * empty pipe, wait4 with running children, a sleep...) or the task has
+ * ended: the kernel schedules another task and, when this one runs again,
+ * makes the same call again (Linux's bodies sleep on a wait queue inside
+ * schedule()).  Never returned to user mode; Linux's own kernel-internal
+ * codes are 512..530. */
+#define ES_ERESCHED 600
+/* The exit-work word (Linux's thread_info flags), written by the simulator
+ * for the running task. */
+#define ES_WORK_SIGPENDING 1 /* _TIF_SIGPENDING: a caught signal can be delivered */
+#define ES_WORK_RESCHED 2    /* _TIF_NEED_RESCHED: the time slice is over */
+#define ES_WORK_DEAD 4       /* the task has exited (do_exit): never return to it */
+#define ES_NEXT_SP 0
+#define ES_NEXT_CR3 8
+#define ES_NEXT_TOP 16
+
 /* Freestanding layout shared by both sides (int = 32 bits on x86-64). */
 #ifndef __ASSEMBLER__
 struct es_task_info {
@@ -85,6 +120,12 @@ struct es_ksignal {
     unsigned long long ss_sp, ss_size; /* sigaltstack (ss_flags & 2: disabled) */
     unsigned int ss_flags, sig;
     unsigned char info[128];          /* siginfo_t */
+};
+/* ES_SCHED_SWITCH's answer: where the next task resumes. */
+struct es_next {
+    unsigned long long sp;  /* its saved kernel RSP */
+    unsigned long long cr3; /* its PGD (the kernel one of a pti pair) */
+    unsigned long long top; /* its kernel stack's top: TSS.RSP0 */
 };
 #endif
 

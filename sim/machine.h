@@ -240,6 +240,12 @@ typedef struct es_hooks {
     /* ES_HC_SIGOP (hypercall.h): a[0] = ES_SIG_*, a[1..4] its arguments;
      * returns RAX.  May stop the run (a fatal signal). */
     int64_t (*signal_op)(es_machine *m, const uint64_t a[5]);
+    /* ES_HC_SCHED (hypercall.h): a[0] = ES_SCHED_*, a[1..3] its arguments;
+     * returns RAX.  task_end: the running task ended of an unhandled fault
+     * (ES_HC_SIGNAL; m->stop, signal and message say how): with other
+     * tasks left the run goes on (m->stop cleared).  Set by es_host_init. */
+    int64_t (*sched_op)(es_machine *m, const uint64_t a[4]);
+    void (*task_end)(es_machine *m, int wstatus);
     /* the modeled timer tick (es_run, between batches of instructions):
      * host services fire expired timers; returns an interrupt vector to
      * raise (the kernel then delivers what became pending), or 0 */

@@ -551,7 +551,15 @@ int es_op_vmcall(es_machine *m, const es_insn *d)
     case ES_HC_SIGNAL:
         es_fault_report(m, (int)(m->gpr[ES_RDI] & 0xff), (uint32_t)m->gpr[ES_RSI],
                         m->gpr[ES_RDX], m->gpr[ES_RCX]);
-        return ES_STOP;
+        /* other tasks go on, unless entrysim itself lacks the instruction */
+        if (m->hooks.task_end && !(m->unimpl_op && m->unimpl_op != ES_OP_INVALID))
+            m->hooks.task_end(m, m->signal);
+        return m->stop != ES_STOP_NONE ? ES_STOP : ES_OK;
+    case ES_HC_SCHED: {
+        const uint64_t a[4] = {m->gpr[ES_RDI], m->gpr[ES_RSI], m->gpr[ES_RDX], m->gpr[ES_RCX]};
+        m->gpr[ES_RAX] = m->hooks.sched_op ? (uint64_t)m->hooks.sched_op(m, a) : 0;
+        return m->stop != ES_STOP_NONE ? ES_STOP : ES_OK;
+    }
     case ES_HC_PANIC:
         guest_str(m, m->gpr[ES_RDI], msg, sizeof msg);
         snprintf(m->message, sizeof m->message, "guest kernel panic: %s", msg);

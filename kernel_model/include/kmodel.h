@@ -71,6 +71,11 @@
 
 #define ENOSYS 38
 #define EFAULT 14
+#define EINTR 4
+/* kernel-internal: never seen by user mode (include/linux/errno.h) */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
 #define EINVAL 22
 
 /* x32: syscall numbers carry bit 30; Linux masks it off for the table
@@ -112,6 +117,7 @@
 /* Per-cpu area (GS base in the kernel after SWAPGS). */
 #define PCPU_RSP_SCRATCH 0x00 /* Linux's rsp_scratch: the user RSP during SYSCALL entry */
 #define PCPU_TOP_OF_STACK 0x08 /* Linux's cpu_current_top_of_stack */
+#define TSS_RSP0 4 /* struct es_tss (setup.c): rsp0 after a 32-bit reserved field */
 #define PCPU_ABI 0x10 /* the current syscall's ABI (TS_COMPAT analogue) */
 #define PCPU_NR 0x18 /* the current syscall's number */
 #define PCPU_USER_PCID_FLUSH ES_PCPU_USER_PCID_FLUSH /* pti+PCID: flush the user ASID */
@@ -171,8 +177,10 @@ struct es_percpu {
     unsigned long cur_abi; /* ES_BOOT_ABI_* of the syscall in progress */
     unsigned long cur_nr;  /* its number (x32: without bit 30) */
     unsigned long user_pcid_flush; /* bit 0: user mappings changed (calling.h) */
-    unsigned long sigpending;      /* != 0: a caught signal waits (the host sets it;
-                                      Linux's TIF_SIGPENDING, signal.c) */
+    unsigned long work;            /* exit work (ES_WORK_*: a caught signal waits,
+                                      the time slice is over, the task has ended),
+                                      Linux's thread_info flags; the simulator
+                                      writes it for the running task */
 };
 _Static_assert(offsetof(struct es_percpu, rsp_scratch) == PCPU_RSP_SCRATCH, "percpu");
 _Static_assert(offsetof(struct es_percpu, top_of_stack) == PCPU_TOP_OF_STACK, "percpu");
@@ -211,6 +219,13 @@ unsigned long es_search_exception_table(unsigned long ip);
  * exit_to_usermode_loop: one frame per pending caught signal), and its
  * set-up at boot; traps.c: a user fault a handler may take (1), or 0. */
 void es_exit_to_usermode(struct pt_regs *regs);
+/* sched.c: schedule() (another task may run; returns when this one runs
+ * again), the end of an exited task (never returns), the boot task's
+ * registration; entry_64.S: the stack and CR3 switch. */
+void es_schedule(void);
+__attribute__((noreturn)) void es_task_dead(void);
+void es_sched_init(void);
+void es_switch_to(struct es_next *next);
 void es_signal_init(void);
 int es_force_sig_fault(struct pt_regs *regs, unsigned long vec, unsigned long err,
                        unsigned long addr);

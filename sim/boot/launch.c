@@ -98,6 +98,7 @@ int es_launch(const es_launch_cfg *c, es_machine **out, char *err, size_t errlen
         .stderr_fd = c->stderr_fd,
         .exe = exe,
         .name = path,
+        .max_tasks = c->max_tasks,
     };
     int rc = es_host_init(m, &hc);
     free(exe); /* es_host_init keeps its own copy */

@@ -32,6 +32,7 @@ typedef struct es_launch_cfg {
     unsigned mitigations; /* ES_MIT_* */
     uint64_t max_insns;   /* 0 = unlimited */
     double timeout;       /* seconds, 0 = unlimited */
+    int max_tasks;        /* tasks alive at once (fork beyond it ends the run); 0 = 64 */
     int stdin_fd, stdout_fd, stderr_fd; /* host fds behind guest 0, 1, 2 */
 } es_launch_cfg;
 

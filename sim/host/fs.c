@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "host_int.h"
+#include "hypercall.h"
+#include "task.h"
 
 #define MAX_RW 0x7ffff000ull      /* MAX_RW_COUNT */
 
@@ -69,6 +71,11 @@ static void fd_close(struct es_host *h, int fd)
         close(f->host);
     free(f->doff);
     *f = (es_hfd){.host = -1};
+}
+
+void es_hs_fd_close(struct es_host *h, int fd)
+{
+    fd_close(h, fd);
 }
 
 /* ---- read/write with guest buffers ---- */
@@ -194,6 +201,9 @@ static int64_t do_rw(es_machine *m, const es_scall *c, int hfd, uint64_t buf, ui
     return ret < 0 ? ret : (int64_t)done;
 }
 
+static int64_t write_as_task(es_machine *m, const es_scall *c, es_hfd *f, const es_iov *iov,
+                             uint64_t cnt);
+
 /* readv/writev, and preadv/pwritev when pos >= 0. */
 static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uvec, uint64_t cnt,
                       bool wr, int64_t pos)
@@ -214,8 +224,11 @@ static int64_t do_rwv(es_machine *m, const es_scall *c, int64_t fd, uint64_t uve
             iov[i].len = MAX_RW - total;
         total += iov[i].len;
     }
-    if (pos < 0 && total && es_hs_wait_fd(m, f->host, f->pipe_ino != 0, wr))
-        return -EINTR;
+    if (wr && pos < 0 && es_task_multi(m))
+        return write_as_task(m, c, f, iov, cnt);
+    int w = pos < 0 && total ? es_hs_wait_fd(m, f->host, f->pipe_ino != 0, wr) : 0;
+    if (w)
+        return w;
     int64_t done = 0;
     for (uint64_t i = 0; i < cnt; i++) {
         if (!iov[i].len)
@@ -261,13 +274,13 @@ static int fifo_open(es_machine *m, const char *gp, int flags, bool follow)
         return -EAGAIN;
     int hfd;
     while ((hfd = es_hs_open_gp(h, gp, flags | O_NONBLOCK, 0, follow)) == -ENXIO) {
-        es_hs_poll(m, NULL, 0, 10000000, "opening a FIFO with no reader");
+        es_hs_poll_host(m, NULL, 0, 10000000, "opening a FIFO with no reader");
         if (m->stop != ES_STOP_NONE)
             return -EINTR;
     }
     if (hfd >= 0 && acc == O_RDONLY) {
         struct pollfd p = {.fd = hfd, .events = POLLIN};
-        es_hs_poll(m, &p, 1, -1, "opening a FIFO with no writer");
+        es_hs_poll_host(m, &p, 1, -1, "opening a FIFO with no writer");
         if (m->stop != ES_STOP_NONE) {
             close(hfd);
             return -EINTR;
@@ -455,7 +468,7 @@ static int64_t do_poll(es_machine *m, const es_scall *c, uint64_t ufds, uint64_t
             waits += p[i].fd >= 0;
         }
         int r = 0;
-        if (!ready && !waits && timeout < 0)
+        if (!ready && !waits && timeout < 0 && !es_task_multi(m))
             es_hs_deadlock(m, "poll with no fd to wait on and no timeout");
         else if (!ready)
             r = es_hs_poll(m, p, nfds, timeout < 0 ? -1 : timeout * 1000000ll, "poll");
@@ -500,13 +513,54 @@ int es_hs_fs_init(es_machine *m)
 
 void es_hs_fs_free(es_machine *m)
 {
-    struct es_host *h = m->host;
+    es_hs_fs_release(m->host);
+}
+
+void es_hs_fs_release(struct es_host *h)
+{
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)
         if (h->fds[i].host >= 0)
             fd_close(h, i);
     if (h->rootfd >= 0)
         close(h->rootfd);
     h->rootfd = -1;
+}
+
+/* fork: the child's fd table holds host dups of the parent's (so an end
+ * of a pipe closes when the last task closes it), its own directory
+ * cookies and root. */
+int es_hs_fs_clone(struct es_host *dst, const struct es_host *src)
+{
+    dst->rootfd = src->rootfd >= 0 ? fcntl(src->rootfd, F_DUPFD_CLOEXEC, 3) : -1;
+    for (int i = 0; i < ES_HOST_MAX_FDS; i++) {
+        const es_hfd *f = &src->fds[i];
+        dst->fds[i] = (es_hfd){.host = -1};
+        if (f->host < 0)
+            continue;
+        es_hfd g = *f;
+        g.host = fcntl(f->host, F_DUPFD_CLOEXEC, 3);
+        g.owned = true;
+        g.doff = NULL;
+        if (f->doff && (g.doff = malloc(f->cdoff * sizeof *g.doff)))
+            memcpy(g.doff, f->doff, f->cdoff * sizeof *g.doff);
+        else
+            g.ndoff = g.cdoff = g.dpos = 0;
+        if (g.host < 0 || (src->rootfd >= 0 && dst->rootfd < 0)) {
+            free(g.doff);
+            es_hs_fs_release(dst);
+            return -EMFILE;
+        }
+        dst->fds[i] = g;
+    }
+    return 0;
+}
+
+bool es_hs_fd_is_guest_pipe(const struct es_host *h, int hfd)
+{
+    for (int i = 0; i < ES_HOST_MAX_FDS; i++)
+        if (h->fds[i].host == hfd)
+            return h->fds[i].pipe_ino != 0;
+    return false;
 }
 
 /* ---- services ---- */
@@ -520,17 +574,70 @@ void es_hs_fs_free(es_machine *m)
 ES_SYS(read)
 {
     FD_OR_EBADF(f);
-    if (es_hs_wait_fd(m, f->host, f->pipe_ino != 0, false))
-        return -EINTR;
-    return do_rw(m, c, f->host, a[1], a[2], -1, false);
+    int w = es_hs_wait_fd(m, f->host, f->pipe_ino != 0, false);
+    return w ? w : do_rw(m, c, f->host, a[1], a[2], -1, false);
+}
+
+/* One non-blocking write of a pipe or FIFO (the simulator must not sleep
+ * in write() while the reader is another guest task): -EAGAIN when it is
+ * full, a partial count past PIPE_BUF. */
+static int64_t write_nowait(es_machine *m, const es_scall *c, int hfd, uint64_t buf,
+                            uint64_t count)
+{
+    struct stat st;
+    int fl = fcntl(hfd, F_GETFL);
+    bool toggle = fl >= 0 && !(fl & O_NONBLOCK) && !fstat(hfd, &st) && S_ISFIFO(st.st_mode);
+    if (toggle)
+        fcntl(hfd, F_SETFL, fl | O_NONBLOCK);
+    int64_t n = do_rw(m, c, hfd, buf, count, -1, true);
+    if (toggle)
+        fcntl(hfd, F_SETFL, fl);
+    return n;
+}
+
+/* A write while other tasks run: what fits now goes in; for the rest the
+ * task waits (ES_ERESCHED) and the retry goes on where it stopped, so the
+ * caller sees one write of all its bytes, as a blocking pipe write on
+ * Linux (pipe(7)); an O_NONBLOCK fd gets EAGAIN or the partial count.
+ * iov[cnt]: write's one buffer or writev's vector (lengths capped). */
+static int64_t write_as_task(es_machine *m, const es_scall *c, es_hfd *f, const es_iov *iov,
+                             uint64_t cnt)
+{
+    es_task *t = es_task_cur(m);
+    uint64_t done = t->wait.active ? t->wait.done : 0, total = 0;
+    for (uint64_t i = 0; i < cnt; i++)
+        total += iov[i].len;
+    int fl = fcntl(f->host, F_GETFL);
+    while (done < total) {
+        uint64_t skip = done, i = 0;
+        while (skip >= iov[i].len) /* the buffer and offset `done` is at */
+            skip -= iov[i++].len;
+        int64_t n = write_nowait(m, c, f->host, iov[i].base + skip, iov[i].len - skip);
+        if (n > 0) {
+            done += (uint64_t)n;
+            continue;
+        }
+        if (n != -EAGAIN || (fl >= 0 && (fl & O_NONBLOCK)))
+            return done ? (int64_t)done : n ? n : -EAGAIN;
+        struct pollfd p = {.fd = f->host, .events = POLLOUT};
+        int r = es_hs_poll(m, &p, 1, -1, "a write");
+        if (r == -ES_ERESCHED)
+            t->wait.done = done; /* after es_task_wait: kept for the retry */
+        if (r < 0)
+            return r == -ES_ERESCHED || !done ? r : (int64_t)done;
+    }
+    return (int64_t)done;
 }
 
 ES_SYS(write)
 {
     FD_OR_EBADF(f);
-    if (es_hs_wait_fd(m, f->host, f->pipe_ino != 0, true))
-        return -EINTR;
-    return do_rw(m, c, f->host, a[1], a[2], -1, true);
+    if (es_task_multi(m)) {
+        es_iov one = {.base = a[1], .len = a[2] > MAX_RW ? MAX_RW : a[2]};
+        return write_as_task(m, c, f, &one, 1);
+    }
+    int w = es_hs_wait_fd(m, f->host, f->pipe_ino != 0, true);
+    return w ? w : do_rw(m, c, f->host, a[1], a[2], -1, true);
 }
 
 /* The position argument a[3] of pread64 and preadv and their kin: i386

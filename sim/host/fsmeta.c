@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "host_int.h"
+#include "task.h"
 
 static void proc_fd(char *buf, size_t n, int fd)
 {
@@ -175,10 +176,11 @@ static int64_t do_select(es_machine *m, const es_scall *c, int64_t n, uint64_t u
     }
     int ms = timeout_ns < 0 ? -1 : (int)(timeout_ns > 1000000000ll * 1000 ? 1000000000 : (timeout_ns + 999999) / 1000000);
     int r;
-    if (!np && timeout_ns > 0 && (m->deterministic || h->cfg.deterministic)) {
+    bool multi = es_task_multi(m);
+    if (!np && timeout_ns > 0 && !multi && (m->deterministic || h->cfg.deterministic)) {
         es_hs_slept(h, timeout_ns); /* select as a sleep */
         r = 0;
-    } else if (!np && timeout_ns < 0) {
+    } else if (!np && timeout_ns < 0 && !multi) {
         es_hs_deadlock(m, "select with no fd to wait on and no timeout");
         return -EINTR;
     } else {
@@ -220,7 +222,7 @@ static int64_t do_epoll_wait(es_machine *m, const es_scall *c, int64_t epfd, uin
     if (maxev > 1024)
         maxev = 1024;
     struct epoll_event ev[1024];
-    if (timeout != 0 && m->deadline_ns) {
+    if (timeout != 0 && (m->deadline_ns || es_task_multi(m))) {
         /* an epoll fd polls readable when it has events: wait on it with
          * the deadline, then collect without waiting */
         struct pollfd p = {.fd = f->host, .events = POLLIN};

@@ -38,8 +38,10 @@
 #include <unistd.h>
 
 #include "host_int.h"
+#include "hypercall.h"
 #include "mem.h"
 #include "systab.h"
+#include "task.h"
 
 /* ---- the guest kernel's log and `current` (sim/priv.c's hypercalls) ---- */
 
@@ -65,7 +67,7 @@ static void host_kernel_log(es_machine *m, const char *text, size_t n)
     es_hs_pipe_release(m, &old, false);
 }
 
-/* One process, one thread: pid = tgid (what getpid/gettid return). */
+/* One thread per process: pid = tgid (what getpid/gettid return). */
 static int host_task_info(es_machine *m, int *pid, int *tgid, char comm[16])
 {
     *pid = *tgid = m->host->pid;
@@ -92,7 +94,14 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     m->hooks.task_info = host_task_info;     /* sim/priv.c, ES_HC_TASK */
     m->hooks.signal_op = es_hs_sigop;        /* sim/priv.c, ES_HC_SIGOP */
     m->hooks.tick = es_hs_tick;              /* sim/cpu.c, between batches */
+    m->hooks.sched_op = es_task_sched_op;    /* sim/priv.c, ES_HC_SCHED */
+    m->hooks.task_end = es_task_end;         /* sim/priv.c, an unhandled fault */
     h->cfg = *cfg;
+    h->world = es_world_new(cfg->max_tasks);
+    if (!h->world) {
+        snprintf(m->message, sizeof m->message, "host services: out of memory");
+        return -1;
+    }
     h->rootfd = -1;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++)
         h->fds[i].host = -1;
@@ -109,6 +118,7 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
     /* The guest sees one process; fixed ids when deterministic. */
     h->pid = cfg->deterministic ? 1000 : (int)getpid();
     h->ppid = cfg->deterministic ? 999 : (int)getppid();
+    h->pgid = h->sid = h->pid; /* its own group: kill(0, sig) reaches only the guest */
     h->uid = cfg->deterministic ? 1000 : (uint32_t)getuid();
     h->gid = cfg->deterministic ? 1000 : (uint32_t)getgid();
     /* Linux defaults for an ordinary user (RLIM_INFINITY = ~0). */
@@ -133,9 +143,13 @@ void es_host_free(es_machine *m)
 {
     if (!m || !m->host)
         return;
+    if (m->host->world)
+        es_world_free(m);
     es_hs_fs_free(m);
     free(m->host);
     m->host = NULL;
+    m->hooks.sched_op = NULL;
+    m->hooks.task_end = NULL;
     m->hooks.kernel_log = NULL;
     m->hooks.task_info = NULL;
     m->hooks.signal_op = NULL;
@@ -225,6 +239,30 @@ void es_hs_kill_self(es_machine *m, int sig)
     snprintf(m->message, sizeof m->message, "killed by signal %d (%s)", sig,
              sig > 0 && sig < 32 ? g_signames[sig] : "SIGRT");
     m->stop = ES_STOP_FAULT;
+    es_task_end(m, sig); /* with other tasks the run goes on */
+}
+
+struct es_host *es_host_clone(es_machine *m, const struct es_host *src)
+{
+    (void)m;
+    struct es_host *h = malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    memcpy(h, src, sizeof *h);
+    if (es_hs_fs_clone(h, src)) {
+        free(h);
+        return NULL;
+    }
+    /* fork(2): nothing pending, no interval timer, no clear_child_tid or
+     * robust list, no suspend mask; the rest is inherited */
+    h->sigpending = 0;
+    memset(h->siginfo, 0, sizeof h->siginfo);
+    h->itimer_at = h->itimer_every = 0;
+    h->tid_address = h->robust_head = h->robust_len = 0;
+    h->suspend_saved = false;
+    h->nsyscalls = 0;
+    h->rng ^= 0x9e3779b97f4a7c15ull * (uint64_t)(src->world->next_pid + 1);
+    return h;
 }
 
 /* ---- dispatch ---- */
@@ -240,6 +278,18 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     if (es_deadline_passed(m))
         return -EINTR;
     h->nsyscalls++;
+    /* a waiting call that a signal interrupts ends here: the bytes a write
+     * moved, or Linux's restart codes (the kernel's signal delivery turns
+     * them into a restart or -EINTR by SA_RESTART, kernel_model/signal.c);
+     * pause and sigsuspend see to it themselves */
+    es_task *t = es_task_cur(m);
+    if (t && t->wait.active && t->wait.kind != ES_W_SIGNAL && (h->sigpending & ~h->sigmask)) {
+        es_twait *w = &t->wait;
+        w->active = false;
+        bool plain = w->kind == ES_W_CHILD || w->kind == ES_W_VFORK ||
+                     (w->kind == ES_W_FD && w->nfds == 1 && !w->until); /* read, write */
+        return w->done ? (int64_t)w->done : plain ? -ERESTARTSYS : -ERESTARTNOHAND;
+    }
     es_scall c = {.abi = abi};
     uint64_t a[6];
     if (abi == ES_ABI_I386) {
@@ -257,9 +307,13 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     }
     const es_sysrow *row = es_sysrow_at(abi, c.nr);
     int64_t r = row && row->service ? row->service(m, &c, a) : -ENOSYS;
+    if (t && r != -ES_ERESCHED)
+        t->wait.active = false;
+    if (t && t->state != ES_T_RUN) /* it ended: the kernel schedules away */
+        r = -ES_ERESCHED;
     if (m->stop == ES_STOP_NONE)
         es_hs_timer_check(m); /* an expired timer's signal goes out with this return */
-    for (int i = 0; i < m->nobs; i++)
+    for (int i = 0; i < m->nobs && r != -ES_ERESCHED; i++) /* a wait: seen once, when it ends */
         if (m->obs[i].syscall)
             m->obs[i].syscall(m->obs[i].ctx, m, abi, nr, (uint64_t)r);
     return r;

@@ -26,6 +26,7 @@ typedef struct es_host_config {
     const char *name;   /* the program as executed (any path): comm, the task's
                            name, is its last component, as Linux's execve sets
                            it (TASK_COMM_LEN - 1 bytes); NULL = from exe */
+    int max_tasks;      /* tasks alive at once (--max-tasks); 0 = 64 */
 } es_host_config;
 
 /* Creates the host-services state of m (file table, brk, signal records...).

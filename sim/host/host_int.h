@@ -16,6 +16,7 @@
 
 #include "host.h"
 #include "machine.h"
+#include "vm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,11 +51,14 @@ typedef struct es_hsiginfo {
     int code;
     bool fault;
     uint64_t addr;
+    int pid; /* the sender (0: this process itself) */
 } es_hsiginfo;
 
 typedef struct es_rlim {
     uint64_t cur, max;
 } es_rlim;
+
+struct es_world; /* the tasks of the run (task.c) */
 
 struct es_host {
     es_host_config cfg;
@@ -86,8 +90,8 @@ struct es_host {
     uint32_t umask;
     uint64_t rng;                /* deterministic getrandom stream state */
     uint64_t tid_address, robust_head, robust_len;
-    int64_t sleep_ns;            /* deterministic clock: time slept so far */
-    int pid, ppid;
+    struct es_world *world;      /* shared by every process of the run (task.c) */
+    int pid, ppid, pgid, sid;
     char comm[16];               /* prctl(PR_SET_NAME) */
     uint32_t uid, gid;
 };
@@ -122,6 +126,10 @@ typedef struct es_scall {
 #define G_AT_STATX_SYNC_TYPE 0x6000
 #define G_O_CLOEXEC 02000000
 #define NSEC 1000000000ll
+/* Linux's kernel-internal restart codes (include/linux/errno.h): only the
+ * guest kernel's signal delivery sees them */
+#define ERESTARTSYS 512
+#define ERESTARTNOHAND 514
 #define ES_HS_CHUNK (1u << 20) /* host bounce buffer for read/write/getdents */
 
 static inline struct es_host *es_h(es_machine *m)
@@ -148,11 +156,9 @@ static inline uint64_t es_ld64(const uint8_t *p) { return es_ld32(p) | (uint64_t
 
 /* Advances the deterministic clock by ns (saturating: a guest may sleep
  * for centuries, the clock stays representable). */
-static inline void es_hs_slept(struct es_host *h, int64_t ns)
-{
-    const int64_t cap = INT64_MAX / 4; /* leaves room for the epoch and icount */
-    h->sleep_ns = ns >= cap - h->sleep_ns ? cap : h->sleep_ns + ns;
-}
+void es_hs_slept(struct es_host *h, int64_t ns);
+/* The deterministic clock's time slept so far (one clock for all tasks). */
+int64_t es_hs_sleep_ns(const struct es_host *h);
 
 /* Stops the guest as a fatal signal's default action would. */
 void es_hs_kill_self(es_machine *m, int sig);
@@ -163,6 +169,13 @@ int64_t es_hs_signal_self(es_machine *m, int sig);
  * actions of pending unblocked signals (after a mask change); and the
  * ES_HC_SIGOP services (the es_hooks.signal_op hook). */
 int64_t es_hs_signal_self_code(es_machine *m, int sig, int code);
+/* Makes sig pending in process h (any of the run's; sender: its pid, 0 =
+ * the kernel): ignored ones are discarded, a fatal default action ends
+ * that process at once, a caught one waits for its exit to user mode. */
+int64_t es_hs_signal_proc(es_machine *m, struct es_host *h, int sig, int code, int sender);
+/* fork: a copy of process state src for a child (fds duplicated, nothing
+ * pending, no timer); NULL when out of memory or fds. */
+struct es_host *es_host_clone(es_machine *m, const struct es_host *src);
 void es_hs_signal_dispatch(es_machine *m);
 int64_t es_hs_sigop(es_machine *m, const uint64_t a[5]);
 /* write()/pwrite() on a host fd with the host's SIGPIPE held back: a
@@ -178,6 +191,14 @@ void es_hs_pipe_release(es_machine *m, const void *old, bool broken);
 /* ---- fs.c: the fd table ---- */
 int es_hs_fs_init(es_machine *m);
 void es_hs_fs_free(es_machine *m);
+/* The same for any process's state (fork's copy, an ended task's). */
+void es_hs_fs_release(struct es_host *h);
+/* Closes guest fd (open) of process h. */
+void es_hs_fd_close(struct es_host *h, int fd);
+/* fork: dst's fd table and root become host dups of src's; 0 or -EMFILE. */
+int es_hs_fs_clone(struct es_host *dst, const struct es_host *src);
+/* Whether host fd hfd is one of h's ends of a pipe the guest made. */
+bool es_hs_fd_is_guest_pipe(const struct es_host *h, int hfd);
 /* Host fd behind guest fd, or -1. */
 int es_hs_hostfd(es_machine *m, int64_t gfd);
 /* Installs host fd hfd (ours now) as the lowest free guest fd: the guest
@@ -197,6 +218,10 @@ void es_hs_deadlock(es_machine *m, const char *what);
 struct pollfd;
 int es_hs_poll(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns,
                const char *what);
+/* The same without the tasks: always the host's own wait.  With other
+ * tasks es_hs_poll waits as a task instead: -ES_ERESCHED (task.h). */
+int es_hs_poll_host(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns,
+                    const char *what);
 /* Sleeps ns (the deterministic clock advances instead); a sleep past the
  * deadline stops the run at once.  0, or -EINTR with the run stopped. */
 int64_t es_hs_sleep_plain(es_machine *m, int64_t ns);
@@ -207,6 +232,8 @@ int64_t es_hs_sleep_plain(es_machine *m, int64_t ns);
  * sleeps to the timer, else the run stops as a deadlock naming `what`. */
 int64_t es_hs_sleep(es_machine *m, int64_t ns);
 void es_hs_timer_check(es_machine *m);
+/* The same for any process of the run (its SIGALRM goes to it). */
+void es_hs_timer_check_proc(es_machine *m, struct es_host *h);
 unsigned es_hs_tick(es_machine *m);
 int64_t es_hs_wait_signal(es_machine *m, const char *what);
 /* sysinfo.c: the guest's CLOCK_MONOTONIC in ns (instructions + sleeps with
@@ -215,7 +242,8 @@ int64_t es_hs_clock_mono(es_machine *m);
 /* Before a blocking read (write when wr) of hfd: waits until it is ready
  * or the deadline stops the run; a pipe the guest's pipe() made
  * (guest_pipe) that cannot become ready stops it at once.  0 = go on with
- * the call, -1 = the run stopped. */
+ * the call, -EINTR = the run stopped, -ES_ERESCHED = the task waits (other
+ * tasks run meanwhile). */
 int es_hs_wait_fd(es_machine *m, int hfd, bool guest_pipe, bool wr);
 
 /* ---- path.c: paths confined to the guest root ---- */

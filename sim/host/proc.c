@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "host_int.h"
+#include "hypercall.h"
+#include "task.h"
 
 #define G_SIGKILL 9
 #define G_SIGSTOP 19
@@ -209,15 +211,17 @@ static int64_t put_ids(es_machine *m, const es_scall *c, const uint64_t *u, uint
 
 /* ---- services: exit and ids ---- */
 
+/* exit, exit_group: the run ends with the first process's status once no
+ * task is left (task.c) */
 ES_SYS(exit)
 {
     m->exit_status = (int)(a[0] & 0xff);
     m->stop = ES_STOP_EXIT;
+    es_task_end(m, (int)(a[0] & 0xff) << 8);
     return 0;
 }
 
-/* getpid and gettid, getpgrp, getsid, getpgid: one process, its own
- * leader */
+/* getpid and gettid: one thread per process */
 ES_SYS(getpid) { return m->host->pid; }
 ES_SYS(getppid) { return m->host->ppid; }
 
@@ -253,8 +257,6 @@ ES_SYS(getresgid16) { return put_ids(m, c, a, m->host->gid, true); }
 ES_SYS(getgroups) { return (int)a[0] < 0 ? -EINVAL : 0; }
 ES_SYS(setuid) { return (uint32_t)a[0] == m->host->uid ? 0 : -EPERM; }
 ES_SYS(setgid) { return (uint32_t)a[0] == m->host->gid ? 0 : -EPERM; }
-ES_SYS(setpgid) { return 0; }
-ES_SYS(setsid) { return -EPERM; /* already a session leader */ }
 ES_SYS(personality) { return 0; /* PER_LINUX */ }
 ES_SYS(prctl) { return do_prctl(m, c, (int)a[0], a[1]); }
 
@@ -284,11 +286,15 @@ ES_SYS(rt_sigpending)
 
 ES_SYS(kill)
 {
-    int pid = m->host->pid;
+    int pid = m->host->pid, sig = (int)a[1];
+    if (sig < 0 || sig > 64)
+        return -EINVAL;
+    if (es_task_cur(m)) /* the task table: any process of the run */
+        return es_task_kill(m, (int)a[0], sig);
     /* pid -1 means everyone but the caller: nobody here */
     if ((int)a[0] != pid && (int)a[0] != 0 && (int)a[0] != -pid)
-        return (int)a[1] < 0 || (int)a[1] > 64 ? -EINVAL : -ESRCH;
-    return es_hs_signal_self(m, (int)a[1]);
+        return -ESRCH;
+    return es_hs_signal_self(m, sig);
 }
 
 ES_SYS(signal) /* i386: sys_signal installs SA_ONESHOT | SA_NOMASK */
@@ -302,31 +308,35 @@ ES_SYS(signal) /* i386: sys_signal installs SA_ONESHOT | SA_NOMASK */
     return (int64_t)(uint32_t)old;
 }
 
-ES_SYS(tkill)
+/* tkill, tgkill: a thread is a process here (tid = pid) */
+static int64_t thread_kill(es_machine *m, int tgid, int tid, int sig)
 {
-    int pid = m->host->pid;
-    return (int)a[0] == pid   ? es_hs_signal_self_code(m, (int)a[1], -6 /* SI_TKILL */)
-           : (int)a[0] <= 0 ? -EINVAL
-                            : -ESRCH;
-}
-
-ES_SYS(tgkill)
-{
-    if ((int)a[0] <= 0 || (int)a[1] <= 0)
+    if (tid <= 0 || tgid == 0 || tgid < -1 || sig < 0 || sig > 64)
         return -EINVAL;
-    if ((int)a[0] != m->host->pid || (int)a[1] != m->host->pid)
+    if (tgid > 0 && tgid != tid)
         return -ESRCH;
-    return es_hs_signal_self_code(m, (int)a[2], -6 /* SI_TKILL */);
+    if (tid == m->host->pid)
+        return es_hs_signal_self_code(m, sig, -6 /* SI_TKILL */);
+    es_task *t = es_task_cur(m) ? es_task_by_tid(m->host->world, tid) : NULL;
+    if (!t || t->state != ES_T_RUN)
+        return -ESRCH;
+    return es_hs_signal_proc(m, t->proc, sig, -6, m->host->pid);
 }
 
-/* wait4, waitpid, waitid: no children, fork is not modelled */
-ES_SYS(wait4) { return -ECHILD; }
+ES_SYS(tkill) { return thread_kill(m, -1, (int)a[0], (int)a[1]); }
+ES_SYS(tgkill) { return thread_kill(m, (int)a[0], (int)a[1], (int)a[2]); }
 /* socket, socketpair: no networking */
 ES_SYS(socket) { return -EAFNOSUPPORT; }
 
 /* ---- services: scheduling (one CPU, SCHED_OTHER, nice 0) ---- */
 
-ES_SYS(sched_yield) { return 0; }
+/* With other tasks the time slice ends: the exit path schedules. */
+ES_SYS(sched_yield)
+{
+    if (es_task_multi(m))
+        es_task_write_work(m, ES_WORK_RESCHED);
+    return 0;
+}
 
 ES_SYS(sched_getaffinity)
 {

@@ -15,6 +15,7 @@
 #include "host_int.h"
 #include "hypercall.h"
 #include "mem.h"
+#include "task.h"
 #include "vm.h"
 
 #define G_SIGKILL 9
@@ -51,8 +52,12 @@ void es_hs_signal_dispatch(es_machine *m)
     uint64_t ready = h->sigpending & ~h->sigmask;
     take_defaults(m, ready);
     /* the kernel's TIF_SIGPENDING: set while a caught signal can be
-     * delivered, so its exit path asks only then (ES_SIG_NEXT) */
-    if (h->sig_frames && m->stop == ES_STOP_NONE) {
+     * delivered, so its exit path asks only then (ES_SIG_NEXT); with the
+     * task table the whole exit-work word */
+    if (es_task_cur(m)) {
+        if (m->stop == ES_STOP_NONE)
+            es_task_write_work(m, 0);
+    } else if (h->sig_frames && m->stop == ES_STOP_NONE) {
         uint64_t flag = (h->sigpending & ~h->sigmask) != 0;
         es_copy_to_guest(m, h->sig_flag_kva, &flag, sizeof flag);
     }
@@ -84,6 +89,7 @@ static void raise_sig(es_machine *m, int sig, int code, uint64_t addr, bool faul
     struct es_host *h = m->host;
     h->sigpending |= BIT(sig);
     h->siginfo[sig] = (es_hsiginfo){.code = code, .addr = addr, .fault = fault};
+    /* a default action may end the task: the caller's info is set first */
     es_hs_signal_dispatch(m);
 }
 
@@ -107,6 +113,27 @@ int64_t es_hs_signal_self(es_machine *m, int sig)
     return es_hs_signal_self_code(m, sig, SI_USER);
 }
 
+int64_t es_hs_signal_proc(es_machine *m, struct es_host *h, int sig, int code, int sender)
+{
+    if (h == m->host) {
+        int64_t r = es_hs_signal_self_code(m, sig, code);
+        if (sig > 0 && sig <= 64)
+            h->siginfo[sig].pid = sender;
+        return r;
+    }
+    if (sig < 0 || sig > 64)
+        return -EINVAL;
+    if (sig == 0 || (sig != G_SIGKILL && ignored(h, sig) && !(h->sigmask & BIT(sig))))
+        return 0;
+    h->sigpending |= BIT(sig);
+    h->siginfo[sig] = (es_hsiginfo){.code = code, .pid = sender};
+    bool fatal = sig == G_SIGKILL || (!(h->sigmask & BIT(sig)) && h->sigact[sig].handler == 0);
+    es_task *t = fatal ? es_task_by_tid(h->world, h->pid) : NULL;
+    if (t)
+        es_task_kill_other(m, t, sig);
+    return 0;
+}
+
 /* siginfo_t of the 64-bit ABI: signo, errno, code, then the union at 16:
  * {pid, uid} for a sender, the address for a fault. */
 static void fill_info(const struct es_host *h, int sig, uint8_t info[128])
@@ -118,7 +145,7 @@ static void fill_info(const struct es_host *h, int sig, uint8_t info[128])
     if (s->fault) {
         es_st64(info + 16, s->addr);
     } else if (s->code != SI_KERNEL) {
-        es_st32(info + 16, (uint32_t)h->pid);
+        es_st32(info + 16, (uint32_t)(s->pid ? s->pid : h->pid));
         es_st32(info + 20, h->uid);
     }
 }

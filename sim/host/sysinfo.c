@@ -28,7 +28,7 @@ static int clock_ns(es_machine *m, int64_t clk, int64_t *ns)
         return -EINVAL; /* 8/9: alarm clocks, 10: unused */
     if (m->deterministic || h->cfg.deterministic) {
         uint64_t ic = m->icount > (uint64_t)INT64_MAX / 4 ? (uint64_t)INT64_MAX / 4 : m->icount;
-        int64_t t = (int64_t)ic + h->sleep_ns;
+        int64_t t = (int64_t)ic + es_hs_sleep_ns(h);
         bool wall = clk == 0 || clk == 5 || clk == 11; /* REALTIME, _COARSE, TAI */
         bool cpu = clk == 2 || clk == 3;
         *ns = cpu ? (int64_t)ic : wall ? DET_EPOCH * NSEC + t : t;

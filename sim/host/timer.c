@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "host_int.h"
+#include "hypercall.h"
 #include "mem.h"
+#include "task.h"
 
 #define SIGALRM 14
 #define SI_KERNEL 0x80
@@ -23,7 +25,11 @@
 
 void es_hs_timer_check(es_machine *m)
 {
-    struct es_host *h = m->host;
+    es_hs_timer_check_proc(m, m->host);
+}
+
+void es_hs_timer_check_proc(es_machine *m, struct es_host *h)
+{
     if (!h->itimer_at)
         return;
     int64_t now = es_hs_clock_mono(m);
@@ -35,16 +41,21 @@ void es_hs_timer_check(es_machine *m)
     } else {
         h->itimer_at = 0;
     }
-    es_hs_signal_self_code(m, SIGALRM, SI_KERNEL);
+    es_hs_signal_proc(m, h, SIGALRM, SI_KERNEL, 0);
 }
 
 unsigned es_hs_tick(es_machine *m)
 {
     struct es_host *h = m->host;
     es_hs_timer_check(m);
-    /* a caught signal waits: interrupt the user program so the kernel's
-     * exit path delivers it */
-    return h->sig_frames && m->cpl == 3 && (h->sigpending & ~h->sigmask) ? TIMER_VECTOR : 0;
+    if (m->stop != ES_STOP_NONE || m->cpl != 3)
+        return 0;
+    /* a caught signal waits, or the time slice is over while another task
+     * can run: interrupt the user program so the kernel's exit path
+     * delivers it or schedules */
+    if (es_sched_tick(m))
+        return TIMER_VECTOR;
+    return h->sig_frames && (h->sigpending & ~h->sigmask) ? TIMER_VECTOR : 0;
 }
 
 /* Whether a caught signal can be delivered now (the call returns -EINTR
@@ -81,6 +92,13 @@ static bool sleep_to_timer(es_machine *m)
 
 int64_t es_hs_wait_signal(es_machine *m, const char *what)
 {
+    if (es_task_multi(m)) { /* another task may send it */
+        es_hs_signal_dispatch(m);
+        if (m->stop != ES_STOP_NONE || caught_pending(m->host) || es_task_cur(m)->state)
+            return -EINTR;
+        es_task_wait(m, ES_W_SIGNAL, NULL, 0, 0, 0);
+        return -ES_ERESCHED;
+    }
     for (int n = 0; n < 4; n++) { /* a caught or fatal SIGALRM ends it at once */
         es_hs_signal_dispatch(m);
         if (m->stop != ES_STOP_NONE)
@@ -102,6 +120,8 @@ int64_t es_hs_wait_signal(es_machine *m, const char *what)
 int64_t es_hs_sleep(es_machine *m, int64_t ns)
 {
     struct es_host *h = m->host;
+    if (es_task_multi(m)) /* a wait as a task: its timer's signal ends it */
+        return es_hs_sleep_plain(m, ns);
     while (ns > 0) {
         int64_t now = es_hs_clock_mono(m);
         bool cut = timer_can_interrupt(h) && h->itimer_at - now < ns;
@@ -215,9 +235,15 @@ ES_SYS(rt_sigsuspend)
     int r = es_hs_get(m, c, b, a[0], 8);
     if (r)
         return r;
-    uint64_t old = h->sigmask;
+    es_task *t = es_task_cur(m);
+    bool retry = t && t->wait.active && t->wait.kind == ES_W_SIGNAL;
+    uint64_t old = retry ? t->wait.oldmask : h->sigmask;
     h->sigmask = es_ld64(b) & ~((1ull << 8) | (1ull << 18)); /* not SIGKILL, SIGSTOP */
     int64_t ret = es_hs_wait_signal(m, "rt_sigsuspend");
+    if (ret == -ES_ERESCHED) {
+        t->wait.oldmask = old; /* the retry must not take the temporary mask for it */
+        return ret;
+    }
     if (caught_pending(h)) {
         h->suspend_mask = old; /* the frame's uc_sigmask */
         h->suspend_saved = true;

@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "host_int.h"
+#include "hypercall.h"
+#include "task.h"
 
 /* ns left before the deadline (0 when it has passed), or -1 = none. */
 static int64_t time_left(es_machine *m)
@@ -40,7 +42,35 @@ void es_hs_deadlock(es_machine *m, const char *what)
     m->stop = ES_STOP_ERROR;
 }
 
+/* With other tasks: the fds are looked at without waiting; when none is
+ * ready the call waits as a task (ES_ERESCHED) until one is or until the
+ * timeout, which a retry keeps from the first attempt. */
+static int poll_as_task(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns)
+{
+    int r = n ? poll(p, n, 0) : 0;
+    if (r != 0 || want_ns == 0)
+        return r < 0 ? -errno : r;
+    es_task *t = es_task_cur(m);
+    int64_t now = es_hs_clock_mono(m);
+    int64_t until = want_ns < 0                               ? 0
+                    : t->wait.active && t->wait.until          ? t->wait.until
+                    : want_ns > INT64_MAX / 4 - now            ? INT64_MAX / 4
+                                                               : now + want_ns;
+    if (until && now >= until)
+        return 0;
+    es_task_wait(m, ES_W_FD, p, (unsigned)n, until, 0);
+    return -ES_ERESCHED;
+}
+
 int es_hs_poll(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns, const char *what)
+{
+    if (es_task_multi(m))
+        return poll_as_task(m, p, n, want_ns);
+    return es_hs_poll_host(m, p, n, want_ns, what);
+}
+
+int es_hs_poll_host(es_machine *m, struct pollfd *p, unsigned long n, int64_t want_ns,
+                    const char *what)
 {
     int64_t left = time_left(m);
     bool cut = left >= 0 && (want_ns < 0 || want_ns > left);
@@ -60,6 +90,8 @@ int64_t es_hs_sleep_plain(es_machine *m, int64_t ns)
 {
     if (ns <= 0)
         return 0;
+    if (es_task_multi(m)) /* other tasks run meanwhile */
+        return poll_as_task(m, NULL, 0, ns);
     if (m->deterministic || m->host->cfg.deterministic) {
         es_hs_slept(m->host, ns);
         return 0;
@@ -80,24 +112,29 @@ int64_t es_hs_sleep_plain(es_machine *m, int64_t ns)
 
 int es_hs_wait_fd(es_machine *m, int hfd, bool guest_pipe, bool wr)
 {
-    if (!guest_pipe && !m->deadline_ns)
+    bool multi = es_task_multi(m);
+    if (!guest_pipe && !m->deadline_ns && !multi)
         return 0;
     short ev = wr ? POLLOUT : POLLIN;
     int fl = fcntl(hfd, F_GETFL);
     if (fl < 0 || (fl & O_NONBLOCK))
         return 0; /* the call itself says EAGAIN */
     struct pollfd p = {.fd = hfd, .events = ev};
+    if (multi) {
+        int r = poll_as_task(m, &p, 1, -1);
+        return r < 0 ? r : 0;
+    }
     /* The guest's own pipe: its other end can only be a guest fd (no fork,
      * no fd passing), so not ready with the other end open (no POLLHUP,
      * no POLLERR) means only the guest itself could make it ready. */
     if (guest_pipe && poll(&p, 1, 0) == 0) {
         es_hs_deadlock(m, wr ? "a write to the guest's own full pipe"
                              : "a read of the guest's own empty pipe");
-        return -1;
+        return -EINTR;
     }
     if (!m->deadline_ns)
         return 0;
-    int r = es_hs_poll(m, &p, 1, -1, wr ? "a blocking write" : "a blocking read");
+    int r = es_hs_poll_host(m, &p, 1, -1, wr ? "a blocking write" : "a blocking read");
     (void)r; /* a poll error: the call itself reports it */
-    return m->stop != ES_STOP_NONE ? -1 : 0;
+    return m->stop != ES_STOP_NONE ? -EINTR : 0;
 }

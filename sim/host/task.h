@@ -1,0 +1,146 @@
+/* task.h - the tasks of a run (processes made by fork, vfork and clone),
+ * private to sim/host/ (and the tests that look at the table).
+ *
+ * One simulator process holds the whole process tree: each task has its
+ * process state (struct es_host: fds, signals, ids...), its address space
+ * (es_mm: page tables and VMAs), its kernel stack in the guest kernel's
+ * vmalloc area with pt_regs at the top, and what Linux's __switch_to keeps
+ * in the task_struct.  The guest kernel switches stacks and CR3 itself
+ * (kernel_model/sched.c, entry_64.S); task.c and sched.c are the
+ * simulator's half: the table, fork, exit and reaping, wait, signals to
+ * other processes, and the choice of the next task.
+ */
+#ifndef ENTRYSIM_HOST_TASK_H
+#define ENTRYSIM_HOST_TASK_H
+
+#include <poll.h>
+
+#include "host_int.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum es_tstate { ES_T_RUN = 0, ES_T_ZOMBIE };
+
+/* What a task's unfinished call waits for (it got ES_ERESCHED and the
+ * kernel retries it when the task runs again). */
+enum es_wkind {
+    ES_W_NONE = 0,
+    ES_W_FD,     /* fds ready (poll events) or the timeout */
+    ES_W_CHILD,  /* wait4/waitid: a child matching `child` changed state */
+    ES_W_SIGNAL, /* pause, sigsuspend: a signal to deliver */
+    ES_W_VFORK,  /* vfork: the child (tid `child`) exec'd or ended */
+};
+
+#define ES_WAIT_FDS 64
+
+typedef struct es_twait {
+    bool active;   /* a call of this task waits */
+    int kind;      /* enum es_wkind */
+    struct pollfd fds[ES_WAIT_FDS];
+    unsigned nfds;
+    int64_t until; /* guest CLOCK_MONOTONIC ns that ends the wait, 0 = none */
+    int child;     /* ES_W_CHILD: the pid argument (>0 pid, -1 any, 0 own
+                      group, <-1 group); ES_W_VFORK: the child's tid */
+    uint64_t done; /* bytes a write moved before it had to wait */
+    uint64_t oldmask; /* rt_sigsuspend: the mask from before the call */
+} es_twait;
+
+/* The user state Linux's __switch_to saves in the task_struct (FPU/SSE,
+ * the data segment registers, the FS base and the user GS base, which is
+ * in IA32_KERNEL_GS_BASE while the kernel runs, the TLS descriptors). */
+typedef struct es_tctx {
+    es_xmm xmm[16];
+    uint32_t mxcsr;
+    es_x87 fpu;
+    es_segreg es, ds, fs, gs; /* gs.base is the kernel's: not switched */
+    uint64_t user_gs_base;
+    uint64_t tls[3];          /* m->gdt[12..14] */
+} es_tctx;
+
+typedef struct es_task {
+    int tid;                /* = the process id (no threads yet) */
+    int state;              /* enum es_tstate */
+    int parent;             /* parent's tid, 0 = none (orphan) */
+    int exit_signal;        /* sent to the parent at the end (clone's low byte) */
+    int wstatus;            /* the wait status once a zombie */
+    struct es_host *proc;   /* its process state */
+    es_mm mm;               /* its address space */
+    bool mm_live;           /* mm not released yet */
+    unsigned slot;          /* kernel-stack slot (0: the boot stack in the image) */
+    uint64_t ktop, ksp;     /* kernel stack top; saved RSP while not running */
+    bool vfork_done;        /* exec'd or ended: a vfork parent goes on */
+    es_tctx ctx;
+    es_twait wait;
+} es_task;
+
+#define ES_MAX_TASKS_DEFAULT 64
+
+typedef struct es_world {
+    es_task **t;            /* the table; NULL = free entry */
+    int n, cap;
+    int cur;                /* index of the running task, -1 before ES_SCHED_INIT */
+    int live;               /* tasks not ended */
+    int max_tasks;          /* --max-tasks */
+    int next_pid;
+    int64_t sleep_ns;       /* deterministic clock: time slept (all tasks) */
+    uint64_t work_kva;      /* the kernel's exit-work word */
+    uint64_t ret_from_fork; /* the kernel's ret_from_fork */
+    uint64_t slice_start;   /* icount when the running task got the CPU */
+    uint8_t slots[ES_KSTACK_SLOTS]; /* kernel-stack slots in use */
+    /* the run's result is the first process's: kept when it ends first */
+    int init_tid;
+    bool init_ended;
+    int init_stop, init_status, init_signal;
+    char init_msg[256];
+    uint64_t switches, forks;
+} es_world;
+
+/* task.c */
+es_world *es_world_new(int max_tasks);
+void es_world_free(es_machine *m);
+/* The running task, or NULL (no kernel scheduler: --direct, or before the
+ * kernel's ES_SCHED_INIT). */
+es_task *es_task_cur(es_machine *m);
+/* More than one task has not ended: calls that would block let others run. */
+bool es_task_multi(es_machine *m);
+es_task *es_task_by_tid(es_world *w, int tid);
+/* The current task ended (exit: m->stop = ES_STOP_EXIT, or a fatal signal:
+ * ES_STOP_FAULT, with exit_status, signal and message set): with other
+ * tasks left it becomes a zombie and the run goes on (m->stop cleared). */
+void es_task_end(es_machine *m, int wstatus);
+/* Another process ends of signal sig (its default action) at once. */
+void es_task_kill_other(es_machine *m, es_task *t, int sig);
+/* kill(2)'s selection over the run's processes: 0 or -ESRCH. */
+int64_t es_task_kill(es_machine *m, int pid, int sig);
+/* Whether a wait4 of `me` (its wait.child spec) would end now. */
+bool es_task_child_ready(es_machine *m, es_task *me);
+/* ES_HC_SCHED (es_hooks.sched_op). */
+int64_t es_task_sched_op(es_machine *m, const uint64_t a[4]);
+
+/* sched.c */
+/* Whether t can run now: not waiting, or what it waits for is there. */
+bool es_task_ready(es_machine *m, es_task *t);
+/* ES_SCHED_SWITCH: saves the current task (kernel RSP prev_sp), picks the
+ * next, switches the simulator's state and writes struct es_next at out.
+ * 1 = switched, 0 = the current task goes on or the run stopped. */
+int64_t es_sched_switch(es_machine *m, uint64_t prev_sp, uint64_t out);
+/* Writes the running task's exit-work word (ES_WORK_*). */
+void es_task_write_work(es_machine *m, uint64_t extra);
+/* The tick: ends the time slice of a task that ran long enough while
+ * others wait to run (ES_WORK_RESCHED); true when it did. */
+bool es_sched_tick(es_machine *m);
+/* Saves the machine's user state of the running task into ctx / loads it. */
+void es_tctx_save(es_machine *m, es_tctx *ctx);
+void es_tctx_load(es_machine *m, const es_tctx *ctx);
+
+/* Records what the running task's call waits for; the service then returns
+ * -ES_ERESCHED.  until: guest monotonic ns, 0 = none. */
+void es_task_wait(es_machine *m, int kind, const struct pollfd *p, unsigned n, int64_t until,
+                  int child);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
