@@ -33,6 +33,7 @@ enum {
     EX_OOM = 137,      /* 128 + SIGKILL, what Linux's OOM killer leaves */
     EX_TIMEOUT = 124,  /* like timeout(1) */
     EX_INSNS = 125,
+    EX_LIMIT = 2,      /* the guest went past --max-tasks: the run refused it */
 };
 
 typedef struct options {
@@ -202,6 +203,10 @@ static int finish(es_machine *m, const options *o)
                 (unsigned long long)m->rip, m->message);
         status = EX_TIMEOUT;
         break;
+    case ES_STOP_LIMIT:
+        fprintf(stderr, "entrysim: %s\n", m->message);
+        status = EX_LIMIT;
+        break;
     case ES_STOP_HLT:
         fprintf(stderr, "entrysim: the guest halted (HLT) at rip=0x%llx\n",
                 (unsigned long long)m->rip);
@@ -264,7 +269,7 @@ static const es_opt run_opts[] = {
     {"--timeout", "S", O_TIMEOUT, "stop after S seconds of wall-clock time"},
     {"--mem-cap", "MB", O_MEMCAP, "guest memory allowed (default 1024 MiB)"},
     {"--max-tasks", "N", O_MAXTASKS,
-     "processes alive at once (default 64): a fork past it ends the run (exit 1)"},
+     "processes alive at once (default 64): a fork past it ends the run (exit 2)"},
     {"--root", "DIR", O_ROOT, "the directory the guest sees as / (default: .)"},
     {"--rw", NULL, O_RW, "allow the guest to write under the root"},
     {"--deterministic", NULL, O_DET, "fixed time, random bytes and time-stamp counter"},
@@ -287,7 +292,7 @@ const es_cmd es_cmd_run = {
               "  125     --max-insns reached\n"
               "  126     PROGRAM is not a loadable static ELF executable\n"
               "  127     PROGRAM not found\n"
-              "  2       bad usage\n"
+              "  2       bad usage; the guest went past --max-tasks (a fork bomb)\n"
               "  1       simulator error (also a guest kernel panic)\n",
     .run = es_run_cmd,
 };

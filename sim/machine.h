@@ -268,6 +268,7 @@ enum es_stop {
     ES_STOP_HLT,       /* HLT with no kernel to wake it */
     ES_STOP_ERROR,     /* simulator error (out of memory cap...): message */
     ES_STOP_BREAK,     /* an observer or debugger asked to stop */
+    ES_STOP_LIMIT,     /* the guest hit a limit the run set (--max-tasks): message */
 };
 
 struct es_machine {

@@ -286,7 +286,7 @@ static int64_t too_many(es_machine *m, es_world *w)
     snprintf(m->message, sizeof m->message,
              "fork: the guest would have more than %d tasks (--max-tasks): a fork bomb?",
              w->max_tasks);
-    m->stop = ES_STOP_ERROR;
+    m->stop = ES_STOP_LIMIT;
     return -EAGAIN;
 }
 
