@@ -295,9 +295,11 @@ es_switch_to:
 	vmcall
 	testq	%rax, %rax
 	jz	1f
-	movq	ES_NEXT_CR3(%rdx), %rax
+	movq	ES_NEXT_CR3(%rdx), %rax		/* 0: a thread of the same mm */
+	testq	%rax, %rax			/* (switch_mm_irqs_off: no CR3 write) */
+	jz	2f
 	movq	%rax, %cr3
-	movq	ES_NEXT_TOP(%rdx), %rax
+2:	movq	ES_NEXT_TOP(%rdx), %rax
 	movq	%rax, %gs:PCPU_TOP_OF_STACK
 	movq	%rax, es_tss+TSS_RSP0(%rip)
 	movq	ES_NEXT_SP(%rdx), %rsp

@@ -124,7 +124,7 @@ struct es_ksignal {
 /* ES_SCHED_SWITCH's answer: where the next task resumes. */
 struct es_next {
     unsigned long long sp;  /* its saved kernel RSP */
-    unsigned long long cr3; /* its PGD (the kernel one of a pti pair) */
+    unsigned long long cr3; /* its PGD (the kernel one of a pti pair); 0 = the same mm */
     unsigned long long top; /* its kernel stack's top: TSS.RSP0 */
 };
 #endif

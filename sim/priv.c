@@ -472,8 +472,12 @@ static int hc_syscall(es_machine *m)
     }
     /* After the entry code's SWAPGS the user's GS base is in
      * IA32_KERNEL_GS_BASE; arch_prctl(ARCH_SET_GS/ARCH_GET_GS) must see
-     * and change that one (Linux writes the MSR the same way). */
-    int swap = abi != ES_ABI_I386 && (nr & ~ES_X32_SYSCALL_BIT) == NR_ARCH_PRCTL;
+     * and change that one (Linux writes the MSR the same way), and so must
+     * set_thread_area when it reloads a GS holding the selector it changed
+     * (do_set_thread_area's load_gs_index) */
+    bool sta = (abi == ES_ABI_I386 && nr == NR_SET_THREAD_AREA_32) ||
+               (abi == ES_ABI_X64 && nr == NR_SET_THREAD_AREA_64);
+    int swap = sta || (abi != ES_ABI_I386 && (nr & ~ES_X32_SYSCALL_BIT) == NR_ARCH_PRCTL);
     uint64_t t;
     if (swap) {
         t = m->seg[ES_SEG_GS].base;
@@ -488,8 +492,7 @@ static int hc_syscall(es_machine *m)
         m->seg[ES_SEG_GS].base = m->msr.kernel_gs_base;
         m->msr.kernel_gs_base = t;
     }
-    if ((abi == ES_ABI_I386 && nr == NR_SET_THREAD_AREA_32) ||
-        (abi == ES_ABI_X64 && nr == NR_SET_THREAD_AREA_64))
+    if (sta)
         sync_tls(m);
     if (m->stop != ES_STOP_NONE) /* exit, a fatal signal */
         return ES_STOP;

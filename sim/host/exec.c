@@ -178,6 +178,30 @@ static int script(es_machine *m, char *gp, uint8_t **data, size_t *size, strvec 
     return 0;
 }
 
+/* de_thread: the other threads of the process end, and a thread that
+ * exec's takes its leader's place and pid (fs/exec.c). */
+static void de_thread(es_machine *m)
+{
+    es_task *t = es_task_cur(m);
+    if (!t)
+        return;
+    es_thread_end_others(m, m->host, t);
+    if (!t->is_thread)
+        return;
+    es_task *l = es_task_leader(m->host->world, t);
+    if (l) {
+        t->tid = l->tid;
+        t->parent = l->parent;
+        t->exit_signal = l->exit_signal;
+        t->mm_live = l->mm_live;
+        l->mm_live = false;
+        l->is_thread = true; /* its process state is t's now */
+        l->state = ES_T_GONE;
+        es_task_reap(m, l);
+    }
+    t->is_thread = false;
+}
+
 /* After the point of no return: what the new image starts with. */
 static void reset_process(es_machine *m, const char *gp, const char *name)
 {
@@ -207,6 +231,10 @@ static int start_regs(es_machine *m, const es_exec_start *st)
 {
     m->seg[ES_SEG_FS].base = 0;
     m->seg[ES_SEG_FS].sel = 0;
+    /* load_gs_index(0) in start_thread_common: an i386 program's TLS
+     * selector must not outlive its image (the base is the user GS base,
+     * in IA32_KERNEL_GS_BASE while the kernel runs) */
+    m->seg[ES_SEG_GS].sel = 0;
     m->msr.kernel_gs_base = 0;
     memset(&m->gdt[12], 0, 3 * sizeof m->gdt[0]);
     es_x87_init(m); /* fpu__clear: FCW 0x37f, MXCSR 0x1f80, registers zero */
@@ -256,7 +284,15 @@ static int64_t do_execve(es_machine *m, const es_scall *c, uint64_t upath, uint6
     es_exec_start st = {0};
     if (!r) {
         char *const *ev = envp.v ? envp.v : (char *const[]){NULL};
+        /* Linux ends the other threads once the image is known to load;
+         * here the hook checks and loads in one step, so a valid ELF header
+         * is the test (an exec that fails later leaves the caller alone) */
+        if (size >= 4 && !memcmp(data, "\x7f" "ELF", 4))
+            de_thread(m);
         r = m->hooks.exec(m, data, size, c->abi, argv.n, argv.v, ev, path, &st);
+        es_task *cur = es_task_cur(m);
+        if (cur && cur->mm_live)
+            cur->mm = es_vm_current(m); /* the reset made a new VMA list */
         if (r == ES_EXEC_DEAD) {
             es_hs_kill_self(m, 9); /* past the point of no return: SIGKILL */
             r = 0;

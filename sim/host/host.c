@@ -255,7 +255,7 @@ struct es_host *es_host_clone(es_machine *m, const struct es_host *src)
     }
     /* fork(2): nothing pending, no interval timer, no clear_child_tid or
      * robust list, no suspend mask; the rest is inherited */
-    h->sigpending = 0;
+    h->sigpending = h->tsigpending = 0;
     memset(h->siginfo, 0, sizeof h->siginfo);
     h->itimer_at = h->itimer_every = 0;
     h->tid_address = h->robust_head = h->robust_len = 0;
@@ -283,7 +283,15 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
      * them into a restart or -EINTR by SA_RESTART, kernel_model/signal.c);
      * pause and sigsuspend see to it themselves */
     es_task *t = es_task_cur(m);
-    if (t && t->wait.active && t->wait.kind != ES_W_SIGNAL && (h->sigpending & ~h->sigmask)) {
+    /* without the kernel's signal frames (x32) a caught signal is dropped
+     * here, before it could interrupt a wait that nobody would restart */
+    if (t && t->wait.active && !h->sig_frames) {
+        es_hs_signal_dispatch(m);
+        if (m->stop != ES_STOP_NONE)
+            return -EINTR; /* a default action ended it */
+    }
+    if (t && t->wait.active && t->wait.kind != ES_W_SIGNAL &&
+        !(t->wait.kind == ES_W_FUTEX && t->wait.woken) && (es_hs_pending(h) & ~h->sigmask)) {
         es_twait *w = &t->wait;
         w->active = false;
         bool plain = w->kind == ES_W_CHILD || w->kind == ES_W_VFORK ||

@@ -77,6 +77,8 @@ struct es_host {
     es_ksigaction sigact[65];    /* [1..64] as the guest set them */
     uint64_t sigmask;
     uint64_t sigpending;         /* bit sig-1: generated, not yet delivered */
+    uint64_t tsigpending;        /* ...sent to the running thread alone (tgkill:
+                                    Linux's task->pending; thread.c swaps it) */
     es_hsiginfo siginfo[65];
     bool sig_frames;             /* the guest kernel delivers to handlers (ES_SIG_ENABLE) */
     uint64_t sig_flag_kva;       /* ...and wants its TIF_SIGPENDING word there */
@@ -95,6 +97,23 @@ struct es_host {
     char comm[16];               /* prctl(PR_SET_NAME) */
     uint32_t uid, gid;
 };
+
+/* The signals the running thread may take: its own and its process's. */
+static inline uint64_t es_hs_pending(const struct es_host *h)
+{
+    return h->sigpending | h->tsigpending;
+}
+
+/* Takes sig off the pending sets: the thread's own first (Linux's
+ * dequeue_signal looks at task->pending before shared_pending). */
+static inline void es_hs_unpend(struct es_host *h, int sig)
+{
+    uint64_t b = 1ull << (sig - 1);
+    if (h->tsigpending & b)
+        h->tsigpending &= ~b;
+    else
+        h->sigpending &= ~b;
+}
 
 /* What a call knows about itself. */
 typedef struct es_scall {
@@ -239,6 +258,7 @@ int64_t es_hs_wait_signal(es_machine *m, const char *what);
 /* sysinfo.c: the guest's CLOCK_MONOTONIC in ns (instructions + sleeps with
  * --deterministic) */
 int64_t es_hs_clock_mono(es_machine *m);
+int64_t es_hs_clock_real(es_machine *m); /* CLOCK_REALTIME, ns */
 /* Before a blocking read (write when wr) of hfd: waits until it is ready
  * or the deadline stops the run; a pipe the guest's pipe() made
  * (guest_pipe) that cannot become ready stops it at once.  0 = go on with

@@ -221,14 +221,29 @@ ES_SYS(exit)
     return 0;
 }
 
-/* getpid and gettid: one thread per process */
+/* exit(2): with other threads in the process only this one ends */
+ES_SYS(exit_thread)
+{
+    if (es_thread_exit(m, (int)(a[0] & 0xff)))
+        return 0;
+    return es_sys_exit(m, c, a);
+}
+
 ES_SYS(getpid) { return m->host->pid; }
+
+static int64_t tid_of_caller(es_machine *m)
+{
+    es_task *t = es_task_cur(m);
+    return t ? t->tid : m->host->pid;
+}
+
+ES_SYS(gettid) { return tid_of_caller(m); }
 ES_SYS(getppid) { return m->host->ppid; }
 
 ES_SYS(set_tid_address)
 {
     m->host->tid_address = a[0];
-    return m->host->pid;
+    return tid_of_caller(m);
 }
 
 ES_SYS(set_robust_list)
@@ -280,7 +295,7 @@ ES_SYS(rt_sigpending)
     if (a[1] != 8)
         return -EINVAL;
     uint8_t b[8]; /* pending and blocked (kernel/signal.c do_sigpending) */
-    es_st64(b, m->host->sigpending & m->host->sigmask);
+    es_st64(b, es_hs_pending(m->host) & m->host->sigmask);
     return es_hs_put(m, c, a[0], b, 8);
 }
 
@@ -313,14 +328,15 @@ static int64_t thread_kill(es_machine *m, int tgid, int tid, int sig)
 {
     if (tid <= 0 || tgid == 0 || tgid < -1 || sig < 0 || sig > 64)
         return -EINVAL;
-    if (tgid > 0 && tgid != tid)
-        return -ESRCH;
-    if (tid == m->host->pid)
+    /* a caught signal goes to the thread named (its own pending set,
+     * thread.c); a default action is the whole process's */
+    es_task *me = es_task_cur(m);
+    es_task *t = me ? es_task_by_tid(m->host->world, tid) : NULL;
+    if ((!t && tid == m->host->pid) || (t && t == me))
         return es_hs_signal_self_code(m, sig, -6 /* SI_TKILL */);
-    es_task *t = es_task_cur(m) ? es_task_by_tid(m->host->world, tid) : NULL;
-    if (!t || t->state != ES_T_RUN)
+    if (!t || t->state != ES_T_RUN || (tgid > 0 && t->proc->pid != tgid))
         return -ESRCH;
-    return es_hs_signal_proc(m, t->proc, sig, -6, m->host->pid);
+    return es_thread_signal(m, t, sig, m->host->pid);
 }
 
 ES_SYS(tkill) { return thread_kill(m, -1, (int)a[0], (int)a[1]); }

@@ -84,7 +84,16 @@ void es_task_wait(es_machine *m, int kind, const struct pollfd *p, unsigned n, i
 
 static bool signal_ready(const struct es_host *h)
 {
-    return (h->sigpending & ~h->sigmask) != 0;
+    return (es_hs_pending(h) & ~h->sigmask) != 0;
+}
+
+/* The running task's mask is in its es_host; another's in its es_tthread
+ * (threads of one process share the es_host but not the mask). */
+static bool task_signal_ready(es_machine *m, const es_task *t)
+{
+    if (t == es_task_cur(m))
+        return signal_ready(t->proc);
+    return ((t->proc->sigpending | t->th.sigpending) & ~t->th.sigmask) != 0;
 }
 
 bool es_task_ready(es_machine *m, es_task *t)
@@ -92,7 +101,7 @@ bool es_task_ready(es_machine *m, es_task *t)
     if (t->state != ES_T_RUN)
         return false;
     es_twait *w = &t->wait;
-    if (!w->active || signal_ready(t->proc))
+    if (!w->active || task_signal_ready(m, t))
         return true;
     if (w->until && es_hs_clock_mono(m) >= w->until)
         return true;
@@ -101,6 +110,8 @@ bool es_task_ready(es_machine *m, es_task *t)
         return w->nfds && poll(w->fds, w->nfds, 0) > 0;
     case ES_W_CHILD:
         return es_task_child_ready(m, t);
+    case ES_W_FUTEX:
+        return w->woken;
     case ES_W_VFORK: {
         es_task *c = es_task_by_tid(m->host->world, w->child);
         return !c || c->vfork_done;
@@ -163,7 +174,8 @@ static void deadlock(es_machine *m)
 {
     es_world *w = m->host->world;
     static const char *const what[] = {"runs", "waits on a pipe or fd", "waits for a child",
-                                       "waits for a signal", "waits for its vfork child"};
+                                       "waits for a signal", "waits for its vfork child",
+                                       "waits on a futex"};
     char *p = m->message, *end = m->message + sizeof m->message;
     p += snprintf(p, (size_t)(end - p), "deadlock: every task waits and nothing can wake one:");
     for (int i = 0; i < w->n && p < end - 1; i++) {
@@ -225,13 +237,10 @@ void es_task_write_work(es_machine *m, uint64_t extra)
 static void release_mms(es_machine *m)
 {
     es_world *w = m->host->world;
-    es_mm cur = es_vm_current(m);
     for (int i = 0; i < w->n; i++) {
         es_task *t = w->t[i];
-        if (t && t->state == ES_T_ZOMBIE && t->mm_live && t->mm.pgd != cur.pgd) {
-            es_vm_release(m, t->mm);
-            t->mm_live = false;
-        }
+        if (t && (t->state == ES_T_ZOMBIE || t->state == ES_T_GONE))
+            es_task_put_mm(m, t);
     }
 }
 
@@ -241,6 +250,7 @@ int64_t es_sched_switch(es_machine *m, uint64_t prev_sp, uint64_t out)
     es_task *prev = es_task_cur(m);
     prev->ksp = prev_sp;
     release_mms(m);
+    es_thread_reap_gone(m);
     es_task *next = pick(m);
     if (!next)
         next = idle(m);
@@ -250,21 +260,26 @@ int64_t es_sched_switch(es_machine *m, uint64_t prev_sp, uint64_t out)
         return 0;
     }
     es_tctx_save(m, &prev->ctx);
+    es_thread_save(m->host, &prev->th);
     for (int i = 0; i < w->n; i++)
         if (w->t[i] == next)
             w->cur = i;
     m->host = next->proc;
-    es_vm_switch(m, next->mm);
+    es_thread_load(m->host, &next->th);
+    bool same_mm = next->mm.pgd == prev->mm.pgd;
+    if (!same_mm)
+        es_vm_switch(m, next->mm);
     es_tctx_load(m, &next->ctx);
-    struct es_next nx = {.sp = next->ksp, .cr3 = next->mm.pgd, .top = next->ktop};
+    struct es_next nx = {.sp = next->ksp, .cr3 = same_mm ? 0 : next->mm.pgd, .top = next->ktop};
     if (es_copy_to_guest(m, out, &nx, sizeof nx)) {
         snprintf(m->message, sizeof m->message, "guest kernel panic: ES_SCHED_SWITCH to a bad address");
         m->stop = ES_STOP_ERROR;
         return 0;
     }
     /* the user ASID of the old process must not survive the switch
-     * (Linux's switch_mm_irqs_off invalidates the other PCIDs) */
-    if (m->hooks.pti_user_flush)
+     * (Linux's switch_mm_irqs_off invalidates the other PCIDs; a thread
+     * of the same mm keeps them) */
+    if (!same_mm && m->hooks.pti_user_flush)
         m->hooks.pti_user_flush(m);
     es_task_write_work(m, 0);
     w->slice_start = m->icount;

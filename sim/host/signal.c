@@ -49,7 +49,7 @@ static void take_defaults(es_machine *m, uint64_t ready);
 void es_hs_signal_dispatch(es_machine *m)
 {
     struct es_host *h = m->host;
-    uint64_t ready = h->sigpending & ~h->sigmask;
+    uint64_t ready = es_hs_pending(h) & ~h->sigmask;
     take_defaults(m, ready);
     /* the kernel's TIF_SIGPENDING: set while a caught signal can be
      * delivered, so its exit path asks only then (ES_SIG_NEXT); with the
@@ -58,7 +58,7 @@ void es_hs_signal_dispatch(es_machine *m)
         if (m->stop == ES_STOP_NONE)
             es_task_write_work(m, 0);
     } else if (h->sig_frames && m->stop == ES_STOP_NONE) {
-        uint64_t flag = (h->sigpending & ~h->sigmask) != 0;
+        uint64_t flag = (es_hs_pending(h) & ~h->sigmask) != 0;
         es_copy_to_guest(m, h->sig_flag_kva, &flag, sizeof flag);
     }
 }
@@ -72,10 +72,10 @@ static void take_defaults(es_machine *m, uint64_t ready)
         ready &= ~BIT(sig);
         if (h->sigact[sig].handler > 1 && sig != G_SIGKILL) {
             if (!h->sig_frames)
-                h->sigpending &= ~BIT(sig);
+                es_hs_unpend(h, sig);
             continue;
         }
-        h->sigpending &= ~BIT(sig);
+        es_hs_unpend(h, sig);
         if (!ignored(h, sig) || sig == G_SIGKILL) {
             es_hs_kill_self(m, sig);
             return;
@@ -83,11 +83,16 @@ static void take_defaults(es_machine *m, uint64_t ready)
     }
 }
 
-/* Makes sig pending with its siginfo (code, address; the sender is us). */
+/* Makes sig pending with its siginfo (code, address; the sender is us):
+ * a fault and a tkill/tgkill are this thread's (force_sig_info and
+ * do_send_specific use task->pending), the rest the process's. */
 static void raise_sig(es_machine *m, int sig, int code, uint64_t addr, bool fault)
 {
     struct es_host *h = m->host;
-    h->sigpending |= BIT(sig);
+    if (fault || code == SI_TKILL)
+        h->tsigpending |= BIT(sig);
+    else
+        h->sigpending |= BIT(sig);
     h->siginfo[sig] = (es_hsiginfo){.code = code, .addr = addr, .fault = fault};
     /* a default action may end the task: the caller's info is set first */
     es_hs_signal_dispatch(m);
@@ -156,7 +161,7 @@ static int64_t sig_next(es_machine *m, uint64_t kva)
 {
     struct es_host *h = m->host;
     es_hs_signal_dispatch(m);
-    uint64_t ready = h->sigpending & ~h->sigmask;
+    uint64_t ready = es_hs_pending(h) & ~h->sigmask;
     if (m->stop != ES_STOP_NONE || !ready)
         return 0;
     int sig = __builtin_ctzll(ready) + 1;
@@ -171,7 +176,7 @@ static int64_t sig_next(es_machine *m, uint64_t kva)
     fill_info(h, sig, k.info);
     if (es_copy_to_guest(m, kva, &k, sizeof k))
         return 0;
-    h->sigpending &= ~BIT(sig);
+    es_hs_unpend(h, sig);
     /* kernel/signal.c signal_delivered: block sa_mask and the signal */
     h->sigmask |= sa->mask | ((sa->flags & SA_NODEFER) ? 0 : BIT(sig));
     h->sigmask &= ~UNBLOCKABLE;

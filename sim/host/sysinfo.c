@@ -48,6 +48,13 @@ int64_t es_hs_clock_mono(es_machine *m)
     return ns;
 }
 
+int64_t es_hs_clock_real(es_machine *m)
+{
+    int64_t ns;
+    clock_ns(m, 0 /* CLOCK_REALTIME */, &ns);
+    return ns;
+}
+
 static int64_t do_clock_gettime(es_machine *m, const es_scall *c, int64_t clk, uint64_t utp)
 {
     int64_t ns;

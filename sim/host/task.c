@@ -69,7 +69,7 @@ es_task *es_task_by_tid(es_world *w, int tid)
     return NULL;
 }
 
-static int add_task(es_world *w, es_task *t)
+int es_task_add(es_world *w, es_task *t)
 {
     for (int i = 0; i < w->n; i++)
         if (!w->t[i]) {
@@ -88,10 +88,34 @@ static int add_task(es_world *w, es_task *t)
     return w->n++;
 }
 
-/* Frees what is left of an ended task (its table entry goes too). */
-static void reap(es_machine *m, es_task *t)
+/* An ended task lets go of its address space: another task still using
+ * it (a thread of the process) takes it over, as the mm's last user frees
+ * it in Linux (mmput); the one loaded in CR3 waits for the next switch. */
+void es_task_put_mm(es_machine *m, es_task *t)
 {
     es_world *w = m->host->world;
+    if (!t->mm_live)
+        return;
+    for (int i = 0; i < w->n; i++) {
+        es_task *u = w->t[i];
+        if (u && u != t && u->mm.pgd == t->mm.pgd && u->state != ES_T_ZOMBIE &&
+            u->state != ES_T_GONE) {
+            u->mm_live = true;
+            t->mm_live = false;
+            return;
+        }
+    }
+    if (t->mm.pgd == es_vm_current(m).pgd)
+        return;
+    es_vm_release(m, t->mm);
+    t->mm_live = false;
+}
+
+/* Frees what is left of an ended task (its table entry goes too). */
+void es_task_reap(es_machine *m, es_task *t)
+{
+    es_world *w = m->host->world;
+    es_task_put_mm(m, t);
     for (int i = 0; i < w->n; i++)
         if (w->t[i] == t)
             w->t[i] = NULL;
@@ -99,7 +123,7 @@ static void reap(es_machine *m, es_task *t)
         es_vm_kstack_free(m, t->slot);
         w->slots[t->slot] = 0;
     }
-    if (t->proc != m->host) {
+    if (t->proc != m->host && !t->is_thread) {
         es_hs_fs_release(t->proc);
         free(t->proc);
     }
@@ -116,7 +140,7 @@ void es_world_free(es_machine *m)
             continue;
         if (t->mm_live && t->mm.pgd != cur.pgd)
             es_vm_release(m, t->mm);
-        if (t->proc != m->host) {
+        if (t->proc != m->host && !t->is_thread) {
             es_hs_fs_release(t->proc);
             free(t->proc);
         }
@@ -155,7 +179,7 @@ static int64_t sched_init(es_machine *m, uint64_t top, uint64_t work_kva, uint64
     t->mm_live = true;
     t->ktop = top;
     t->parent = 0;
-    int i = add_task(w, t);
+    int i = es_task_add(w, t);
     if (i < 0) {
         free(t);
         return -ENOMEM;
@@ -188,7 +212,7 @@ int64_t es_task_sched_op(es_machine *m, const uint64_t a[4])
 
 /* A 32-bit store into another address space (CLONE_CHILD_SETTID): through
  * its page tables, only when the page is there (the parent touched it). */
-static void put_u32_in(es_machine *m, es_mm mm, uint64_t va, uint32_t v)
+void es_task_put_u32(es_machine *m, es_mm mm, uint64_t va, uint32_t v)
 {
     if (va & 3)
         return;
@@ -203,7 +227,7 @@ static void put_u32_in(es_machine *m, es_mm mm, uint64_t va, uint32_t v)
 /* The child's kernel stack: pt_regs copied from the parent's (rax = 0, a
  * new user stack if clone gave one) and below it the frame es_switch_to
  * pops: six zero callee-saved registers and ret_from_fork. */
-static int build_kstack(es_machine *m, es_task *p, es_task *t, uint64_t newsp)
+int es_task_build_kstack(es_machine *m, es_task *p, es_task *t, uint64_t newsp)
 {
     uint8_t regs[PT_REGS_SIZE], frame[SWITCH_FRAME] = {0};
     if (es_copy_from_guest(m, regs, p->ktop - PT_REGS_SIZE, sizeof regs))
@@ -219,7 +243,7 @@ static int build_kstack(es_machine *m, es_task *p, es_task *t, uint64_t newsp)
     return 0;
 }
 
-static int alloc_slot(es_machine *m, es_task *t)
+int es_task_alloc_slot(es_machine *m, es_task *t)
 {
     es_world *w = m->host->world;
     for (unsigned s = 1; s < ES_KSTACK_SLOTS; s++)
@@ -249,10 +273,10 @@ static es_task *make_child(es_machine *m, es_task *p, uint64_t newsp, int *err)
     *err = es_vm_fork(m, &t->mm);
     if (!*err) {
         t->mm_live = true;
-        *err = alloc_slot(m, t);
+        *err = es_task_alloc_slot(m, t);
     }
     if (!*err)
-        *err = build_kstack(m, p, t, newsp);
+        *err = es_task_build_kstack(m, p, t, newsp);
     if (*err) {
         if (t->mm_live)
             es_vm_release(m, t->mm);
@@ -281,8 +305,9 @@ static int64_t vfork_resume(es_machine *m, es_task *p)
     return tid;
 }
 
-static int64_t too_many(es_machine *m, es_world *w)
+int64_t es_task_too_many(es_machine *m)
 {
+    es_world *w = m->host->world;
     snprintf(m->message, sizeof m->message,
              "fork: the guest would have more than %d tasks (--max-tasks): a fork bomb?",
              w->max_tasks);
@@ -298,11 +323,13 @@ static int64_t do_clone(es_machine *m, const es_scall *c, uint64_t flags, uint64
         return -ENOSYS; /* --direct: no kernel to switch tasks */
     if (p->wait.active && p->wait.kind == ES_W_VFORK)
         return vfork_resume(m, p);
-    if ((flags & CLONE_THREAD) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK)))
-        return -ENOSYS; /* threads: not modelled yet */
+    if (flags & CLONE_THREAD)
+        return es_thread_clone(m, c, flags, newsp, ptid, ctid, tls);
+    if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+        return -ENOSYS; /* a process sharing its parent's memory: not modelled */
     es_world *w = m->host->world;
     if (w->live >= w->max_tasks)
-        return too_many(m, w);
+        return es_task_too_many(m);
     int err;
     es_task *t = make_child(m, p, c->ptr32 ? (uint32_t)newsp : newsp, &err);
     if (!t)
@@ -310,18 +337,20 @@ static int64_t do_clone(es_machine *m, const es_scall *c, uint64_t flags, uint64
     t->tid = w->next_pid++;
     t->proc->pid = t->tid;
     t->proc->ppid = m->host->pid;
-    t->parent = (flags & CLONE_PARENT) ? p->parent : p->tid;
+    /* the parent is the creator's process (any thread of it may wait) */
+    es_task *lead = es_task_leader(w, p);
+    t->parent = (flags & CLONE_PARENT) ? (lead ? lead->parent : 0) : m->host->pid;
     t->exit_signal = (int)(flags & 0xff);
     es_tctx_save(m, &t->ctx);
     if ((flags & CLONE_SETTLS) && !c->ptr32)
         t->ctx.fs.base = tls;
-    if (flags & CLONE_CHILD_CLEARTID)
-        t->proc->tid_address = ctid;
+    t->proc->tid_address = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    t->proc->robust_head = t->proc->robust_len = 0;
+    es_thread_save(t->proc, &t->th);
     if (flags & CLONE_CHILD_SETTID)
-        put_u32_in(m, t->mm, ctid, (uint32_t)t->tid);
-    if (add_task(w, t) < 0) {
-        es_vm_release(m, t->mm);
-        reap(m, t);
+        es_task_put_u32(m, t->mm, ctid, (uint32_t)t->tid);
+    if (es_task_add(w, t) < 0) {
+        es_task_reap(m, t); /* releases its address space too */
         return -ENOMEM;
     }
     w->live++;
@@ -364,7 +393,7 @@ static void reparent_children(es_machine *m, es_task *dead)
         t->parent = 0;
         t->proc->ppid = 1;
         if (t->state == ES_T_ZOMBIE)
-            reap(m, t);
+            es_task_reap(m, t);
     }
 }
 
@@ -373,7 +402,7 @@ static void notify_parent(es_machine *m, es_task *t)
 {
     es_world *w = m->host->world;
     es_task *p = t->parent ? es_task_by_tid(w, t->parent) : NULL;
-    if (!p || p->state != ES_T_RUN) {
+    if (!p || (p->state != ES_T_RUN && p->state != ES_T_HELD)) {
         t->parent = 0;
         return;
     }
@@ -388,7 +417,7 @@ static void notify_parent(es_machine *m, es_task *t)
 static void release_process(es_machine *m, es_task *t)
 {
     if (t->proc->tid_address)
-        put_u32_in(m, t->mm, t->proc->tid_address, 0);
+        es_task_put_u32(m, t->mm, t->proc->tid_address, 0);
     es_hs_fs_release(t->proc);
     t->proc->itimer_at = 0;
 }
@@ -415,25 +444,45 @@ static void run_result(es_machine *m, es_world *w)
  * holding wstatus until reaped. */
 static void become_zombie(es_machine *m, es_task *t, int wstatus)
 {
+    if (t->state == ES_T_RUN)
+        m->host->world->live--;
     t->state = ES_T_ZOMBIE;
     t->wstatus = wstatus;
     t->vfork_done = true;
     t->wait.active = false;
-    m->host->world->live--;
     release_process(m, t);
     reparent_children(m, t);
     notify_parent(m, t);
 }
 
+es_task *es_task_leader(es_world *w, const es_task *t)
+{
+    if (!t->is_thread)
+        return (es_task *)t;
+    es_task *l = es_task_by_tid(w, t->proc->pid);
+    return l && l->proc == t->proc ? l : NULL;
+}
+
+/* exit_group or a fatal signal: every thread ends; the process ends
+ * through its leader (held if it exited first). */
 void es_task_end(es_machine *m, int wstatus)
 {
     es_task *t = es_task_cur(m);
     if (!t || t->state != ES_T_RUN)
         return;
     es_world *w = m->host->world;
-    if (t->tid == w->init_tid)
+    es_thread_end_others(m, m->host, t);
+    es_task *lead = es_task_leader(w, t);
+    if (lead != t) { /* freed at the next switch, once off its stack */
+        t->state = ES_T_GONE;
+        t->wait.active = false;
+        w->live--;
+    }
+    if (!lead)
+        lead = t; /* cannot happen: a leader is freed only after its threads */
+    if (lead->tid == w->init_tid)
         keep_init(w, m->stop, m->exit_status, m->signal, m->message);
-    become_zombie(m, t, wstatus);
+    become_zombie(m, lead, wstatus);
     if (w->live == 0) {
         run_result(m, w);
         return;
@@ -444,9 +493,10 @@ void es_task_end(es_machine *m, int wstatus)
 
 void es_task_kill_other(es_machine *m, es_task *t, int sig)
 {
-    if (t->state != ES_T_RUN)
+    if (t->state != ES_T_RUN && t->state != ES_T_HELD)
         return;
     es_world *w = m->host->world;
+    es_thread_end_others(m, t->proc, t);
     if (t->tid == w->init_tid) {
         char msg[64];
         snprintf(msg, sizeof msg, "killed by signal %d", sig);
@@ -459,7 +509,7 @@ void es_task_kill_other(es_machine *m, es_task *t, int sig)
 
 static bool matches(const es_task *caller, const es_task *t, int spec)
 {
-    if (t->parent != caller->tid)
+    if (t->is_thread || t->parent != caller->proc->pid)
         return false;
     if (spec > 0)
         return t->tid == spec;
@@ -535,7 +585,7 @@ static int64_t do_wait4(es_machine *m, const es_scall *c, int spec, uint64_t ust
     if (urusage && es_hs_put(m, c, urusage, b, c->compat ? 72 : 144))
         return -EFAULT;
     int tid = z->tid;
-    reap(m, z);
+    es_task_reap(m, z);
     return tid;
 }
 
@@ -569,7 +619,7 @@ ES_SYS(waitid)
     if (a[2] && es_hs_put(m, c, a[2], info, 128))
         return -EFAULT;
     if (z && !(options & WNOWAIT))
-        reap(m, z);
+        es_task_reap(m, z);
     return 0;
 }
 
@@ -578,9 +628,9 @@ ES_SYS(waitid)
 /* Whether kill(pid) selects task t (pgid: the caller's group). */
 static bool kill_selects(const es_task *me, const es_task *t, int pid, int pgid)
 {
-    return pid > 0     ? t->tid == pid
+    return pid > 0     ? t->proc->pid == pid
            : pid == 0  ? t->proc->pgid == pgid
-           : pid == -1 ? t != me
+           : pid == -1 ? t->proc != me->proc
                        : t->proc->pgid == -pid;
 }
 
@@ -593,7 +643,9 @@ int64_t es_task_kill(es_machine *m, int pid, int sig)
     int pgid = m->host->pgid, hits = 0;
     for (int i = 0; me && i < w->n; i++) {
         es_task *t = w->t[i];
-        if (!t || t->state != ES_T_RUN || t == me || !kill_selects(me, t, pid, pgid))
+        /* a process once: its leader (running, or held while threads run) */
+        if (!t || t->is_thread || (t->state != ES_T_RUN && t->state != ES_T_HELD) ||
+            t->proc == m->host || !kill_selects(me, t, pid, pgid))
             continue;
         hits++;
         if (sig)
@@ -616,7 +668,7 @@ ES_SYS(setpgid)
     struct es_host *target = m->host;
     if (pid != m->host->pid) {
         es_task *t = me ? es_task_by_tid(m->host->world, pid) : NULL;
-        if (!t || t->parent != me->tid || t->state != ES_T_RUN)
+        if (!t || t->is_thread || t->parent != m->host->pid || t->state != ES_T_RUN)
             return -ESRCH;
         target = t->proc;
     }

@@ -21,7 +21,11 @@
 extern "C" {
 #endif
 
-enum es_tstate { ES_T_RUN = 0, ES_T_ZOMBIE };
+/* ES_T_GONE: a thread that ended, freed at the next switch (nobody waits
+ * for a thread).  ES_T_HELD: a group leader that called exit while its
+ * other threads run on: Linux keeps it (a zombie nobody can reap yet) and
+ * reports the process's end through it when the last thread ends. */
+enum es_tstate { ES_T_RUN = 0, ES_T_ZOMBIE, ES_T_GONE, ES_T_HELD };
 
 /* What a task's unfinished call waits for (it got ES_ERESCHED and the
  * kernel retries it when the task runs again). */
@@ -31,6 +35,7 @@ enum es_wkind {
     ES_W_CHILD,  /* wait4/waitid: a child matching `child` changed state */
     ES_W_SIGNAL, /* pause, sigsuspend: a signal to deliver */
     ES_W_VFORK,  /* vfork: the child (tid `child`) exec'd or ended */
+    ES_W_FUTEX,  /* futex wait: a wake on (mm, uaddr) or the timeout */
 };
 
 #define ES_WAIT_FDS 64
@@ -45,7 +50,23 @@ typedef struct es_twait {
                       group, <-1 group); ES_W_VFORK: the child's tid */
     uint64_t done; /* bytes a write moved before it had to wait */
     uint64_t oldmask; /* rt_sigsuspend: the mask from before the call */
+    uint64_t uaddr;   /* ES_W_FUTEX: the futex word (in the task's mm) */
+    uint32_t bitset;  /* ...FUTEX_WAIT_BITSET's mask (all ones for WAIT) */
+    bool woken;       /* ...a FUTEX_WAKE chose this waiter */
+    uint64_t seq;     /* ...when it began waiting (wakes go in FIFO order) */
 } es_twait;
+
+/* What Linux keeps per thread rather than per process: the signal mask,
+ * the alternate stack, clear_child_tid and the robust list.  The running
+ * thread's copy lives in its struct es_host (where the services use it);
+ * this one is saved there at each switch (es_thread_save/load). */
+typedef struct es_tthread {
+    uint64_t sigmask, sigpending, ss_sp, ss_size; /* sigpending: es_host.tsigpending */
+    uint32_t ss_flags;
+    uint64_t tid_address, robust_head, robust_len;
+    uint64_t suspend_mask;
+    bool suspend_saved;
+} es_tthread;
 
 /* The user state Linux's __switch_to saves in the task_struct (FPU/SSE,
  * the data segment registers, the FS base and the user GS base, which is
@@ -60,7 +81,8 @@ typedef struct es_tctx {
 } es_tctx;
 
 typedef struct es_task {
-    int tid;                /* = the process id (no threads yet) */
+    int tid;                /* thread id; a process's first task: = its pid */
+    bool is_thread;         /* made by CLONE_THREAD: shares proc and mm */
     int state;              /* enum es_tstate */
     int parent;             /* parent's tid, 0 = none (orphan) */
     int exit_signal;        /* sent to the parent at the end (clone's low byte) */
@@ -72,6 +94,7 @@ typedef struct es_task {
     uint64_t ktop, ksp;     /* kernel stack top; saved RSP while not running */
     bool vfork_done;        /* exec'd or ended: a vfork parent goes on */
     es_tctx ctx;
+    es_tthread th;          /* per-thread state while not running */
     es_twait wait;
 } es_task;
 
@@ -94,7 +117,8 @@ typedef struct es_world {
     bool init_ended;
     int init_stop, init_status, init_signal;
     char init_msg[256];
-    uint64_t switches, forks;
+    uint64_t switches, forks, threads;
+    uint64_t futex_seq;     /* futex waits begun (their FIFO order) */
 } es_world;
 
 /* task.c */
@@ -118,6 +142,51 @@ int64_t es_task_kill(es_machine *m, int pid, int sig);
 bool es_task_child_ready(es_machine *m, es_task *me);
 /* ES_HC_SCHED (es_hooks.sched_op). */
 int64_t es_task_sched_op(es_machine *m, const uint64_t a[4]);
+/* The pieces of a new task: its table entry (index or -1), a kernel
+ * stack slot (0 or -errno), the kernel stack es_switch_to pops into
+ * ret_from_fork with p's pt_regs (rax = 0, newsp if not 0) above it. */
+int es_task_add(es_world *w, es_task *t);
+int es_task_alloc_slot(es_machine *m, es_task *t);
+int es_task_build_kstack(es_machine *m, es_task *p, es_task *t, uint64_t newsp);
+/* A 32-bit store into an address space that may not be the current one
+ * (only when the page is present and writable). */
+void es_task_put_u32(es_machine *m, es_mm mm, uint64_t va, uint32_t v);
+/* A clone past --max-tasks: the run stops (ES_STOP_LIMIT); -EAGAIN. */
+int64_t es_task_too_many(es_machine *m);
+/* Frees what is left of an ended task (its table entry too; a thread's
+ * process state stays: it is its group's). */
+void es_task_put_mm(es_machine *m, es_task *t);
+void es_task_reap(es_machine *m, es_task *t);
+/* The leader of t's thread group (the task whose tid is the pid). */
+es_task *es_task_leader(es_world *w, const es_task *t);
+
+/* thread.c */
+void es_thread_save(const struct es_host *h, es_tthread *th);
+/* tls.c */
+int64_t es_hs_clone_tls32(es_machine *m, const es_scall *c, uint64_t uinfo, es_tctx *x);
+int64_t es_thread_signal(es_machine *m, es_task *t, int sig, int sender);
+void es_thread_load(struct es_host *h, const es_tthread *th);
+/* Running tasks of proc's thread group other than `except`. */
+int es_thread_others(es_world *w, const struct es_host *proc, const es_task *except);
+/* clone with CLONE_THREAD (flags checked by the caller). */
+int64_t es_thread_clone(es_machine *m, const es_scall *c, uint64_t flags, uint64_t newsp,
+                        uint64_t ptid, uint64_t ctid, uint64_t tls);
+/* exit(2) of the running task while other threads of its group run: only
+ * it ends (clear_child_tid written and woken).  False when it is the last:
+ * the caller ends the process. */
+bool es_thread_exit(es_machine *m, int code);
+/* Ends every thread of proc's group but `keep` (exit_group, a fatal
+ * signal, execve): threads are freed, a running leader is held. */
+void es_thread_end_others(es_machine *m, struct es_host *proc, es_task *keep);
+/* Frees threads that ended earlier (not the running one). */
+void es_thread_reap_gone(es_machine *m);
+/* futex: wait on *uaddr == val until woken or the guest monotonic time
+ * `until` (0 = none); wake up to n waiters whose bitset meets `bitset`;
+ * requeue: wake n, move up to n2 of the rest to uaddr2. */
+int64_t es_futex_wait(es_machine *m, const es_scall *c, uint64_t uaddr, uint32_t val,
+                      int64_t until, uint32_t bitset);
+int64_t es_futex_wake(es_machine *m, uint64_t uaddr, int n, uint32_t bitset);
+int64_t es_futex_requeue(es_machine *m, uint64_t uaddr, int n, uint64_t uaddr2, int n2);
 
 /* sched.c */
 /* Whether t can run now: not waiting, or what it waits for is there. */

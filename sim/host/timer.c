@@ -55,14 +55,14 @@ unsigned es_hs_tick(es_machine *m)
      * delivers it or schedules */
     if (es_sched_tick(m))
         return TIMER_VECTOR;
-    return h->sig_frames && (h->sigpending & ~h->sigmask) ? TIMER_VECTOR : 0;
+    return h->sig_frames && (es_hs_pending(h) & ~h->sigmask) ? TIMER_VECTOR : 0;
 }
 
 /* Whether a caught signal can be delivered now (the call returns -EINTR
  * and the kernel runs its handler on the way out). */
 static bool caught_pending(const struct es_host *h)
 {
-    return (h->sigpending & ~h->sigmask) != 0;
+    return (es_hs_pending(h) & ~h->sigmask) != 0;
 }
 
 /* Whether the timer's expiry can end a wait: SIGALRM unblocked and either

@@ -1,11 +1,13 @@
-/* tls.c - thread-local storage and futexes for the one guest thread:
- * arch_prctl's FS/GS bases, i386's set_thread_area / get_thread_area GDT
- * slots, and the futex operations a single thread can meet.
+/* tls.c - thread-local storage and futexes: arch_prctl's FS/GS bases,
+ * i386's set_thread_area / get_thread_area GDT slots (and a clone child's
+ * CLONE_SETTLS descriptor), and the futex operations, whose waits and
+ * wakes between threads thread.c keeps.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "host_int.h"
+#include "task.h"
 #include "mem.h"
 
 #define ARCH_SET_GS 0x1001
@@ -97,6 +99,18 @@ static void raw_to_user_desc(uint64_t d, uint32_t idx, uint8_t *u)
     es_st32(u + 12, fl);
 }
 
+/* A segment register that holds sel takes descriptor d's base, limit and
+ * attributes, as a reload from the GDT would. */
+static void reload_seg(es_segreg *s, uint16_t sel, uint64_t d, uint64_t *base)
+{
+    if (s->sel != sel)
+        return;
+    *base = desc_base(d);
+    uint32_t lim = desc_limit(d);
+    s->limit = (d >> 55) & 1 ? lim << 12 | 0xfff : lim;
+    s->attr = (uint16_t)(((d >> 40) & 0xff) | ((d >> 52) & 0xf) << 8);
+}
+
 static int64_t do_set_thread_area(es_machine *m, const es_scall *c, uint64_t uinfo)
 {
     uint8_t u[16];
@@ -124,15 +138,32 @@ static int64_t do_set_thread_area(es_machine *m, const es_scall *c, uint64_t uin
      * do_set_thread_area does for the current task */
     uint16_t sel = (uint16_t)(idx << 3 | 3);
     static const int segs[4] = {ES_SEG_DS, ES_SEG_ES, ES_SEG_FS, ES_SEG_GS};
-    for (int i = 0; i < 4; i++) {
-        es_segreg *s = &m->seg[segs[i]];
-        if (s->sel != sel)
-            continue;
-        s->base = desc_base(d);
-        uint32_t lim = desc_limit(d);
-        s->limit = (d >> 55) & 1 ? lim << 12 | 0xfff : lim;
-        s->attr = (uint16_t)(((d >> 40) & 0xff) | ((d >> 52) & 0xf) << 8);
-    }
+    for (int i = 0; i < 4; i++)
+        reload_seg(&m->seg[segs[i]], sel, d, &m->seg[segs[i]].base);
+    return 0;
+}
+
+/* clone(CLONE_SETTLS) from an i386 process: tls is a struct user_desc for
+ * the child (copy_thread_tls calls do_set_thread_area(p, -1, tls, 0):
+ * no slot is allocated, so the entry must name one).  The child's GS or
+ * FS, if it holds that selector, is loaded from the new descriptor when
+ * it first runs (__switch_to's load_gs_index of the TLS entries). */
+int64_t es_hs_clone_tls32(es_machine *m, const es_scall *c, uint64_t uinfo, es_tctx *x)
+{
+    uint8_t u[16];
+    int r = es_hs_get(m, c, u, uinfo, 16);
+    if (r)
+        return r;
+    uint32_t idx = es_ld32(u);
+    if (idx < GDT_TLS_MIN || idx > GDT_TLS_MAX)
+        return -EINVAL;
+    uint64_t d = user_desc_to_raw(u);
+    x->tls[idx - GDT_TLS_MIN] = d;
+    uint16_t sel = (uint16_t)(idx << 3 | 3);
+    reload_seg(&x->gs, sel, d, &x->user_gs_base);
+    reload_seg(&x->fs, sel, d, &x->fs.base);
+    reload_seg(&x->ds, sel, d, &x->ds.base);
+    reload_seg(&x->es, sel, d, &x->es.base);
     return 0;
 }
 
@@ -151,62 +182,111 @@ static int64_t do_get_thread_area(es_machine *m, const es_scall *c, uint64_t uin
 
 /* ---- futex ---- */
 
+#define FUTEX_CLOCK_REALTIME 256
+
+/* The wait's end on the guest monotonic clock (0 = none): FUTEX_WAIT's
+ * timeout is relative; FUTEX_WAIT_BITSET's absolute, on CLOCK_MONOTONIC
+ * or with FUTEX_CLOCK_REALTIME on CLOCK_REALTIME (futex(2)). */
+static int futex_until(es_machine *m, const es_scall *c, int op, uint64_t utime, int64_t *until)
+{
+    *until = 0;
+    if (!utime)
+        return 0;
+    int64_t sec, nsec;
+    int r = es_hs_get_timespec(m, c, utime, &sec, &nsec);
+    if (r)
+        return r;
+    if (sec < 0 || nsec < 0 || nsec >= 1000000000)
+        return -EINVAL;
+    int64_t ns = sec > INT64_MAX / 4000000000 ? INT64_MAX / 4 : sec * 1000000000 + nsec;
+    int64_t mono = es_hs_clock_mono(m);
+    if ((op & 0x7f) == 0)
+        *until = mono + ns;
+    else if (op & FUTEX_CLOCK_REALTIME)
+        *until = mono + (ns - es_hs_clock_real(m));
+    else
+        *until = ns;
+    if (*until <= 0)
+        *until = 1; /* already passed: a wait that times out at once */
+    return 0;
+}
+
+/* FUTEX_WAKE_OP: the operation on *uaddr2, then whether its old value
+ * passes the comparison (which decides the second wake). */
+static int wake_op(es_machine *m, const es_scall *c, uint64_t uaddr2, uint32_t val3, bool *wake2)
+{
+    uint8_t b[4];
+    if (uaddr2 & 3)
+        return -EINVAL;
+    int r = es_hs_get(m, c, b, uaddr2, 4);
+    if (r)
+        return r;
+    uint32_t old = es_ld32(b), oparg = (val3 >> 12) & 0xfff, cmparg = val3 & 0xfff, nv;
+    unsigned fop = (val3 >> 28) & 0xf, cmp = (val3 >> 24) & 0xf;
+    if (fop & 8)
+        oparg = oparg < 32 ? 1u << oparg : 0;
+    switch (fop & 7) {
+    case 0: nv = oparg; break;
+    case 1: nv = old + oparg; break;
+    case 2: nv = old | oparg; break;
+    case 3: nv = old & ~oparg; break;
+    case 4: nv = old ^ oparg; break;
+    default: return -ENOSYS;
+    }
+    int32_t o = (int32_t)old, a = (int32_t)(cmparg << 20) >> 20; /* sign-extended 12 bits */
+    switch (cmp) {
+    case 0: *wake2 = o == a; break;
+    case 1: *wake2 = o != a; break;
+    case 2: *wake2 = o < a; break;
+    case 3: *wake2 = o <= a; break;
+    case 4: *wake2 = o > a; break;
+    case 5: *wake2 = o >= a; break;
+    default: return -ENOSYS;
+    }
+    es_st32(b, nv);
+    return es_hs_put(m, c, uaddr2, b, 4);
+}
+
 static int64_t do_futex(es_machine *m, const es_scall *c, uint64_t uaddr, int op, uint32_t val,
                         uint64_t utime, uint64_t uaddr2, uint32_t val3)
 {
     int cmd = op & 0x7f; /* without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME */
     if (uaddr & 3)
         return -EINVAL;
+    int nr2 = (int)(uint32_t)utime; /* REQUEUE, CMP_REQUEUE, WAKE_OP: val2 */
     uint8_t b[4];
     switch (cmd) {
     case 0: /* FUTEX_WAIT */
     case 9: /* FUTEX_WAIT_BITSET */ {
         if (cmd == 9 && !val3)
             return -EINVAL;
-        int r = es_hs_get(m, c, b, uaddr, 4);
-        if (r)
-            return r;
-        if (es_ld32(b) != val)
-            return -EAGAIN;
-        if (utime)
-            return -ETIMEDOUT; /* nobody else can wake us */
-        snprintf(m->message, sizeof m->message,
-                 "futex wait at 0x%llx would block forever (single-threaded guest)",
-                 (unsigned long long)uaddr);
-        m->stop = ES_STOP_ERROR;
-        return -EINTR;
+        int64_t until;
+        int r = futex_until(m, c, op, utime, &until);
+        return r ? r : es_futex_wait(m, c, uaddr, val, until, cmd == 9 ? val3 : ~0u);
     }
     case 1:  /* FUTEX_WAKE */
     case 10: /* FUTEX_WAKE_BITSET */
-        return cmd == 10 && !val3 ? -EINVAL : 0;
+        if (cmd == 10 && !val3)
+            return -EINVAL;
+        return es_futex_wake(m, uaddr, (int)(val > INT32_MAX ? INT32_MAX : val),
+                             cmd == 10 ? val3 : ~0u);
     case 3: /* FUTEX_REQUEUE */
-        return 0;
+        return es_futex_requeue(m, uaddr, (int)val, uaddr2, nr2);
     case 4: { /* FUTEX_CMP_REQUEUE */
         int r = es_hs_get(m, c, b, uaddr, 4);
         if (r)
             return r;
-        return es_ld32(b) != val3 ? -EAGAIN : 0;
+        if (es_ld32(b) != val3)
+            return -EAGAIN;
+        return es_futex_requeue(m, uaddr, (int)val, uaddr2, nr2);
     }
-    case 5: { /* FUTEX_WAKE_OP: do the operation on *uaddr2, wake nobody */
-        if (uaddr2 & 3)
-            return -EINVAL;
-        int r = es_hs_get(m, c, b, uaddr2, 4);
+    case 5: { /* FUTEX_WAKE_OP */
+        bool wake2 = false;
+        int r = wake_op(m, c, uaddr2, val3, &wake2);
         if (r)
             return r;
-        uint32_t old = es_ld32(b), oparg = (val3 >> 12) & 0xfff, nv;
-        unsigned fop = (val3 >> 28) & 0xf;
-        if (fop & 8)
-            oparg = oparg < 32 ? 1u << oparg : 0;
-        switch (fop & 7) {
-        case 0: nv = oparg; break;
-        case 1: nv = old + oparg; break;
-        case 2: nv = old | oparg; break;
-        case 3: nv = old & ~oparg; break;
-        case 4: nv = old ^ oparg; break;
-        default: return -ENOSYS;
-        }
-        es_st32(b, nv);
-        return es_hs_put(m, c, uaddr2, b, 4);
+        int64_t n = es_futex_wake(m, uaddr, (int)val, ~0u);
+        return n + (wake2 ? es_futex_wake(m, uaddr2, nr2, ~0u) : 0);
     }
     default:
         return -ENOSYS;
