@@ -36,6 +36,7 @@
 #include "fault.h"
 #include "host.h"
 #include "kernel.h"
+#include "vm.h"
 
 const char *es_phase_name(int phase)
 {
@@ -46,7 +47,9 @@ const char *es_phase_name(int phase)
 
 const char *es_ph_entry_name(int entry)
 {
-    return entry == ES_PH_ENTRY_TRAP ? "trap" : es_entry_name(entry);
+    return entry == ES_PH_ENTRY_TRAP   ? "trap"
+           : entry == ES_PH_ENTRY_FORK ? "child"
+                                       : es_entry_name(entry);
 }
 
 enum { ST_BOOT, ST_USER, ST_KERNEL };
@@ -91,10 +94,24 @@ struct es_phases {
     es_phase_row *rows;
     size_t nrows, caprows;
 
+    /* context switches: es_switch_to's text, es_ret_from_fork, and the
+     * records of tasks switched away from, keyed by the RSP they resume at */
+    uint64_t sw_lo, sw_hi, rff_c;
+    struct es_ph_parked *parked;
+    size_t nparked, capparked;
+
     /* the call hook (es_phases_set_call_hook): the open call, if nseg */
     es_phase_call_fn call_fn;
     void *call_ctx;
     es_phase_call call;
+};
+
+struct es_ph_parked {
+    uint64_t key; /* the kernel RSP the task resumes at */
+    int entry;
+    uint32_t nr;
+    int phase;
+    uint64_t disp_rsp, stub_rsp, body_rsp;
 };
 
 /* ---- the image ---- */
@@ -179,6 +196,10 @@ static bool is_body(es_phases *p, uint64_t rip)
 
 static void row_name(es_phases *p, es_phase_row *r)
 {
+    if (r->entry == ES_PH_ENTRY_FORK) {
+        snprintf(r->name, sizeof r->name, "ret_from_fork");
+        return;
+    }
     if (r->entry == ES_PH_ENTRY_TRAP) {
         if (r->nr < 32)
             snprintf(r->name, sizeof r->name, "%s", es_vector_name((int)r->nr));
@@ -289,6 +310,61 @@ static void charge(es_phases *p, int phase, uint64_t c)
         call_charge(p, phase, c);
 }
 
+/* ---- context switches ---- */
+
+/* Kernel stacks are ES_KSTACK_STRIDE apart (sim/vm.h): an RSP that moves
+ * to another stride inside es_switch_to is the switch to another task. */
+static bool other_stack(uint64_t a, uint64_t b)
+{
+    return (a / ES_KSTACK_STRIDE) != (b / ES_KSTACK_STRIDE);
+}
+
+static void park(es_phases *p, uint64_t key)
+{
+    if (p->cur == (size_t)-1 || p->state != ST_KERNEL)
+        return;
+    if (p->nparked == p->capparked) {
+        size_t nc = p->capparked ? 2 * p->capparked : 8;
+        struct es_ph_parked *n = realloc(p->parked, nc * sizeof *n);
+        if (!n)
+            return;
+        p->parked = n;
+        p->capparked = nc;
+    }
+    const es_phase_row *r = &p->rows[p->cur];
+    p->parked[p->nparked++] = (struct es_ph_parked){key, r->entry, r->nr, p->phase,
+                                                    p->disp_rsp, p->stub_rsp, p->body_rsp};
+    call_close(p, false); /* the slice of a call that blocks ends here */
+}
+
+/* The task that runs from here on: one switched away from earlier (its
+ * record goes on, a new slice of its call opens), or a new one, whose way
+ * to user mode is ret_from_fork.  A parked record on the new task's stack
+ * belonged to a task that ended there (do_exit's last switch). */
+static void task_switch(es_phases *p, uint64_t from, uint64_t to)
+{
+    park(p, from);
+    for (size_t i = 0; i < p->nparked; i++) {
+        struct es_ph_parked k = p->parked[i];
+        if (k.key != to && other_stack(k.key, to))
+            continue;
+        p->parked[i--] = p->parked[--p->nparked];
+        if (k.key != to)
+            continue;
+        p->cur = row_find(p, k.entry, k.nr);
+        if (p->call_fn)
+            call_open(p, k.entry, k.nr);
+        p->state = ST_KERNEL;
+        p->phase = k.phase;
+        p->disp_rsp = k.disp_rsp;
+        p->stub_rsp = k.stub_rsp;
+        p->body_rsp = k.body_rsp;
+        return;
+    }
+    open_record(p, ES_PH_ENTRY_FORK, 0);
+    p->phase = ES_PH_ENTRY_ASM;
+}
+
 /* ---- the observer ---- */
 
 static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
@@ -391,6 +467,8 @@ static void phase_starts(es_phases *p, uint64_t rip)
 {
     switch (p->phase) {
     case ES_PH_ENTRY_ASM:
+        if (rip == p->rff_c) /* ret_from_fork's C half: the exit work */
+            p->phase = ES_PH_EXIT_PATH;
         for (int i = 0; i < NDISP; i++)
             if (p->disp[i] && rip == p->disp[i]) {
                 p->phase = ES_PH_DISPATCH;
@@ -463,8 +541,12 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     }
     charge(p, p->phase, c);
 
-    /* phases that end with this instruction: a return above the frame */
     uint64_t rsp = m->gpr[ES_RSP];
+    if (rip >= p->sw_lo && rip < p->sw_hi && other_stack(p->pre_rsp, rsp)) {
+        task_switch(p, p->pre_rsp, rsp);
+        return;
+    }
+    /* phases that end with this instruction: a return above the frame */
     if ((p->phase == ES_PH_STUB || p->phase == ES_PH_BODY) && rsp > p->stub_rsp)
         p->phase = ES_PH_EXIT_PATH;
     else if (p->phase == ES_PH_BODY && rsp > p->body_rsp)
@@ -489,6 +571,10 @@ es_phases *es_phases_attach(es_machine *m, es_timing *t)
         for (int i = 0; i < NDISP; i++)
             p->disp[i] = es_kernel_sym(m, disp[i]);
         load_targets(p);
+        uint64_t sz;
+        if (es_kernel_sym_size(m, "es_switch_to", &p->sw_lo, &sz))
+            p->sw_hi = p->sw_lo + sz;
+        p->rff_c = es_kernel_sym(m, "es_ret_from_fork");
     }
     es_observer o = {0};
     o.ctx = p;
@@ -508,6 +594,7 @@ void es_phases_free(es_phases *p)
         return;
     free(p->targets);
     free(p->rows);
+    free(p->parked);
     free(p);
 }
 

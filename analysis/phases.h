@@ -68,7 +68,12 @@ void es_phases_free(es_phases *p);
  * software interrupt from user mode that is not a system call (nr = the
  * vector). */
 #define ES_PH_ENTRY_TRAP 16
-/* "syscall64" ... "vsyscall", "trap". */
+/* A new task's first way out of the kernel: ret_from_fork, from the
+ * context switch that first runs it to the IRET to user mode (entry
+ * "child", one row named "ret_from_fork"; its cycles count with the
+ * system calls'). */
+#define ES_PH_ENTRY_FORK 17
+/* "syscall64" ... "vsyscall", "trap", "child". */
 const char *es_ph_entry_name(int entry);
 
 /* One row of the report: every call of one (entry kind, number). */

@@ -13,6 +13,7 @@
 #include "host.h"
 #include "kernel.h"
 #include "mitigations.h"
+#include "vm.h"
 
 /* Instructions the kernel's boot code may take before it first enters the
  * program (it takes a few thousand). */
@@ -93,6 +94,16 @@ static void track_step(es_dbg *d, int prev_cpl, const uint64_t prev_gpr[16])
         track_open(d);
     if (prev_cpl == 0 && m->cpl == 3)
         d->track.open = 0;
+    /* a context switch (es_switch_to loads the next task's RSP, another
+     * kernel stack): the pt_regs shown are the new task's, at its
+     * TSS.RSP0, and the marks of the old task's entry no longer apply */
+    if (prev_cpl == 0 && m->cpl == 0 &&
+        prev_gpr[ES_RSP] / ES_KSTACK_STRIDE != m->gpr[ES_RSP] / ES_KSTACK_STRIDE &&
+        d->frame_base != dbg_ptregs_base(d)) {
+        d->frame_base = dbg_ptregs_base(d);
+        d->track.open = 0;
+        d->track.base = 0;
+    }
     if (!d->track.open || !d->track.building || m->cpl != 0 || !d->have_cur)
         return;
     const es_operand *o = &d->cur.o[0];

@@ -118,6 +118,29 @@ std::vector<uint8_t> prog64(uint32_t n, bool lseek_too, uint32_t nrbit = 0)
     return c;
 }
 
+// x86-64: `n` times fork (57); the child exits (60) with 7, the parent
+// waits (wait4(-1, 0, 0, 0)); then exit_group(0).
+std::vector<uint8_t> progfork(uint32_t n)
+{
+    std::vector<uint8_t> c;
+    c.push_back(0xbb), imm32(c, n); // mov ebx, n
+    size_t top = c.size();
+    c.push_back(0xb8), imm32(c, 57);                   // mov eax, fork
+    c.insert(c.end(), {0x0f, 0x05, 0x48, 0x85, 0xc0}); // syscall; test rax, rax
+    c.insert(c.end(), {0x75, 12});                     // jnz parent
+    c.push_back(0xbf), imm32(c, 7);                    // mov edi, 7
+    c.push_back(0xb8), imm32(c, 60);                   // mov eax, exit
+    c.insert(c.end(), {0x0f, 0x05});                   // syscall
+    c.insert(c.end(), {0x48, 0xc7, 0xc7, 0xff, 0xff, 0xff, 0xff}); // parent: mov rdi, -1
+    c.insert(c.end(), {0x31, 0xf6, 0x31, 0xd2, 0x45, 0x31, 0xd2}); // xor esi, edx, r10d
+    c.push_back(0xb8), imm32(c, 61);                               // mov eax, wait4
+    c.insert(c.end(), {0x0f, 0x05, 0xff, 0xcb});                   // syscall; dec ebx
+    c.push_back(0x75), c.push_back((uint8_t)(top - (c.size() + 1))); // jnz top
+    c.push_back(0xb8), imm32(c, 231);            // mov eax, exit_group
+    c.insert(c.end(), {0x31, 0xff, 0x0f, 0x05}); // xor edi, edi; syscall
+    return c;
+}
+
 // i386: `n` times getpid (20) by `how` ("int80", "sysenter", "syscall"),
 // then exit_group(0) by INT 0x80.  The fast entries go through a local copy
 // of the vDSO's __kernel_vsyscall sequence, which the kernel returns from
@@ -313,6 +336,33 @@ TEST(Phases, Syscall64CountsAndSums)
         EXPECT_GT(t.boot_cycles, 0u);
         EXPECT_GT(t.user_cycles, 0u);
         EXPECT_EQ(es_phases_nrows(r.p), 3u);
+    }
+}
+
+// A forked child's first way to user mode is its own record: the switch
+// that first runs it, ret_from_fork and its C half (the exit work), then
+// IRET; no dispatcher, stub or body.  The parent's wait4 keeps its record
+// across the switches (one entry per call), and the sums still hold.
+TEST(Phases, ForkChildIsItsOwnPath)
+{
+    for (unsigned patches : {ES_CONV_V416, ES_CONV_V417}) {
+        Guest r;
+        ASSERT_TRUE(run(r, K64, progfork(3), patches, 1));
+        check_sums(r.p, true);
+        const es_phase_row *c = find(r.p, "child", "ret_from_fork");
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(c->count, 3u);
+        EXPECT_EQ(c->phase[ES_PH_HW_ENTRY], 0u);
+        EXPECT_GT(c->phase[ES_PH_ENTRY_ASM], 0u);
+        EXPECT_EQ(c->phase[ES_PH_DISPATCH] + c->phase[ES_PH_STUB] + c->phase[ES_PH_BODY], 0u);
+        EXPECT_GT(c->phase[ES_PH_EXIT_PATH], 0u);
+        EXPECT_EQ(c->phase[ES_PH_HW_EXIT], 3u); // one IRET each
+        check_full(find(r.p, "syscall64", "fork"), 3, true);
+        check_full(find(r.p, "syscall64", "wait4"), 3, true);
+        const es_phase_row *ex = find(r.p, "syscall64", "exit");
+        ASSERT_NE(ex, nullptr);
+        EXPECT_EQ(ex->count, 3u);
+        EXPECT_EQ(ex->phase[ES_PH_HW_EXIT], 0u);
     }
 }
 

@@ -41,6 +41,30 @@ TEST(DebuggerScript, DisasPrintAndCaption)
     EXPECT_STREQ(es_dbg_caption(s.d), "pt_regs is built");
 }
 
+// Issue 14: a forked child is stepped from ret_from_fork: the pt_regs shown
+// are the child's (on its own kernel stack, ax = 0), and it returns to the
+// instruction after the parent's syscall with rax = 0.
+TEST(DebuggerScript, ForkChildFromRetFromFork)
+{
+    Session s("glibc_procs", ES_CONV_V417);
+    NEED(s);
+    s.ok("syscall"); // the first one: glibc's startup
+    std::string parent = s.ok("print pt_regs.ax");
+    s.ok("break ret_from_fork");
+    std::string at = s.ok("continue");
+    EXPECT_NE(at.find("<ret_from_fork>"), std::string::npos) << at;
+    std::string ax = s.ok("print pt_regs.ax");
+    EXPECT_EQ(ax.rfind("pt_regs->ax = 0x0 ", 0), 0u) << ax;
+    // the child's kernel stack, not the first task's
+    EXPECT_EQ(ax.find("(at 0xffffffff81"), std::string::npos) << ax << " / " << parent;
+    std::string ip = s.ok("print pt_regs.ip");
+    s.ok("kexit");
+    EXPECT_EQ(s.ok("print rax").rfind("rax = 0x0", 0), 0u);
+    uint64_t want = strtoull(ip.substr(ip.find("= ") + 2).c_str(), nullptr, 16);
+    EXPECT_EQ(s.m()->rip, want) << ip;
+    EXPECT_EQ(s.m()->cpl, 3);
+}
+
 TEST(DebuggerScript, TranscriptHasTheStateAfterEachCommand)
 {
     Session s("asm_hello", ES_CONV_V416);
