@@ -158,7 +158,11 @@ void es_host_free(es_machine *m)
 
 uint64_t es_host_syscall_count(const es_machine *m)
 {
-    return m->host ? m->host->nsyscalls : 0;
+    if (!m->host)
+        return 0;
+    /* with the task table: all processes', not the one running last */
+    return m->host->world && m->host->world->cur >= 0 ? m->host->world->nsyscalls
+                                                      : m->host->nsyscalls;
 }
 
 uint64_t es_host_brk(const es_machine *m)
@@ -278,11 +282,14 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
     if (es_deadline_passed(m))
         return -EINTR;
     h->nsyscalls++;
+    es_task *t = es_task_cur(m);
+    /* a call resumed after it waited is the same call */
+    if (t && !t->wait.active)
+        h->world->nsyscalls++;
     /* a waiting call that a signal interrupts ends here: the bytes a write
      * moved, or Linux's restart codes (the kernel's signal delivery turns
      * them into a restart or -EINTR by SA_RESTART, kernel_model/signal.c);
      * pause and sigsuspend see to it themselves */
-    es_task *t = es_task_cur(m);
     /* without the kernel's signal frames (x32) a caught signal is dropped
      * here, before it could interrupt a wait that nobody would restart */
     if (t && t->wait.active && !h->sig_frames) {

@@ -118,6 +118,7 @@ typedef struct es_world {
     int init_stop, init_status, init_signal;
     char init_msg[256];
     uint64_t switches, forks, threads;
+    uint64_t nsyscalls;     /* every task's, each call once (--stats) */
     uint64_t futex_seq;     /* futex waits begun (their FIFO order) */
 } es_world;
 
