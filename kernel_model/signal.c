@@ -26,9 +26,9 @@
  *   the blocked set and the sigaltstack, and returns the restored RAX.
  *   A bad frame kills the process with SIGSEGV (force_sigsegv).
  *
- * i386 processes get their frames from signal32.c.  x32 processes have
- * their own layout (not built yet): ES_SIG_ENABLE is not sent for them, so
- * their caught signals are dropped, as before signals were modelled. */
+ * i386 processes get their frames from signal32.c; x32 processes get
+ * struct rt_sigframe_x32 (the 64-bit sigcontext with the compat stack_t
+ * and siginfo) and sys32_x32_rt_sigreturn, below. */
 #include "kmodel.h"
 #include "syscalls.h"
 #include "signal_int.h"
@@ -73,6 +73,30 @@ _Static_assert(__builtin_offsetof(struct kucontext, uc_mcontext) == 40, "uc_mcon
 _Static_assert(__builtin_offsetof(struct kucontext, uc_sigmask) == 296, "uc_sigmask");
 _Static_assert(__builtin_offsetof(struct rt_sigframe, info) == 312, "info");
 
+/* x32 (arch/x86/include/asm/sigframe.h, struct rt_sigframe_x32): the
+ * 64-bit sigcontext, in a ucontext whose stack_t and siginfo are the
+ * compat (32-bit) ones */
+struct kstack_x32 {
+    u32 ss_sp;
+    s32 ss_flags;
+    u32 ss_size;
+};
+struct kucontext_x32 {
+    u32 uc_flags, uc_link;
+    struct kstack_x32 uc_stack;
+    u32 uc_pad0;
+    struct sigcontext_64 uc_mcontext;
+    u64 uc_sigmask;
+};
+struct rt_sigframe_x32 {
+    u64 pretcode;
+    struct kucontext_x32 uc;
+    unsigned char info[128];
+};
+_Static_assert(__builtin_offsetof(struct kucontext_x32, uc_mcontext) == 24, "x32 uc_mcontext");
+_Static_assert(__builtin_offsetof(struct kucontext_x32, uc_sigmask) == 280, "x32 uc_sigmask");
+_Static_assert(__builtin_offsetof(struct rt_sigframe_x32, info) == 296, "x32 info");
+
 #define FXSAVE_SIZE 512
 
 /* The last user exception (Linux keeps it in current->thread): what the
@@ -96,8 +120,7 @@ struct pt_regs *es_current_pt_regs(void)
 
 void es_signal_init(void)
 {
-    if (es_boot_info.abi != ES_BOOT_ABI_X32)
-        sigop(ES_SIG_ENABLE, es_boot_info.abi, (unsigned long)&es_percpu.work);
+    sigop(ES_SIG_ENABLE, es_boot_info.abi, (unsigned long)&es_percpu.work);
 }
 
 void es_sig_fault_info(u32 *trapno, u32 *err, u32 *cr2)
@@ -152,7 +175,7 @@ static void save_sigcontext(struct sigcontext_64 *sc, const struct pt_regs *regs
  * sigaltstack when SA_ONSTACK asks and we are not on it already
  * (get_sigframe).  *fp: the FPU image's address. */
 static unsigned long frame_address(const struct es_ksignal *k, const struct pt_regs *regs,
-                                   unsigned long *fp, u32 *ss_flags)
+                                   unsigned long size, unsigned long *fp, u32 *ss_flags)
 {
     unsigned long sp = regs->sp;
     bool on_alt = k->ss_size && sp - k->ss_sp < k->ss_size;
@@ -161,7 +184,7 @@ static unsigned long frame_address(const struct es_ksignal *k, const struct pt_r
     if ((k->flags & SA_ONSTACK) && *ss_flags == 0)
         sp = k->ss_sp + k->ss_size;
     *fp = (sp - FXSAVE_SIZE) & ~63ul;
-    return ((*fp - sizeof(struct rt_sigframe)) & ~15ul) - 8;
+    return ((*fp - size) & ~15ul) - 8;
 }
 
 /* 0, or -EFAULT when the frame cannot be written (or no sa_restorer: the
@@ -172,7 +195,7 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
     static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
     unsigned long fp;
     u32 ss_flags;
-    unsigned long frame = frame_address(k, regs, &fp, &ss_flags);
+    unsigned long frame = frame_address(k, regs, sizeof f, &fp, &ss_flags);
     if (!(k->flags & SA_RESTORER))
         return -EFAULT;
     __asm__ volatile("fxsave64 %0" : "=m"(fx));
@@ -200,6 +223,56 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
     regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
     es_fpu_init_state();
     return 0;
+}
+
+/* An x32 process's frame (x32_setup_rt_frame): the same registers and
+ * FPU image as a 64-bit frame, the compat stack_t and siginfo; x32 too
+ * needs SA_RESTORER.  Linux tells x32 handlers by SA_X32_ABI, set when the
+ * action came through the x32 rt_sigaction; a process here is of one ABI
+ * for its life (an exec of another ABI is refused), so the boot ABI says. */
+static int setup_rt_frame_x32(const struct es_ksignal *k, struct pt_regs *regs)
+{
+    static struct rt_sigframe_x32 f;
+    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
+    unsigned long fp;
+    u32 ss_flags;
+    unsigned long frame = frame_address(k, regs, sizeof f, &fp, &ss_flags);
+    if (!(k->flags & SA_RESTORER))
+        return -EFAULT;
+    __asm__ volatile("fxsave64 %0" : "=m"(fx));
+    memset(&f, 0, sizeof f);
+    f.pretcode = (u32)k->restorer;
+    f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+    f.uc.uc_stack = (struct kstack_x32){.ss_sp = (u32)k->ss_sp, .ss_flags = (s32)ss_flags,
+                                        .ss_size = (u32)k->ss_size};
+    save_sigcontext(&f.uc.uc_mcontext, regs);
+    f.uc.uc_mcontext.fpstate = fp;
+    f.uc.uc_mcontext.oldmask = k->oldmask;
+    f.uc.uc_sigmask = k->oldmask;
+    es_info32(f.info, k->info);
+    if (copy_to_user((void __user *)fp, fx, sizeof fx) ||
+        copy_to_user((void __user *)frame, &f, sizeof f))
+        return -EFAULT;
+    regs->di = k->sig;
+    regs->si = frame + __builtin_offsetof(struct rt_sigframe_x32, info);
+    regs->dx = frame + __builtin_offsetof(struct rt_sigframe_x32, uc);
+    regs->ax = 0;
+    regs->ip = k->handler;
+    regs->sp = frame;
+    regs->cs = __USER_CS;
+    regs->ss = __USER_DS;
+    regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
+    es_fpu_init_state();
+    return 0;
+}
+
+static int setup_frame(const struct es_ksignal *k, struct pt_regs *regs)
+{
+    if (regs->cs == __USER32_CS)
+        return es_setup_frame32(k, regs);
+    if (es_boot_info.abi == ES_BOOT_ABI_X32)
+        return setup_rt_frame_x32(k, regs);
+    return setup_rt_frame(k, regs);
 }
 
 /* A syscall the simulator interrupted for a signal (sim/host: a wait of
@@ -247,7 +320,7 @@ void es_exit_to_usermode(struct pt_regs *regs)
         if (!delivered)
             syscall_restart(regs, &k);
         delivered = true;
-        if (regs->cs == __USER32_CS ? es_setup_frame32(&k, regs) : setup_rt_frame(&k, regs))
+        if (setup_frame(&k, regs))
             sigop(ES_SIG_KILL, SIGSEGV, 0); /* force_sigsegv: the run ends */
     }
     if (!delivered)
@@ -337,5 +410,24 @@ SYSCALL_DEFINE0(rt_sigreturn)
     }
     es_sig_return(f.uc.uc_sigmask, uframe + __builtin_offsetof(struct rt_sigframe, uc.uc_stack),
                   false);
+    return regs->ax;
+}
+
+/* x32's rt_sigreturn (sys32_x32_rt_sigreturn, x32 row 513): the frame of
+ * setup_rt_frame_x32, with the 64-bit register checks and the compat
+ * stack_t. */
+long sys32_x32_rt_sigreturn(void)
+{
+    static struct rt_sigframe_x32 f;
+    struct pt_regs *regs = es_current_pt_regs();
+    unsigned long uframe = regs->sp - 8;
+
+    if (copy_from_user(&f, (const void __user *)uframe, sizeof f) ||
+        !restore_sigcontext(regs, &f.uc.uc_mcontext) || !es_restore_fpu(f.uc.uc_mcontext.fpstate, true)) {
+        es_sig_kill(SIGSEGV);
+        return 0;
+    }
+    es_sig_return(f.uc.uc_sigmask, uframe + __builtin_offsetof(struct rt_sigframe_x32, uc.uc_stack),
+                  true);
     return regs->ax;
 }

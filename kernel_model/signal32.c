@@ -76,7 +76,7 @@ static void save_sc32(struct sigcontext_32 *sc, const struct pt_regs *regs, u64 
 
 /* The 64-bit siginfo the host wrote, in the compat layout: the union
  * starts at 12, pid/uid or a 32-bit address. */
-static void info32(unsigned char out[128], const unsigned char in[128])
+void es_info32(unsigned char out[128], const unsigned char in[128])
 {
     memset(out, 0, 128);
     memcpy(out, in, 12);
@@ -144,7 +144,7 @@ int es_setup_frame32(const struct es_ksignal *k, struct pt_regs *regs)
     if (rt) {
         f.rt = (struct rt_sigframe_ia32){.pretcode = (u32)ret, .sig = (s32)k->sig,
                                           .pinfo = (u32)(frame + 16), .puc = (u32)(frame + 144)};
-        info32(f.rt.info, k->info);
+        es_info32(f.rt.info, k->info);
         f.rt.uc.uc_stack = (struct stack32){(u32)k->ss_sp, (s32)ss_flags, (u32)k->ss_size};
         save_sc32(&f.rt.uc.uc_mcontext, regs, k->oldmask);
         f.rt.uc.uc_mcontext.fpstate = (u32)fp;

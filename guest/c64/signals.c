@@ -20,6 +20,13 @@
 
 #include "sig_common.h"
 
+/* tgkill; x32 calls carry __X32_SYSCALL_BIT */
+#ifdef __ILP32__
+#define TGKILL_NR (0x40000000 + 234)
+#else
+#define TGKILL_NR 234
+#endif
+
 static volatile sig_atomic_t nested_seen;
 
 /* skips the faulting instruction: its length is in RBX (set by the asm) */
@@ -107,13 +114,13 @@ static void registers(void)
 {
     plain(SIGUSR1, on_sse, 0, 0);
     uint64_t r12, r13, r14, r15, x0;
-    long pid = getpid(), tid = pid;
+    long long pid = getpid(), tid = pid; /* 64-bit registers under x32 too */
     __asm__ volatile("mov $0x1212, %%r12; mov $0x1313, %%r13; mov $0x1414, %%r14;"
                      "mov $0x1515, %%r15; mov $0x4242424242424242, %%rax; movq %%rax, %%xmm0;"
-                     "mov $234, %%eax; mov %6, %%rdi; mov %7, %%rsi; mov $10, %%edx; syscall;"
+                     "mov %8, %%eax; mov %6, %%rdi; mov %7, %%rsi; mov $10, %%edx; syscall;"
                      "movq %%xmm0, %4; mov %%r12, %0; mov %%r13, %1; mov %%r14, %2; mov %%r15, %3"
                      : "=m"(r12), "=m"(r13), "=m"(r14), "=m"(r15), "=m"(x0)
-                     : "m"(hits), "r"(pid), "r"(tid)
+                     : "m"(hits), "r"(pid), "r"(tid), "i"(TGKILL_NR)
                      : "rax", "rcx", "rdx", "rsi", "rdi", "r11", "r12", "r13", "r14", "r15", "xmm0",
                        "memory");
     printf("regs kept: %d %d %d %d xmm0 %d hits %d\n", r12 == 0x1212, r13 == 0x1313,

@@ -22,6 +22,9 @@ void es_sig_kill(unsigned long sig);
 /* ES_SIG_RETURN: the blocked set and the stack_t at uss (compat layout
  * when compat) come back. */
 void es_sig_return(u64 mask, unsigned long uss, bool compat);
+/* signal32.c: the 64-bit siginfo the host wrote, in the compat layout
+ * (i386 and x32 frames). */
+void es_info32(unsigned char out[128], const unsigned char in[128]);
 /* signal32.c: the i386 frame for k; 0 or -EFAULT. */
 int es_setup_frame32(const struct es_ksignal *k, struct pt_regs *regs);
 
