@@ -187,6 +187,23 @@ static unsigned long frame_address(const struct es_ksignal *k, const struct pt_r
     return ((*fp - size) & ~15ul) - 8;
 }
 
+/* The handler's registers (64-bit and x32): signal, &info, &uc as its
+ * arguments, the frame as its stack, the FPU in its initial state. */
+static void to_handler(const struct es_ksignal *k, struct pt_regs *regs, unsigned long frame,
+                       unsigned long info_off, unsigned long uc_off)
+{
+    regs->di = k->sig;
+    regs->si = frame + info_off;
+    regs->dx = frame + uc_off;
+    regs->ax = 0;
+    regs->ip = k->handler;
+    regs->sp = frame;
+    regs->cs = __USER_CS;
+    regs->ss = __USER_DS;
+    regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
+    es_fpu_init_state();
+}
+
 /* 0, or -EFAULT when the frame cannot be written (or no sa_restorer: the
  * x86-64 ABI has no other way back). */
 static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
@@ -212,16 +229,8 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
     if (copy_to_user((void __user *)fp, fx, sizeof fx) ||
         copy_to_user((void __user *)frame, &f, sizeof f))
         return -EFAULT;
-    regs->di = k->sig;
-    regs->si = frame + __builtin_offsetof(struct rt_sigframe, info);
-    regs->dx = frame + __builtin_offsetof(struct rt_sigframe, uc);
-    regs->ax = 0;
-    regs->ip = k->handler;
-    regs->sp = frame;
-    regs->cs = __USER_CS;
-    regs->ss = __USER_DS;
-    regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
-    es_fpu_init_state();
+    to_handler(k, regs, frame, __builtin_offsetof(struct rt_sigframe, info),
+               __builtin_offsetof(struct rt_sigframe, uc));
     return 0;
 }
 
@@ -253,16 +262,8 @@ static int setup_rt_frame_x32(const struct es_ksignal *k, struct pt_regs *regs)
     if (copy_to_user((void __user *)fp, fx, sizeof fx) ||
         copy_to_user((void __user *)frame, &f, sizeof f))
         return -EFAULT;
-    regs->di = k->sig;
-    regs->si = frame + __builtin_offsetof(struct rt_sigframe_x32, info);
-    regs->dx = frame + __builtin_offsetof(struct rt_sigframe_x32, uc);
-    regs->ax = 0;
-    regs->ip = k->handler;
-    regs->sp = frame;
-    regs->cs = __USER_CS;
-    regs->ss = __USER_DS;
-    regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
-    es_fpu_init_state();
+    to_handler(k, regs, frame, __builtin_offsetof(struct rt_sigframe_x32, info),
+               __builtin_offsetof(struct rt_sigframe_x32, uc));
     return 0;
 }
 
