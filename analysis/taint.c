@@ -808,6 +808,16 @@ static void exception(void *ctx, es_machine *m, int vector, uint32_t error)
     t->e_rsp = t->reg[ES_RSP];
 }
 
+/* The kernel's host half copied or wrote guest memory: the labels go with
+ * the bytes (fork's pt_regs for the child), or are dropped. */
+static void on_kcopy(void *ctx, es_machine *m, uint64_t dst, uint64_t src, size_t n)
+{
+    (void)m;
+    es_taint *t = ctx;
+    for (size_t i = 0; i < n; i++)
+        es_taint_set_mem(t, dst + i, 1, src ? es_taint_mem(t, src + i, 1) : 0);
+}
+
 int es_taint_attach(es_machine *m, es_taint *t)
 {
     es_observer o = {0};
@@ -816,5 +826,6 @@ int es_taint_attach(es_machine *m, es_taint *t)
     o.retire = retire;
     o.mem = on_mem;
     o.exception = exception;
+    o.kcopy = on_kcopy;
     return es_observe(m, &o);
 }

@@ -335,7 +335,7 @@ int es_dbg_ptregs(es_dbg *d, uint64_t *base, es_dbg_slot out[ES_DBG_PTREGS_SLOTS
         o->value = v[s];
         o->order = d->track.base == b ? d->track.order[s] : 0;
         o->written = o->order != 0;
-        o->cleared = (d->track.cleared >> s) & 1;
+        o->cleared = d->track.base == b && ((d->track.cleared >> s) & 1);
         o->taint = d->taint ? es_taint_mem(d->taint, b + o->off, 8) : 0;
         if (o->taint)
             es_taint_label_str(o->taint, d->abi, o->labels, sizeof o->labels);

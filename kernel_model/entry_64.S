@@ -303,6 +303,18 @@ es_switch_to:
 	movq	%rax, %gs:PCPU_TOP_OF_STACK
 	movq	%rax, es_tss+TSS_RSP0(%rip)
 	movq	ES_NEXT_SP(%rdx), %rsp
+	/* Linux's __switch_to (C, after __switch_to_asm) leaves its own
+	 * kernel values in the caller-saved registers; nothing here would
+	 * overwrite the previous task's, so they are cleared: no value of
+	 * one task's system call reaches another task's kernel code (a new
+	 * child's ret_from_fork starts with only its pt_regs) */
+	xorl	%ecx, %ecx
+	xorl	%esi, %esi
+	xorl	%edi, %edi
+	xorl	%r8d, %r8d
+	xorl	%r9d, %r9d
+	xorl	%r10d, %r10d
+	xorl	%r11d, %r11d
 1:	popq	%r15
 	popq	%r14
 	popq	%r13

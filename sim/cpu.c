@@ -107,6 +107,13 @@ int es_observe(es_machine *m, const es_observer *o)
     return 0;
 }
 
+void es_observe_kcopy(es_machine *m, uint64_t dst, uint64_t src, size_t n)
+{
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].kcopy)
+            m->obs[i].kcopy(m->obs[i].ctx, m, dst, src, n);
+}
+
 void es_unobserve_all(es_machine *m)
 {
     m->nobs = 0;

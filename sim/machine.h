@@ -159,6 +159,10 @@ typedef struct es_observer {
     void (*exception)(void *ctx, es_machine *m, int vector, uint32_t error);
     void (*mode_change)(void *ctx, es_machine *m, int cpl, int mode);
     void (*syscall)(void *ctx, es_machine *m, int abi, uint64_t nr, uint64_t ret);
+    /* the simulator's half of the kernel wrote n bytes of guest memory at
+     * dst: a copy of the n bytes at src, or (src 0) values derived from no
+     * guest memory (fork's copy of pt_regs to the child's kernel stack) */
+    void (*kcopy)(void *ctx, es_machine *m, uint64_t dst, uint64_t src, size_t n);
 } es_observer;
 
 #define ES_MAX_OBSERVERS 4
@@ -422,6 +426,8 @@ int es_step(es_machine *m);
 
 /* Attaches an observer; returns 0, or -1 when the table is full. */
 int es_observe(es_machine *m, const es_observer *o);
+/* Tells the observers of a kcopy (es_observer.kcopy). */
+void es_observe_kcopy(es_machine *m, uint64_t dst, uint64_t src, size_t n);
 void es_unobserve_all(es_machine *m);
 
 /* The dispatch table (immutable after first use). */

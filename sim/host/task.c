@@ -240,6 +240,14 @@ int es_task_build_kstack(es_machine *m, es_task *p, es_task *t, uint64_t newsp)
     if (es_copy_to_guest(m, t->ktop - PT_REGS_SIZE, regs, sizeof regs) ||
         es_copy_to_guest(m, t->ksp, frame, sizeof frame))
         return -EFAULT;
+    /* what taint sees: copy_thread's *childregs = *current_pt_regs(), then
+     * ax (and a new sp, clone's argument: its label is not followed) set,
+     * and a switch frame of kernel values */
+    es_observe_kcopy(m, t->ktop - PT_REGS_SIZE, p->ktop - PT_REGS_SIZE, PT_REGS_SIZE);
+    es_observe_kcopy(m, t->ktop - PT_REGS_SIZE + PT_REGS_AX, 0, 8);
+    if (newsp)
+        es_observe_kcopy(m, t->ktop - PT_REGS_SIZE + PT_REGS_SP, 0, 8);
+    es_observe_kcopy(m, t->ksp, 0, sizeof frame);
     return 0;
 }
 

@@ -58,6 +58,14 @@ TEST(DebuggerScript, ForkChildFromRetFromFork)
     // the child's kernel stack, not the first task's
     EXPECT_EQ(ax.find("(at 0xffffffff81"), std::string::npos) << ax << " / " << parent;
     std::string ip = s.ok("print pt_regs.ip");
+    // taint: the child's kernel code starts with no user value in a
+    // register (es_switch_to clears what the last task left); the user's
+    // values are in its pt_regs, copied with their labels, ax = 0 without
+    s.ok("until es_ret_from_fork");
+    EXPECT_EQ(s.ok("print taint"), "");
+    EXPECT_NE(s.ok("print pt_regs.di").find("{rdi}"), std::string::npos);
+    EXPECT_NE(s.ok("print pt_regs.orig_ax").find("{nr}"), std::string::npos);
+    EXPECT_EQ(s.ok("print pt_regs.ax").find("{"), std::string::npos);
     s.ok("kexit");
     EXPECT_EQ(s.ok("print rax").rfind("rax = 0x0", 0), 0u);
     uint64_t want = strtoull(ip.substr(ip.find("= ") + 2).c_str(), nullptr, 16);
