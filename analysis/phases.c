@@ -690,6 +690,11 @@ void es_phases_print(const es_phases *p, es_machine *m, const es_run_meta *meta,
                 "         store-to-load forwards %" PRIu64 " serialising %" PRIu64 "\n",
                 s.cycles, s.insns, s.uops, s.branches, s.mispredicts, s.l1i_misses, s.l1d_misses,
                 s.l2_misses, s.l3_misses, s.itlb_misses, s.dtlb_misses, s.stlf, s.serialising);
+        if (meta && meta->speculate)
+            fprintf(out,
+                    "  speculation: %" PRIu64 " wrong-path windows, %" PRIu64
+                    " transient instructions, %" PRIu64 " cache lines filled by them\n",
+                    s.spec_windows, s.spec_insns, s.spec_fills);
     }
 }
 
@@ -767,9 +772,15 @@ void es_phases_fprint_json(const es_phases *p, es_machine *m, const es_run_meta 
                 ",\"branches\":%" PRIu64 ",\"mispredicts\":%" PRIu64 ",\"l1i_misses\":%" PRIu64
                 ",\"l1d_misses\":%" PRIu64 ",\"l2_misses\":%" PRIu64 ",\"l3_misses\":%" PRIu64
                 ",\"itlb_misses\":%" PRIu64 ",\"dtlb_misses\":%" PRIu64 ",\"stlf\":%" PRIu64
-                ",\"serialising\":%" PRIu64 "}",
+                ",\"serialising\":%" PRIu64,
                 s.cycles, s.insns, s.uops, s.branches, s.mispredicts, s.l1i_misses, s.l1d_misses,
                 s.l2_misses, s.l3_misses, s.itlb_misses, s.dtlb_misses, s.stlf, s.serialising);
+        if (meta && meta->speculate)
+            fprintf(f,
+                    ",\"speculation\":{\"windows\":%" PRIu64 ",\"transient_insns\":%" PRIu64
+                    ",\"fills\":%" PRIu64 "}",
+                    s.spec_windows, s.spec_insns, s.spec_fills);
+        fputc('}', f);
     } else {
         fputs("null", f);
     }

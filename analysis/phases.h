@@ -53,6 +53,7 @@ typedef struct es_run_meta {
     const char *mitigations; /* es_mitigations_name() */
     const char *cpu;         /* "amd" / "intel" */
     int exit_status;         /* what entrysim exits with */
+    bool speculate;          /* --speculate: the wrong-path figures are reported */
 } es_run_meta;
 
 /* Creates a tracker for m (kernel loaded and booted or not: without a guest

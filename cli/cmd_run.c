@@ -45,7 +45,7 @@ typedef struct options {
     uint64_t mem_cap_mb;
     int max_tasks;
     const char *root;
-    bool timing;
+    bool timing, speculate;
     const char *timing_json;
     const char *gdb;
     es_run_traces tr; /* --pipetrace*, --trace-json */
@@ -223,7 +223,7 @@ static int finish(es_machine *m, const options *o)
 }
 
 enum {
-    O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
+    O_KERNEL, O_DIRECT, O_KSTATS, O_TIMING, O_SPEC, O_TJSON, O_GDB, O_STATS, O_NULLOBS, O_RW, O_DET,
     O_MAXINSNS, O_MAXTASKS, O_MEMCAP, O_TIMEOUT, O_ROOT, O_PTRACE, O_PTFROM, O_PTSYS, O_PTINSNS, O_TRJSON,
     O_PROGRESS, O_HELP,
 };
@@ -235,6 +235,10 @@ static const es_opt run_opts[] = {
      "run the cycle model (--uarch) and report cycles, IPC and each system call's cycles by "
      "phase on stderr at the end (docs/TIMING.md)"},
     {"--timing-json", "FILE", O_TJSON, "the same report as JSON in FILE (implies --timing)"},
+    {"--speculate", NULL, O_SPEC,
+     "after a conditional branch the cycle model mispredicts, run the predicted (wrong) path "
+     "until the branch resolves, then squash it: registers and memory come back, the caches "
+     "keep what it loaded; RDTSC reads the model's clock (implies --timing)"},
     {"--pipetrace", "FILE", O_PTRACE,
      "a Kanata log of the cycle model's pipeline stages per instruction (Konata: File > Open; "
      "implies --timing)"},
@@ -338,6 +342,9 @@ static int run_option(es_opts *p, int id, options *o)
         return 0;
     case O_TIMING:
         o->timing = true;
+        return 0;
+    case O_SPEC:
+        o->timing = o->speculate = true;
         return 0;
     case O_STATS:
         o->stats = true;
@@ -446,7 +453,7 @@ static int timing_report(es_machine *m, options *o, es_phases *ph, const char *p
     es_mitigations_name(o->direct ? 0 : o->k.mitigations, mname, sizeof mname);
     es_run_meta meta = {.program = prog, .uarch = o->k.uarch, .kernel = kname,
                         .mitigations = mname, .cpu = o->k.vendor ? "amd" : "intel",
-                        .exit_status = status};
+                        .exit_status = status, .speculate = o->speculate};
     if (es_run_traces_close(&o->tr, &meta) && status == 0)
         status = EX_ERROR;
     es_phases_print(ph, m, &meta, stderr);
@@ -508,6 +515,8 @@ int es_run_cmd(int argc, char **argv)
     if (o.timing) {
         char err[200];
         t = es_timing_new(o.k.uarch, err, sizeof err);
+        if (t)
+            es_timing_set_speculate(t, o.speculate);
         if (!t || es_timing_attach(t, m) || !(ph = es_phases_attach(m, t))) {
             fprintf(stderr, "entrysim: --timing: %s\n", t ? "cannot attach the cycle model" : err);
             es_timing_free(t);

@@ -286,6 +286,23 @@ int es_step(es_machine *m)
     return rc;
 }
 
+int es_step_raw(es_machine *m, bool (*pre)(void *ctx, es_machine *m, const es_insn *d),
+                void *ctx)
+{
+    es_dentry *e = fetch(m);
+    if (!e)
+        return ES_FAULT;
+    if (pre && !pre(ctx, m, &e->insn))
+        return ES_STOP;
+    m->nrip = (m->rip + e->insn.len) & m->ipmask;
+    int rc = e->fn(m, &e->insn);
+    if (rc == ES_YIELD)
+        rc = ES_OK;
+    if (rc == ES_OK)
+        m->rip = m->nrip;
+    return rc;
+}
+
 /* One instruction without observers: es_step's fetch, dispatch and
  * retire; the status as the handler returned it (ES_FAULT when the fetch
  * failed). */

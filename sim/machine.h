@@ -171,6 +171,7 @@ struct es_host; /* host services state (sim/host/host.h) */
 struct es_kernel; /* the loaded guest kernel image (sim/boot/kernel.h) */
 struct es_vmas; /* address-space bookkeeping (sim/vm.c) */
 struct es_vm_file; /* a file behind mappings (sim/vm.h) */
+struct es_transient; /* an open wrong-path window (sim/transient.h) */
 
 /* execve's point of no return was passed and the new image could not be
  * loaded: the process cannot continue (es_hooks.exec). */
@@ -316,6 +317,11 @@ struct es_machine {
      * 6 USER_CS 0x33, 12..14 TLS entries set by set_thread_area). */
     uint64_t gdt[16];
     uint64_t tsc;      /* deterministic time-stamp counter */
+    /* with a cycle model attached (timing/): RDTSC/RDTSCP read the model's
+     * clock, the retire cycle of the last instruction before them, so a
+     * guest's own timing (Flush+Reload) sees the model's cache */
+    bool tsc_model;
+    uint64_t model_cycles;
 
     /* --- pending fault (recorded by handlers / memory, delivered by run loop) --- */
     struct {
@@ -341,6 +347,8 @@ struct es_machine {
     size_t narenas;
     es_tlbe tlb[ES_TLB_SIZE];
     bool tlb_bypass;      /* memory observers attached: never fill the TLB */
+    struct es_transient *spec; /* a wrong-path window is open (sim/transient.h):
+                                  stores are logged, no demand paging */
     bool ac_check;        /* CPL 3 with CR0.AM and RFLAGS.AC: alignment checks on */
     /* fetch shortcut: the page RIP ran from last */
     uint64_t fetch_va;    /* linear page, 1 = none */
@@ -426,6 +434,12 @@ int es_step(es_machine *m);
 
 /* Attaches an observer; returns 0, or -1 when the table is full. */
 int es_observe(es_machine *m, const es_observer *o);
+/* One instruction with no observer told and no fault delivered: pre (when
+ * not NULL) sees the decode first and may refuse it (ES_STOP); else the
+ * handler's status (ES_FAULT with m->fault recorded).  For wrong-path
+ * windows (sim/transient.h). */
+int es_step_raw(es_machine *m, bool (*pre)(void *ctx, es_machine *m, const es_insn *d),
+                void *ctx);
 /* Tells the observers of a kcopy (es_observer.kcopy). */
 void es_observe_kcopy(es_machine *m, uint64_t dst, uint64_t src, size_t n);
 void es_unobserve_all(es_machine *m);

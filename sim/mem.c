@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "fault.h"
+#include "transient.h"
 
 #define PAGE 4096ull
 /* Frames come from 2 MiB host arenas reserved without backing: the host
@@ -283,7 +284,7 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
      * accesses to user addresses (get_user, the i386 arg6 load), which
      * Linux's page-fault handler serves the same way */
     int demand = -1;
-    if (pfec && (user || (m->has_kernel && va < (1ull << 47))) && m->hooks.demand_fault &&
+    if (pfec && !m->spec && (user || (m->has_kernel && va < (1ull << 47))) && m->hooks.demand_fault &&
         (demand = m->hooks.demand_fault(m, va, access)) == 0)
         pfec = walk(m, va, access, user, pa, perm);
     if (pfec) {
@@ -394,6 +395,8 @@ int es_write_slow(es_machine *m, uint64_t va, const void *src, unsigned n)
             f->has_code = 0;
             m->fetch_va = 1;
         }
+        if (__builtin_expect(m->spec != NULL, 0))
+            es_transient_log(m, pas[i], chunks[i]); /* the squash puts it back */
         memcpy(es_phys(m, pas[i]), s, chunks[i]);
         s += chunks[i];
     }

@@ -456,7 +456,7 @@ TEST(Phases, JsonReport)
 {
     Guest r;
     ASSERT_TRUE(run(r, K64, prog64(7, false), ES_CONV_V417, 1));
-    es_run_meta meta = {"prog \"q\"", "znver4", "v4.17", "nospec", "amd", 0};
+    es_run_meta meta = {"prog \"q\"", "znver4", "v4.17", "nospec", "amd", 0, false};
     std::string j = json_of(r, meta);
     es_phase_totals t;
     es_phases_totals(r.p, &t);
@@ -510,7 +510,7 @@ TEST(Phases, GoldenTextReport)
 {
     Guest r;
     ASSERT_TRUE(run(r, K64, prog64(3, true), ES_CONV_V417, 1));
-    es_run_meta meta = {"getpid3-lseek3", "znver4", "v4.17", "nospec", "amd", 0};
+    es_run_meta meta = {"getpid3-lseek3", "znver4", "v4.17", "nospec", "amd", 0, false};
     std::string out = capture([&](FILE *f) { es_phases_print(r.p, r.m, &meta, f); });
     std::string path = std::string(__FILE__).substr(0, std::string(__FILE__).rfind('/')) +
                        "/golden/phases_count_v417.txt";

@@ -48,7 +48,7 @@
 
 /* ---- observer hooks ---- */
 
-static uint64_t linear_of(es_machine *m, const es_insn *d, const es_operand *o, uint64_t rip)
+uint64_t tm_linear_of(es_machine *m, const es_insn *d, const es_operand *o)
 {
     uint64_t a = (uint64_t)o->disp;
     if (o->base < 16)
@@ -61,7 +61,6 @@ static uint64_t linear_of(es_machine *m, const es_insn *d, const es_operand *o, 
         a &= 0xffffu;
     if (o->seg < 6 && (o->seg >= ES_SEG_FS || d->mode != ES_MODE_64))
         a += m->seg[o->seg].base;
-    (void)rip;
     return a;
 }
 
@@ -84,7 +83,7 @@ static void on_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     uint64_t ea;
     if (s->memkind == TM_EXPLICIT) {
         const es_operand *o = &d->o[s->memop];
-        ea = linear_of(m, d, o, rip);
+        ea = tm_linear_of(m, d, o);
         t->pend_expr = (uint64_t)o->base | (uint64_t)o->index << 8 | (uint64_t)o->scale << 16 |
                        (uint64_t)(uint32_t)o->disp << 24 | (uint64_t)o->size << 56;
     } else {
@@ -333,6 +332,13 @@ const char *es_timing_port_name(const es_timing *t, unsigned p)
     return p < (unsigned)t->u.nports ? t->u.port_name[p] : "?";
 }
 
+static __attribute__((noinline)) void clflush(es_timing *t, es_machine *m, const es_insn *d)
+{
+    uint64_t pa;
+    if (d->nops && !es_translate(m, tm_linear_of(m, d, &d->o[0]), ES_ACC_R, m->cpl == 3, &pa))
+        tm_data_evict(t, pa);
+}
+
 /* Costs the instruction; the tracer is told when `tracing` (a constant in
  * each of the two callers below, so the untraced path has no trace code). */
 ALWAYS_INLINE void retire_insn(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
@@ -380,6 +386,11 @@ ALWAYS_INLINE void retire_insn(es_timing *t, es_machine *m, const es_insn *d, ui
     t->st.cycles = t->last_retire;
     if (tracing)
         trace_insn(t, m, d, rip, f0, fe, &f);
+    m->model_cycles = t->last_retire;
+    if (__builtin_expect(d->op == ES_OP_CLFLUSH || d->op == ES_OP_CLFLUSHOPT, 0))
+        clflush(t, m, d); /* the line leaves every level (SDM CLFLUSH) */
+    if (__builtin_expect(t->spec_on, 0) && s->branch == TB_COND && t->last_miss)
+        tm_speculate(t, m, t->pred_next, f.dsp, f.result);
 #ifdef TM_TRACE
     fprintf(stderr, "%-6s d=%llu src=%llu data=%llu res=%llu cpl=%llu R=%llu uops=%u ld=%d st=%d ea=%llx\n",
             es_op_name(d->op), (unsigned long long)f.dsp, (unsigned long long)f.src,
@@ -517,10 +528,14 @@ int es_timing_attach(es_timing *t, es_machine *m)
     if (es_observe(m, &o))
         return -1;
     t->m = m;
+    m->tsc_model = true;
+    m->model_cycles = t->last_retire;
     return 0;
 }
 
 uint64_t es_timing_cycles(const es_timing *t) { return t->last_retire; }
+
+void es_timing_set_speculate(es_timing *t, bool on) { t->spec_on = on; }
 
 uint64_t es_timing_last_cost(const es_timing *t) { return t->last_retire - t->prev_retire; }
 

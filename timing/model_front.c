@@ -431,6 +431,7 @@ static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next
         uint32_t i = (uint32_t)(((uint64_t)(uint32_t)((rip ^ (t->ghist << 4)) * 0x9e3779b1u) *
                                  u->bht_entries) >> 32);
         bool pred = t->bht[i] >= 2;
+        t->pred_next = !pred ? rip + s->len : t->btb[bi] != UINT64_MAX ? t->btb[bi] : UINT64_MAX;
         if (taken && t->bht[i] < 3)
             t->bht[i]++;
         if (!taken && t->bht[i] > 0)
@@ -464,7 +465,9 @@ void tm_branch(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next, uin
 {
     const tm_uarch *u = &t->u;
     t->st.branches++;
+    t->last_miss = false;
     if (predict(t, s, rip, next)) {
+        t->last_miss = true;
         t->st.mispredicts++;
         tm_redirect(t, resolved + u->mispredict_penalty);
     } else if (next != rip + s->len && u->taken_branch_bubble) {

@@ -33,6 +33,17 @@ void tm_cache_free(tm_cache *c)
     free(c->stamp);
 }
 
+/* The first way of line's set: index bits as the hardware takes them;
+ * non-power-of-two set counts (op cache) by a multiplicative range
+ * reduction, no division. */
+static inline size_t set_of(const tm_cache *c, uint64_t line)
+{
+    uint32_t si = c->setmask || c->sets == 1
+                      ? (uint32_t)(line & c->setmask)
+                      : (uint32_t)(((uint64_t)(uint32_t)(line * 0x9e3779b1u) * c->sets) >> 32);
+    return (size_t)si * c->ways;
+}
+
 /* Looks up (and on a miss fills) the line of addr; true on a hit. */
 bool tm_cache_access(tm_cache *c, uint64_t addr)
 {
@@ -40,12 +51,7 @@ bool tm_cache_access(tm_cache *c, uint64_t addr)
     if (line == c->last)
         return true;
     c->last = line;
-    /* index bits as the hardware takes them; non-power-of-two set counts
-     * (op cache) by a multiplicative range reduction, no division */
-    uint32_t si = c->setmask || c->sets == 1
-                      ? (uint32_t)(line & c->setmask)
-                      : (uint32_t)(((uint64_t)(uint32_t)(line * 0x9e3779b1u) * c->sets) >> 32);
-    size_t set = (size_t)si * c->ways;
+    size_t set = set_of(c, line);
     uint64_t *tag = c->tag + set, *st = c->stamp + set;
     uint16_t *h = &c->hint[(line ^ (line >> 8)) & (TM_HINTS - 1)];
     c->clock++;
@@ -67,6 +73,25 @@ bool tm_cache_access(tm_cache *c, uint64_t addr)
     st[victim] = c->clock;
     *h = (uint16_t)victim;
     return false;
+}
+
+/* Drops the line of addr if present (CLFLUSH). */
+void tm_cache_evict(tm_cache *c, uint64_t addr)
+{
+    uint64_t line = addr >> c->shift;
+    if (c->last == line)
+        c->last = UINT64_MAX;
+    size_t set = set_of(c, line);
+    for (uint32_t w = 0; w < c->ways; w++)
+        if (c->tag[set + w] == line)
+            c->tag[set + w] = UINT64_MAX;
+}
+
+void tm_data_evict(es_timing *t, uint64_t pa)
+{
+    tm_cache_evict(&t->l1d, pa);
+    tm_cache_evict(&t->l2, pa);
+    tm_cache_evict(&t->l3, pa);
 }
 
 void tm_cache_flush(tm_cache *c)

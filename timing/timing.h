@@ -54,9 +54,17 @@ typedef struct es_timing_stats {
                            * take data from (waited for its commit) */
     uint64_t memrename;   /* loads renamed to a store's data register */
     uint64_t serialising; /* serialising / privileged transitions costed from the table */
+    /* --speculate (es_timing_set_speculate): wrong-path windows run,
+     * instructions executed in them, data-cache lines they filled (L1D
+     * misses of wrong-path loads) */
+    uint64_t spec_windows, spec_insns, spec_fills;
 } es_timing_stats;
 
 void es_timing_get_stats(const es_timing *t, es_timing_stats *out);
+
+/* Wrong-path execution after mispredicted conditional branches (off by
+ * default; timing/speculate.c says what is modelled). */
+void es_timing_set_speculate(es_timing *t, bool on);
 
 /* Steady-state cycles per iteration of the basic block code[0..len) in
  * `mode` (ES_MODE_64 / ES_MODE_32), BHive's definition (registers pointing

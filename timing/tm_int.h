@@ -217,6 +217,10 @@ struct es_timing {
 
     uint8_t *bht;
     uint64_t ghist;
+    /* --speculate: on; the last branch's outcome for retire_insn (missed,
+     * and where the predictor sent the front end: UINT64_MAX = nowhere) */
+    bool spec_on, last_miss;
+    uint64_t pred_next;
     uint64_t *btb;
     uint64_t *ras;
     uint32_t ras_top;
@@ -296,6 +300,15 @@ static inline __attribute__((always_inline)) uint64_t tm_port_alloc(es_timing *t
     }
 }
 
+/* model.c: the linear address of memory operand o of d (as the before
+ * hook computes it). */
+uint64_t tm_linear_of(es_machine *m, const es_insn *d, const es_operand *o);
+
+/* speculate.c: the wrong path from `from` after a mispredicted
+ * conditional branch dispatched at dsp that resolves at `resolve`
+ * (UINT64_MAX from: the predictor had no target). */
+void tm_speculate(es_timing *t, es_machine *m, uint64_t from, uint64_t dsp, uint64_t resolve);
+
 /* model_front.c */
 /* Builds the static information of the instruction d at rip into s. */
 void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip, tm_sinfo *s);
@@ -332,6 +345,9 @@ void tm_cache_free(tm_cache *c);
 /* Looks up (and on a miss fills) the line of addr; true on a hit. */
 bool tm_cache_access(tm_cache *c, uint64_t addr);
 void tm_cache_flush(tm_cache *c);
+void tm_cache_evict(tm_cache *c, uint64_t addr);
+/* CLFLUSH: the line of physical address pa leaves L1D, L2 and L3. */
+void tm_data_evict(es_timing *t, uint64_t pa);
 /* Cycles a two-level TLB adds to an access at va (0 on a first-level hit). */
 uint32_t tm_tlb_cycles(es_timing *t, tm_cache *l1, tm_cache *l2, uint32_t l2_latency,
                        uint64_t va, uint64_t *misses);

@@ -75,6 +75,8 @@ int op_cpuid(es_machine *m, const es_insn *d)
 
 static uint64_t tsc_now(const es_machine *m)
 {
+    if (m->tsc_model)
+        return m->model_cycles;
     if (m->deterministic)
         return 3 * m->icount; /* a 3 GHz part retiring one insn per cycle */
     struct timespec ts;
