@@ -97,6 +97,9 @@ struct es_phases {
     /* context switches: es_switch_to's text, es_ret_from_fork, and the
      * records of tasks switched away from, keyed by the RSP they resume at */
     uint64_t sw_lo, sw_hi, rff_c;
+    /* es_phases_count_speculation: on, and the model's counts last seen */
+    bool spec;
+    uint64_t spec_last[3];
     struct es_ph_parked *parked;
     size_t nparked, capparked;
 
@@ -289,8 +292,29 @@ void es_phases_set_call_hook(es_phases *p, es_phase_call_fn fn, void *ctx)
 
 void es_phases_flush_call(es_phases *p) { call_close(p, false); }
 
+void es_phases_count_speculation(es_phases *p, bool on)
+{
+    p->spec = on && p->t;
+    if (p->spec)
+        es_timing_spec_counts(p->t, p->spec_last);
+}
+
+/* The model's wrong-path work since the last look goes to the open row's
+ * current phase. */
+static void spec_charge(es_phases *p)
+{
+    uint64_t now[3];
+    es_timing_spec_counts(p->t, now);
+    if (p->cur != (size_t)-1)
+        for (int k = 0; k < 3; k++)
+            p->rows[p->cur].spec[k][p->phase] += now[k] - p->spec_last[k];
+    memcpy(p->spec_last, now, sizeof now);
+}
+
 static void open_record(es_phases *p, int entry, uint32_t nr)
 {
+    if (p->spec) /* user-mode windows belong to no row */
+        es_timing_spec_counts(p->t, p->spec_last);
     p->cur = row_find(p, entry, nr);
     if (p->call_fn)
         call_open(p, entry, nr);
@@ -540,6 +564,8 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         return;
     }
     charge(p, p->phase, c);
+    if (p->spec)
+        spec_charge(p);
 
     uint64_t rsp = m->gpr[ES_RSP];
     if (rip >= p->sw_lo && rip < p->sw_hi && other_stack(p->pre_rsp, rsp)) {
@@ -761,7 +787,17 @@ void es_phases_fprint_json(const es_phases *p, es_machine *m, const es_run_meta 
         for (int k = 0; k < ES_PH_COUNT; k++)
             fprintf(f, "%s\"%s\":%.3f", k ? "," : "", es_phase_name(k),
                     ratio(r->phase[k], r->count));
-        fputs("}}", f);
+        fputc('}', f);
+        if (meta && meta->speculate) {
+            static const char *const sn[3] = {"windows", "transient_insns", "fills"};
+            fputs(",\"speculation\":{", f);
+            for (int k = 0; k < 3; k++) {
+                fprintf(f, "%s\"%s\":", k ? "," : "", sn[k]);
+                json_phases(f, r->spec[k]);
+            }
+            fputc('}', f);
+        }
+        fputc('}', f);
     }
     fputs("],\"stats\":", f);
     if (p && p->t) {

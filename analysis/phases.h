@@ -85,7 +85,15 @@ typedef struct es_phase_row {
     uint64_t count;     /* entries into the kernel */
     uint64_t cycles;    /* sum of phase[] */
     uint64_t phase[ES_PH_COUNT];
+    /* es_phases_count_speculation: wrong-path windows, transient
+     * instructions and cache lines they filled, by the phase of the
+     * mispredicted branch */
+    uint64_t spec[3][ES_PH_COUNT];
 } es_phase_row;
+
+/* Also count the cycle model's wrong-path work (--speculate) per row and
+ * phase. */
+void es_phases_count_speculation(es_phases *p, bool on);
 
 /* Rows sorted by (entry, nr); valid until the next instruction runs. */
 size_t es_phases_nrows(const es_phases *p);

@@ -522,7 +522,8 @@ int es_run_cmd(int argc, char **argv)
             es_timing_free(t);
             es_launch_free(m);
             return EX_ERROR;
-        }        int trc = es_run_traces_open(&o.tr, m, t, ph, err, sizeof err);
+        }
+        es_phases_count_speculation(ph, o.speculate);        int trc = es_run_traces_open(&o.tr, m, t, ph, err, sizeof err);
         if (trc) {
             fprintf(stderr, "entrysim: %s\n", err);
             es_phases_free(ph);

@@ -537,6 +537,13 @@ uint64_t es_timing_cycles(const es_timing *t) { return t->last_retire; }
 
 void es_timing_set_speculate(es_timing *t, bool on) { t->spec_on = on; }
 
+void es_timing_spec_counts(const es_timing *t, uint64_t out[3])
+{
+    out[0] = t->st.spec_windows;
+    out[1] = t->st.spec_insns;
+    out[2] = t->st.spec_fills;
+}
+
 uint64_t es_timing_last_cost(const es_timing *t) { return t->last_retire - t->prev_retire; }
 
 void es_timing_get_stats(const es_timing *t, es_timing_stats *out)

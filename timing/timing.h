@@ -65,6 +65,8 @@ void es_timing_get_stats(const es_timing *t, es_timing_stats *out);
 /* Wrong-path execution after mispredicted conditional branches (off by
  * default; timing/speculate.c says what is modelled). */
 void es_timing_set_speculate(es_timing *t, bool on);
+/* Its counts so far: windows, transient instructions, lines filled. */
+void es_timing_spec_counts(const es_timing *t, uint64_t out[3]);
 
 /* Steady-state cycles per iteration of the basic block code[0..len) in
  * `mode` (ES_MODE_64 / ES_MODE_32), BHive's definition (registers pointing
