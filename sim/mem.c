@@ -202,6 +202,8 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
             e |= ES_PTE_A;
             if (access == ES_ACC_W)
                 e |= ES_PTE_D;
+            if (__builtin_expect(m->spec != NULL, 0) && *ep != e)
+                es_transient_log(m, table + ((va >> (12 + 9 * level)) & 511) * 8, 8);
             *ep = e;
             *perm = p;
             return 0;
@@ -209,6 +211,14 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
         table = e & ES_PTE_ADDR;
     }
     return pfec | WALK_FAIL;
+}
+
+int es_walk_read(es_machine *m, uint64_t va, bool user, uint64_t *pa)
+{
+    uint32_t perm;
+    if (m->mode == ES_MODE_64 && !canonical(va))
+        return -1;
+    return walk(m, va, ES_ACC_R, user, pa, &perm) ? -1 : 0;
 }
 
 uint32_t es_translate(es_machine *m, uint64_t va, int access, int user, uint64_t *pa)
@@ -287,6 +297,11 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
     if (pfec && !m->spec && (user || (m->has_kernel && va < (1ull << 47))) && m->hooks.demand_fault &&
         (demand = m->hooks.demand_fault(m, va, access)) == 0)
         pfec = walk(m, va, access, user, pa, perm);
+    /* Meltdown (a wrong-path window of a CPU that has it): a user read of
+     * a present supervisor page gets its data before the check faults */
+    if (__builtin_expect(m->spec != NULL, 0) && pfec && user && access == ES_ACC_R &&
+        (pfec & ES_PFEC_P) && es_transient_meltdown(m))
+        pfec = walk(m, va, access, 0, pa, perm);
     if (pfec) {
         es_raise(m, ES_VEC_PF, pfec & ~WALK_FAIL);
         m->fault.addr = va;

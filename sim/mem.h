@@ -58,6 +58,10 @@ uint64_t es_new_pml4(es_machine *m);
  * the machine except A/D bits.  Returns 0 and sets *pa, or returns the #PF
  * error code (never 0: it always has at least one bit) on failure. */
 uint32_t es_translate(es_machine *m, uint64_t va, int access, int user, uint64_t *pa);
+/* The physical address a read of va (as user or supervisor) would reach
+ * through the current page tables: 0, or -1 when it would fault.  No
+ * fault is raised, nothing is demand-paged. */
+int es_walk_read(es_machine *m, uint64_t va, bool user, uint64_t *pa);
 
 /* Re-evaluates alignment checking (SDM Vol. 3A, 6.15 "#AC": CPL 3, CR0.AM
  * and RFLAGS.AC all set).  Call after anything that changes RFLAGS.AC or

@@ -31,7 +31,12 @@ struct es_transient {
     uint8_t *pool;
     size_t npool, cappool;
     bool oom; /* a store could not be logged: the window ends */
+    bool meltdown;
 };
+
+void es_transient_set_meltdown(es_transient *x, bool on) { x->meltdown = on; }
+
+bool es_transient_meltdown(const es_machine *m) { return m->spec && m->spec->meltdown; }
 
 es_transient *es_transient_begin(es_machine *m, uint64_t from)
 {

@@ -35,6 +35,12 @@ es_transient *es_transient_begin(es_machine *m, uint64_t from);
  * instruction stopped). */
 int es_step_transient(es_machine *m, es_transient_pre pre, void *ctx);
 
+/* Meltdown for this window: a user-mode read of a present supervisor
+ * page returns the data instead of faulting (a CPU vendor/generation
+ * property: timing/speculate.c turns it on for --cpu intel). */
+void es_transient_set_meltdown(es_transient *x, bool on);
+bool es_transient_meltdown(const es_machine *m);
+
 /* Squash: memory (newest store first), registers and the rest back. */
 void es_transient_end(es_machine *m, es_transient *x);
 

@@ -83,7 +83,8 @@ static bool spec_pre(void *ctx, es_machine *m, const es_insn *d)
                               ? tm_linear_of(m, d, &d->o[s->memop])
                               : m->gpr[ES_RSP] - (s->memkind == TM_PUSH ? s->msize : 0);
             uint64_t pa;
-            if (es_translate(m, ea, ES_ACC_R, m->cpl == 3, &pa))
+            if (es_walk_read(m, ea, m->cpl == 3, &pa) &&
+                !(m->cpl == 3 && es_transient_meltdown(m) && !es_walk_read(m, ea, false, &pa)))
                 return false; /* it would fault: nothing past it runs */
             done = start + spec_load(t, pa) + s->oplat;
         }
@@ -100,6 +101,10 @@ void tm_speculate(es_timing *t, es_machine *m, uint64_t from, uint64_t dsp, uint
     es_transient *x = es_transient_begin(m, from);
     if (!x)
         return;
+    /* the Intel cores --cpu intel stands for (Skylake: tables/uarch) read
+     * supervisor data on the wrong path before the permission check
+     * (Meltdown, CVE-2017-5754); AMD's do not (AMD's 2018 statement) */
+    es_transient_set_meltdown(x, m->vendor == 0);
     spec_run r = {.t = t, .t0 = dsp, .resolve = resolve,
                   .width = t->u.dispatch_width ? t->u.dispatch_width : 1,
                   .max = t->u.rob_entries};

@@ -13,8 +13,9 @@
  * Linux closes its own: array_index_nospec() clamps idx to 0 on the wrong
  * path (fix = 1), or an LFENCE after the check stops it (fix = 2).
  *
- * spectre_offset() hands out lab_secret - lab_array: finding kernel
- * addresses is another lab. */
+ * spectre_offset() hands out lab_secret - lab_array, spectre_secret_addr()
+ * lab_secret's address (for meltdown.c): finding kernel addresses is
+ * another lab. */
 #include "syscalls.h"
 
 static unsigned long lab_size = 16;
@@ -39,4 +40,9 @@ SYSCALL_DEFINE3(spectre_gadget, unsigned long, idx, const unsigned char __user *
 SYSCALL_DEFINE0(spectre_offset)
 {
     return (long)(lab_secret - (const char *)lab_array);
+}
+
+SYSCALL_DEFINE0(spectre_secret_addr)
+{
+    return (long)lab_secret;
 }
