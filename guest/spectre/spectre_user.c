@@ -30,15 +30,7 @@ static __attribute__((noinline)) void gadget(size_t x)
     }
 }
 
-static void evict_bound(void)
-{
-    _mm_clflush(&array1_size);
-    for (volatile int z = 0; z < 20; z++)
-        ;
-    /* no wrong path from the delay loop's own branch may run into the
-     * gadget and load array1_size back into the cache */
-    _mm_lfence();
-}
+static void evict_bound(void) { evict_user_bound(&array1_size); }
 
 static int in_bounds(size_t x) { return array1[x]; }
 
