@@ -31,18 +31,21 @@ typedef struct dopts {
     es_kernel_opts k; /* --convention --patches --mitigations --cpu --uarch */
     const char *script, *screenshot, *transcript;
     int syntax, w, h, font_px;
-    bool timing;
+    bool timing, speculate;
     const char *breaks[MAX_BREAKS];
     int nbreaks;
 } dopts;
 
-enum { D_KERNEL, D_HELP, D_TIMING, D_BREAK, D_SYNTAX, D_SCRIPT, D_SHOT, D_SIZE, D_FONT, D_TRANS };
+enum { D_KERNEL, D_HELP, D_TIMING, D_SPEC, D_BREAK, D_SYNTAX, D_SCRIPT, D_SHOT, D_SIZE, D_FONT, D_TRANS };
 
 static const es_opt debug_opts[] = {
     ES_KERNEL_OPT_ROWS(D_KERNEL),
     ES_KOPT_KERNEL(D_KERNEL),
     {"--timing", NULL, D_TIMING,
      "attach the cycle model: cycles per instruction (--uarch implies it)"},
+    {"--speculate", NULL, D_SPEC,
+     "the cycle model runs each mispredicted branch's wrong path and squashes it ('print "
+     "wrongpath' shows the last one; implies --timing)"},
     {"--break", "SYM|ADDR", D_BREAK, "a breakpoint before starting (repeatable)"},
     {"--syntax", "{syntax}", D_SYNTAX, "the disassembly's syntax (default intel)"},
     {"--script", "FILE", D_SCRIPT, "run FILE's commands without a window ('help' lists them)"},
@@ -80,6 +83,9 @@ static int debug_option(es_opts *p, int id, dopts *o)
         return 0;
     case D_TIMING:
         o->timing = true;
+        return 0;
+    case D_SPEC:
+        o->timing = o->speculate = true;
         return 0;
     case D_BREAK:
         if (o->nbreaks == MAX_BREAKS)
@@ -228,6 +234,7 @@ int es_debug_cmd(int argc, char **argv)
         .mitigations = o.k.mitigations, .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2,
     };
     cfg.uarch = o.timing ? o.k.uarch : NULL;
+    cfg.speculate = o.speculate;
     char err[400];
     es_dbg *d = es_dbg_new(&cfg, err, sizeof err);
     if (!d) {

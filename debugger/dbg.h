@@ -37,6 +37,7 @@ typedef struct es_dbg_cfg {
      * the session captures the guest's fds 1 and 2 (es_dbg_output). */
     es_launch_cfg launch;
     const char *uarch;    /* timing model to attach ("znver4"), NULL = none */
+    bool speculate;       /* with uarch: the model runs wrong paths (--speculate) */
     bool no_taint;        /* do not track which values come from user space */
     uint64_t undo_insns;  /* instructions kept for reverse (0 = 1M) */
     size_t undo_bytes;    /* memory the undo log may use (0 = 256 MiB) */
@@ -155,12 +156,21 @@ typedef struct es_dbg_line {
     bool current;           /* RIP */
     bool breakpoint;
     int64_t cycles;         /* cycles of its last execution (timing on), else -1 */
+    /* es_dbg_wrongpath: ran on the wrong path and was squashed; started
+     * before the branch resolved; the cache line its load filled (else
+     * UINT64_MAX) */
+    bool transient, executed;
+    uint64_t filled;
 } es_dbg_line;
 /* Disassembly around RIP: up to `before` instructions before it (found by
  * decoding forward from the symbol start or from recently executed
  * addresses) and `after` after it.  Returns the number of lines written;
  * the current line is the one with `current`. */
 size_t es_dbg_disasm(es_dbg *d, int before, int after, es_dbg_line *out, size_t max);
+/* --speculate: the last wrong-path window the cycle model ran and
+ * squashed, one line per instruction (transient set); *windows: how many
+ * windows so far.  0 lines when none ran yet. */
+size_t es_dbg_wrongpath(es_dbg *d, es_dbg_line *out, size_t max, uint64_t *windows);
 int es_dbg_syntax(const es_dbg *d);  /* enum es_syntax */
 void es_dbg_set_syntax(es_dbg *d, int syntax);
 

@@ -226,6 +226,29 @@ static int print_output(es_dbg *d, char **t, int n, FILE *out)
     return ES_DBG_CMD_OK;
 }
 
+static int print_wrongpath(es_dbg *d, char **t, int n, FILE *out)
+{
+    (void)t, (void)n;
+    es_dbg_line l[64];
+    uint64_t windows;
+    size_t k = es_dbg_wrongpath(d, l, 64, &windows);
+    if (!d->cfg.speculate)
+        return err(out, "print wrongpath: start the session with --speculate");
+    if (!k) {
+        say(out, "no wrong path run yet\n");
+        return ES_DBG_CMD_OK;
+    }
+    say(out, "wrong-path window %llu, squashed: %zu instructions\n", (unsigned long long)windows, k);
+    for (size_t i = 0; i < k; i++) {
+        say(out, "  ~ 0x%016llx <%s>  %s  (%s", (unsigned long long)l[i].addr, l[i].sym, l[i].text,
+            l[i].executed ? "executed" : "not started");
+        if (l[i].filled != UINT64_MAX)
+            say(out, ", filled line 0x%llx", (unsigned long long)l[i].filled);
+        say(out, ")\n");
+    }
+    return ES_DBG_CMD_OK;
+}
+
 static int print_mem(es_dbg *d, char **t, int n, FILE *out)
 {
     uint64_t a, len = 64;
@@ -247,7 +270,7 @@ static const struct print_item {
     {"regs", "", print_all_regs},   {"ptregs", "", print_ptregs},
     {"taint", "", print_taint},     {"exposure", "", print_exposure},
     {"status", "", print_status},   {"output", "", print_output},
-    {"mem", " ADDR [N]", print_mem},
+    {"mem", " ADDR [N]", print_mem},      {"wrongpath", "", print_wrongpath},
 };
 #define N_PRINT_ITEMS (sizeof print_items / sizeof *print_items)
 

@@ -84,6 +84,10 @@ struct es_dbg {
     es_machine *m;
     es_taint *taint;
     es_timing *timing;
+    /* --speculate: the window being collected and the last squashed one */
+    es_spec_insn wp_cur[64], wp_last[64];
+    size_t wp_ncur, wp_nlast;
+    uint64_t wp_windows;
     int abi;                 /* of the user program (enum es_abi) */
     int out_fd;              /* memfd behind guest fds 1 and 2 */
     uint64_t out_read;       /* bytes of the memfd consumed */

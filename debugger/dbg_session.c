@@ -21,6 +21,21 @@
 
 /* ---- the observer ---- */
 
+/* es_spec_fn: the model's wrong-path instructions, kept per window */
+static void on_wrong_path(void *ctx, const es_spec_insn *i)
+{
+    es_dbg *d = ctx;
+    if (i) {
+        if (d->wp_ncur < sizeof d->wp_cur / sizeof *d->wp_cur)
+            d->wp_cur[d->wp_ncur++] = *i;
+        return;
+    }
+    memcpy(d->wp_last, d->wp_cur, d->wp_ncur * sizeof *d->wp_cur);
+    d->wp_nlast = d->wp_ncur;
+    d->wp_ncur = 0;
+    d->wp_windows++;
+}
+
 static void track_open(es_dbg *d)
 {
     dbg_track *t = &d->track;
@@ -321,6 +336,10 @@ static int start_run(es_dbg *d, char *err, size_t errlen)
             es_timing_free(d->timing);
             d->timing = NULL;
             snprintf(d->timing_err, sizeof d->timing_err, "no free observer slot");
+        }
+        if (d->timing && d->cfg.speculate) {
+            es_timing_set_speculate(d->timing, true);
+            es_timing_set_spec_hook(d->timing, on_wrong_path, d);
         }
     }
     if (dbg_undo_init(d)) {

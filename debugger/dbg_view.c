@@ -179,6 +179,21 @@ void es_dbg_set_syntax(es_dbg *d, int syntax)
     d->syntax = syntax == ES_SYNTAX_ATT ? ES_SYNTAX_ATT : ES_SYNTAX_INTEL;
 }
 
+static void line_at(es_dbg *d, uint64_t a, es_dbg_line *l);
+
+size_t es_dbg_wrongpath(es_dbg *d, es_dbg_line *out, size_t max, uint64_t *windows)
+{
+    *windows = d->wp_windows;
+    size_t n = d->wp_nlast < max ? d->wp_nlast : max;
+    for (size_t i = 0; i < n; i++) {
+        line_at(d, d->wp_last[i].rip, &out[i]);
+        out[i].transient = true;
+        out[i].executed = d->wp_last[i].executed;
+        out[i].filled = d->wp_last[i].filled;
+    }
+    return n;
+}
+
 static int mode_at(const es_machine *m, uint64_t addr)
 {
     return addr >= 0xffff800000000000ull ? ES_MODE_64 : m->mode;

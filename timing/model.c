@@ -537,6 +537,12 @@ uint64_t es_timing_cycles(const es_timing *t) { return t->last_retire; }
 
 void es_timing_set_speculate(es_timing *t, bool on) { t->spec_on = on; }
 
+void es_timing_set_spec_hook(es_timing *t, es_spec_fn fn, void *ctx)
+{
+    t->spec_fn = fn;
+    t->spec_ctx = ctx;
+}
+
 void es_timing_spec_counts(const es_timing *t, uint64_t out[3])
 {
     out[0] = t->st.spec_windows;

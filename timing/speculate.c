@@ -76,6 +76,7 @@ static bool spec_pre(void *ctx, es_machine *m, const es_insn *d)
     t->st.spec_insns++;
     uint64_t start = max64(dsp, spec_ready(r, s->src | s->addr));
     uint64_t done = UINT64_MAX; /* never: squashed before it could start */
+    es_spec_insn shown = {m->rip, start < r->resolve, UINT64_MAX};
     if (start < r->resolve) {
         done = start + (s->cost.lat ? s->cost.lat : 1);
         if (s->load && s->memkind != TM_NOADDR) {
@@ -86,9 +87,14 @@ static bool spec_pre(void *ctx, es_machine *m, const es_insn *d)
             if (es_walk_read(m, ea, m->cpl == 3, &pa) &&
                 !(m->cpl == 3 && es_transient_meltdown(m) && !es_walk_read(m, ea, false, &pa)))
                 return false; /* it would fault: nothing past it runs */
+            uint64_t fills = t->st.spec_fills;
             done = start + spec_load(t, pa) + s->oplat;
+            if (t->st.spec_fills != fills)
+                shown.filled = ea & ~63ull;
         }
     }
+    if (t->spec_fn)
+        t->spec_fn(t->spec_ctx, &shown);
     for (uint64_t w = s->dst; w; w &= w - 1)
         r->ready[__builtin_ctzll(w)] = done;
     return true;
@@ -113,4 +119,6 @@ void tm_speculate(es_timing *t, es_machine *m, uint64_t from, uint64_t dsp, uint
     while (es_step_transient(m, spec_pre, &r) == ES_OK)
         ;
     es_transient_end(m, x);
+    if (t->spec_fn)
+        t->spec_fn(t->spec_ctx, NULL);
 }

@@ -65,6 +65,19 @@ void es_timing_get_stats(const es_timing *t, es_timing_stats *out);
 /* Wrong-path execution after mispredicted conditional branches (off by
  * default; timing/speculate.c says what is modelled). */
 void es_timing_set_speculate(es_timing *t, bool on);
+/* One wrong-path instruction, as a front end shows it: where it was,
+ * whether it started before the branch resolved, and the linear address
+ * of the cache line its load filled (UINT64_MAX: none). */
+typedef struct es_spec_insn {
+    uint64_t rip;
+    bool executed;
+    uint64_t filled;
+} es_spec_insn;
+/* Called for each wrong-path instruction of a window, then with NULL
+ * when the window is squashed (the debugger shows the last one). */
+typedef void (*es_spec_fn)(void *ctx, const es_spec_insn *i);
+void es_timing_set_spec_hook(es_timing *t, es_spec_fn fn, void *ctx);
+
 /* Its counts so far: windows, transient instructions, lines filled. */
 void es_timing_spec_counts(const es_timing *t, uint64_t out[3]);
 

@@ -221,6 +221,8 @@ struct es_timing {
      * and where the predictor sent the front end: UINT64_MAX = nowhere) */
     bool spec_on, last_miss;
     uint64_t pred_next;
+    es_spec_fn spec_fn; /* es_timing_set_spec_hook */
+    void *spec_ctx;
     uint64_t *btb;
     uint64_t *ras;
     uint32_t ras_top;

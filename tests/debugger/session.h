@@ -29,12 +29,19 @@ std::string guest_path(const char *name)
 
 struct Session {
     es_dbg *d = nullptr;
-    std::string path;
+    std::string path, kdir;
     std::string error;
-    Session(const char *guest, unsigned patches, bool taint = true)
+    // kernel_dir: a built kernel tree (guest/spectre_kernel), speculate:
+    // the cycle model with wrong paths
+    Session(const char *guest, unsigned patches, bool taint = true, const char *kernel_dir = nullptr,
+            bool speculate = false)
     {
         path = guest_path(guest);
+        kdir = kernel_dir ? guest_path(kernel_dir) : "";
         es_dbg_cfg c{};
+        c.launch.kernel_dir = kernel_dir ? kdir.c_str() : nullptr;
+        c.uarch = speculate ? "znver4" : nullptr;
+        c.speculate = speculate;
         c.launch.program = path.c_str();
         c.launch.root = "/";
         c.launch.deterministic = true;

@@ -73,6 +73,32 @@ TEST(DebuggerScript, ForkChildFromRetFromFork)
     EXPECT_EQ(s.m()->cpl, 3);
 }
 
+// Issue 15: the wrong path of the lab kernel's gadget, shown after it was
+// squashed: the out-of-bounds read filled the secret's line, and the
+// dependent probe load did not start before the bound check resolved (the
+// secret itself came from memory the first time).
+TEST(DebuggerScript, WrongPathOfTheSpectreGadget)
+{
+    Session s("spectre_v1", ES_CONV_V417, false, "spectre_kernel", true);
+    NEED(s);
+    int rc = 0;
+    s.ok("break __x64_sys_spectre_gadget");
+    for (int i = 0; i < 6; i++) // the 6th call is the out-of-bounds one
+        s.ok("continue");
+    s.ok("kexit");
+    std::string wp = s.ok("print wrongpath");
+    EXPECT_EQ(wp.rfind("wrong-path window ", 0), 0u) << wp;
+    EXPECT_NE(wp.find("<__do_sys_spectre_gadget+"), std::string::npos) << wp;
+    EXPECT_NE(wp.find("filled line 0xffffffff8"), std::string::npos) << wp; // the kernel's secret
+    EXPECT_NE(wp.find("(not started)"), std::string::npos) << wp;
+    // architecturally nothing happened: the call returned 0
+    EXPECT_EQ(s.m()->gpr[ES_RAX], 0u);
+    Session plain("spectre_v1", ES_CONV_V417);
+    NEED(plain);
+    plain.exec("print wrongpath", &rc);
+    EXPECT_EQ(rc, ES_DBG_CMD_ERROR);
+}
+
 TEST(DebuggerScript, TranscriptHasTheStateAfterEachCommand)
 {
     Session s("asm_hello", ES_CONV_V416);
