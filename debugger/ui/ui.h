@@ -78,6 +78,7 @@ uint32_t es_ui_taint_colour(es_label t);
 
 /* ---- the snapshot the renderer draws ---- */
 #define ES_UI_MAX_LINES 64
+#define ES_UI_MAX_WP 24
 #define ES_UI_MAX_LIVE 48
 #define ES_UI_MEM_BYTES 256
 typedef struct es_ui_view {
@@ -87,6 +88,12 @@ typedef struct es_ui_view {
     char flags[96];                 /* es_dbg_flags_str of rflags */
     es_dbg_line lines[ES_UI_MAX_LINES];
     size_t nlines;
+    /* --speculate: the wrong path the last command's run squashed (drawn
+     * greyed under the disassembly while fresh) */
+    es_dbg_line wp[ES_UI_MAX_WP];
+    size_t nwp;
+    uint64_t wp_windows;
+    bool wp_fresh;
     bool has_ptregs;
     uint64_t ptregs_base;
     es_dbg_slot slots[ES_DBG_PTREGS_SLOTS];

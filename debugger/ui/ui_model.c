@@ -20,6 +20,10 @@ void es_ui_view_fill(es_ui_view *v, es_dbg *d)
         if (!strcmp(v->regs[i].name, "rflags"))
             es_dbg_flags_str(v->regs[i].value, v->flags, sizeof v->flags);
     v->nlines = es_dbg_disasm(d, DISASM_BEFORE, DISASM_AFTER, v->lines, ES_UI_MAX_LINES);
+    uint64_t windows;
+    v->nwp = es_dbg_wrongpath(d, v->wp, ES_UI_MAX_WP, &windows);
+    v->wp_fresh = v->nwp && windows != v->wp_windows; /* one ran since the last look */
+    v->wp_windows = windows;
     v->has_ptregs = es_dbg_ptregs(d, &v->ptregs_base, v->slots) == 0;
     v->nlive = es_dbg_exposure(d, v->live, ES_UI_MAX_LIVE);
     v->probe = es_dbg_probe_table(d);

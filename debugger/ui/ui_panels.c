@@ -229,9 +229,20 @@ static int head_rows(const es_dbg_line *l)
     return (l->label && l->sym[0]) + (l->src_start && l->src[0]);
 }
 
+/* Rows under the disassembly for a fresh wrong path: a header and its
+ * instructions, at most a third of the panel. */
+static int wrongpath_rows(const es_ui_layout *lo, const es_ui_view *v)
+{
+    int rows = panel_rows(lo, ES_UI_P_DISASM);
+    if (!v->wp_fresh || !v->nwp)
+        return 0;
+    int want = (int)v->nwp + 1;
+    return want < rows / 3 ? want : rows / 3;
+}
+
 static int disasm_first_row(const es_ui_layout *lo, const es_ui_view *v)
 {
-    int rows = panel_rows(lo, ES_UI_P_DISASM), cur_row = 0, total = 0;
+    int rows = panel_rows(lo, ES_UI_P_DISASM) - wrongpath_rows(lo, v), cur_row = 0, total = 0;
     for (size_t i = 0; i < v->nlines; i++) {
         total += head_rows(&v->lines[i]);
         if (v->lines[i].current)
@@ -260,10 +271,42 @@ int es_ui_disasm_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y)
     return -1;
 }
 
+/* The squashed wrong path, greyed, in the panel's last rows. */
+static void draw_wrongpath(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                           const es_ui_view *v)
+{
+    int rows = panel_rows(lo, ES_UI_P_DISASM), n = wrongpath_rows(lo, v), cw = lo->cw;
+    if (!n)
+        return;
+    int row = rows - n;
+    es_ui_rect hr = es_ui_panel_row(lo, ES_UI_P_DISASM, row++);
+    char head[96];
+    snprintf(head, sizeof head, "~ wrong path %" PRIu64 ", squashed (print wrongpath: all)",
+             v->wp_windows);
+    es_ui_text(cv, f, hr, hr.x + cw, hr.y, ES_UI_CHANGED_FG, head);
+    for (size_t i = 0; i < v->nwp && row < rows; i++, row++) {
+        const es_dbg_line *l = &v->wp[i];
+        es_ui_rect rr = es_ui_panel_row(lo, ES_UI_P_DISASM, row);
+        char addr[24];
+        snprintf(addr, sizeof addr, "%016" PRIx64, l->addr);
+        int x = es_ui_text(cv, f, rr, rr.x + 2 * cw, rr.y, ES_UI_DIM, addr);
+        x = es_ui_text(cv, f, rr, x + 2 * cw, rr.y, ES_UI_DIM, l->len ? l->text : "(bad)");
+        char note[48] = "";
+        if (!l->executed)
+            snprintf(note, sizeof note, "not started");
+        else if (l->filled != UINT64_MAX)
+            snprintf(note, sizeof note, "filled %" PRIx64, l->filled);
+        int rx = rr.x + rr.w - (int)strlen(note) * cw;
+        if (note[0] && rx > x + cw)
+            es_ui_text(cv, f, rr, rx, rr.y, ES_UI_DIM, note);
+    }
+}
+
 static void draw_disasm(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
                         const es_ui_view *v)
 {
-    int rows = panel_rows(lo, ES_UI_P_DISASM);
+    draw_wrongpath(cv, f, lo, v);
+    int rows = panel_rows(lo, ES_UI_P_DISASM) - wrongpath_rows(lo, v);
     int cw = lo->cw, row = -disasm_first_row(lo, v);
     for (size_t i = 0; i < v->nlines && row < rows; i++) {
         const es_dbg_line *l = &v->lines[i];
