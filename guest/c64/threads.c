@@ -236,6 +236,38 @@ static void check_timedwait(void)
     printf("timedwait: %s\n", r == ETIMEDOUT ? "ETIMEDOUT" : strerror(r));
 }
 
+static pthread_mutex_t robust;
+
+static void *dies_holding(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&robust);
+    return NULL; /* ends with the lock held */
+}
+
+/* a robust mutex whose owner thread ended: the next lock says so
+ * (the kernel walks the dead thread's robust list) */
+static void check_robust(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&robust, &a);
+    pthread_t t;
+    pthread_create(&t, NULL, dies_holding, NULL);
+    pthread_join(t, NULL);
+    int r = pthread_mutex_lock(&robust);
+    printf("robust: the dead owner's mutex gives %s", r == EOWNERDEAD ? "EOWNERDEAD" : strerror(r));
+    if (r == EOWNERDEAD) {
+        pthread_mutex_consistent(&robust);
+        pthread_mutex_unlock(&robust);
+        r = pthread_mutex_lock(&robust);
+        printf(", then %s", r ? strerror(r) : "0");
+    }
+    printf("\n");
+    pthread_mutex_unlock(&robust);
+}
+
 static long futex(void *uaddr, int op, int val, const struct timespec *ts, void *u2, int v3)
 {
     long r = syscall(SYS_futex, uaddr, op, val, ts, u2, v3);
@@ -302,5 +334,6 @@ int main(int argc, char **argv)
     check_thread_signal();
     check_timedwait();
     check_futex_raw();
+    check_robust();
     return 0;
 }

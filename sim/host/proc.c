@@ -255,6 +255,34 @@ ES_SYS(set_robust_list)
     return 0;
 }
 
+/* get_robust_list(pid, &head, &len): this thread's (pid 0 or its own
+ * tid) or another thread's of the run; musl asks it once to learn that
+ * robust mutexes are supported */
+ES_SYS(get_robust_list)
+{
+    struct es_host *h = m->host;
+    uint64_t head = h->robust_head, len = h->robust_len;
+    int tid = (int)a[0];
+    es_task *me = es_task_cur(m);
+    if (tid && (!me || tid != me->tid)) {
+        es_task *t = me ? es_task_by_tid(h->world, tid) : NULL;
+        if (!t || t->state != ES_T_RUN)
+            return -ESRCH;
+        head = t->th.robust_head, len = t->th.robust_len;
+    }
+    if (!len)
+        len = c->compat ? 12 : 24; /* sizeof(struct robust_list_head) */
+    uint8_t b[8];
+    unsigned w = c->ptr32 ? 4 : 8;
+    es_st64(b, head);
+    int r = es_hs_put(m, c, a[1], b, w);
+    if (!r) {
+        es_st64(b, len);
+        r = es_hs_put(m, c, a[2], b, w);
+    }
+    return r;
+}
+
 /* i386's unsuffixed id calls are the 16-bit ones (high2lowuid) */
 static uint32_t id16(uint32_t id)
 {

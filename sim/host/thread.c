@@ -38,6 +38,10 @@
 #define CLONE_CHILD_CLEARTID 0x200000
 #define CLONE_CHILD_SETTID 0x1000000
 #define SS_DISABLE 2
+#define FUTEX_WAITERS 0x80000000u
+#define FUTEX_OWNER_DIED 0x40000000u
+#define FUTEX_TID_MASK 0x3fffffffu
+#define ROBUST_LIST_LIMIT 2048
 
 void es_thread_save(const struct es_host *h, es_tthread *th)
 {
@@ -167,11 +171,55 @@ static void clear_child_tid(es_machine *m, es_task *t)
     m->host->tid_address = 0;
 }
 
+/* A robust futex whose owner died (kernel/futex.c handle_futex_death):
+ * the owner's tid gives way to FUTEX_OWNER_DIED, and a waiter is woken to
+ * take it (pthread_mutex_lock then returns EOWNERDEAD). */
+static void futex_death(es_machine *m, es_task *t, uint64_t uaddr)
+{
+    uint32_t v;
+    if ((uaddr & 3) || es_copy_from_guest(m, &v, uaddr, 4) || (v & FUTEX_TID_MASK) != (uint32_t)t->tid)
+        return;
+    uint32_t nv = (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+    if (es_copy_to_guest(m, uaddr, &nv, 4))
+        return;
+    if (v & FUTEX_WAITERS)
+        es_futex_wake(m, uaddr, 1, ~0u);
+}
+
+/* exit_robust_list: the locks of the robust list the thread registered
+ * (set_robust_list; struct robust_list_head, or the compat one of 12
+ * bytes with 32-bit pointers): each held one dies with it.  At most
+ * ROBUST_LIST_LIMIT entries, as Linux walks, so a looped list ends. */
+static void exit_robust_list(es_machine *m, es_task *t)
+{
+    uint64_t head = m->host->robust_head;
+    unsigned w = m->host->robust_len == 12 ? 4 : 8;
+    uint64_t hv[3] = {0};
+    for (int i = 0; i < 3 && head; i++)
+        if (es_copy_from_guest(m, &hv[i], head + (uint64_t)i * w, w))
+            return;
+    if (!head)
+        return;
+    int64_t off = w == 4 ? (int64_t)(int32_t)hv[1] : (int64_t)hv[1];
+    uint64_t entry = hv[0] & ~1ull, pending = hv[2] & ~1ull; /* bit 0: PI */
+    for (int n = 0; entry != head && entry && n < ROBUST_LIST_LIMIT; n++) {
+        uint64_t next = 0;
+        if (es_copy_from_guest(m, &next, entry, w))
+            break;
+        if (entry != pending)
+            futex_death(m, t, entry + (uint64_t)off);
+        entry = next & ~1ull;
+    }
+    if (pending)
+        futex_death(m, t, pending + (uint64_t)off);
+}
+
 bool es_thread_exit(es_machine *m, int code)
 {
     es_task *t = es_task_cur(m);
     if (!t || t->state != ES_T_RUN || !es_thread_others(m->host->world, m->host, t))
         return false;
+    exit_robust_list(m, t);
     clear_child_tid(m, t);
     t->state = t->is_thread ? ES_T_GONE : ES_T_HELD;
     t->wstatus = (code & 0xff) << 8;
