@@ -72,6 +72,10 @@ static bool spec_pre(void *ctx, es_machine *m, const es_insn *d)
     if (r->n >= r->max || dsp >= r->resolve || s->priv != TP_NONE || d->op == ES_OP_CLFLUSH ||
         d->op == ES_OP_CLFLUSHOPT)
         return false;
+    /* a long REP string is far more uops than any window holds (and its
+     * stores would all be logged): the window ends before it */
+    if ((d->pfx & (ES_PFX_REP | ES_PFX_REPNE)) && m->gpr[ES_RCX] > 512)
+        return false;
     r->n++;
     t->st.spec_insns++;
     uint64_t start = max64(dsp, spec_ready(r, s->src | s->addr));
