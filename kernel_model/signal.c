@@ -187,6 +187,19 @@ static unsigned long frame_address(const struct es_ksignal *k, const struct pt_r
     return ((*fp - size) & ~15ul) - 8;
 }
 
+/* The frame's machine context (64-bit and x32 frames share the 64-bit
+ * sigcontext) and the FPU image at fp; 0 or -EFAULT. */
+static int save_context(struct sigcontext_64 *sc, const struct es_ksignal *k,
+                        const struct pt_regs *regs, unsigned long fp)
+{
+    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
+    __asm__ volatile("fxsave64 %0" : "=m"(fx));
+    save_sigcontext(sc, regs);
+    sc->fpstate = fp;
+    sc->oldmask = k->oldmask;
+    return copy_to_user((void __user *)fp, fx, sizeof fx) ? -EFAULT : 0;
+}
+
 /* The handler's registers (64-bit and x32): signal, &info, &uc as its
  * arguments, the frame as its stack, the FPU in its initial state. */
 static void to_handler(const struct es_ksignal *k, struct pt_regs *regs, unsigned long frame,
@@ -209,24 +222,19 @@ static void to_handler(const struct es_ksignal *k, struct pt_regs *regs, unsigne
 static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
 {
     static struct rt_sigframe f; /* one task: no reentrancy (it would be a stack copy) */
-    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
     unsigned long fp;
     u32 ss_flags;
     unsigned long frame = frame_address(k, regs, sizeof f, &fp, &ss_flags);
     if (!(k->flags & SA_RESTORER))
         return -EFAULT;
-    __asm__ volatile("fxsave64 %0" : "=m"(fx));
     memset(&f, 0, sizeof f);
     f.pretcode = k->restorer;
     f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
     f.uc.uc_stack = (struct kstack_t){.ss_sp = k->ss_sp, .ss_flags = (s32)ss_flags,
                                       .ss_size = k->ss_size};
-    save_sigcontext(&f.uc.uc_mcontext, regs);
-    f.uc.uc_mcontext.fpstate = fp;
-    f.uc.uc_mcontext.oldmask = k->oldmask;
     f.uc.uc_sigmask = k->oldmask;
     memcpy(f.info, k->info, sizeof f.info);
-    if (copy_to_user((void __user *)fp, fx, sizeof fx) ||
+    if (save_context(&f.uc.uc_mcontext, k, regs, fp) ||
         copy_to_user((void __user *)frame, &f, sizeof f))
         return -EFAULT;
     to_handler(k, regs, frame, __builtin_offsetof(struct rt_sigframe, info),
@@ -242,24 +250,19 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
 static int setup_rt_frame_x32(const struct es_ksignal *k, struct pt_regs *regs)
 {
     static struct rt_sigframe_x32 f;
-    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
     unsigned long fp;
     u32 ss_flags;
     unsigned long frame = frame_address(k, regs, sizeof f, &fp, &ss_flags);
     if (!(k->flags & SA_RESTORER))
         return -EFAULT;
-    __asm__ volatile("fxsave64 %0" : "=m"(fx));
     memset(&f, 0, sizeof f);
     f.pretcode = (u32)k->restorer;
     f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
     f.uc.uc_stack = (struct kstack_x32){.ss_sp = (u32)k->ss_sp, .ss_flags = (s32)ss_flags,
                                         .ss_size = (u32)k->ss_size};
-    save_sigcontext(&f.uc.uc_mcontext, regs);
-    f.uc.uc_mcontext.fpstate = fp;
-    f.uc.uc_mcontext.oldmask = k->oldmask;
     f.uc.uc_sigmask = k->oldmask;
     es_info32(f.info, k->info);
-    if (copy_to_user((void __user *)fp, fx, sizeof fx) ||
+    if (save_context(&f.uc.uc_mcontext, k, regs, fp) ||
         copy_to_user((void __user *)frame, &f, sizeof f))
         return -EFAULT;
     to_handler(k, regs, frame, __builtin_offsetof(struct rt_sigframe_x32, info),

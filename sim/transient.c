@@ -11,20 +11,19 @@ typedef struct es_srec {
     uint32_t n, off; /* old bytes at pool[off..off+n) */
 } es_srec;
 
+/* The machine's fields a wrong path may change (it never changes
+ * privilege, control registers or MSRs: es_step_transient's caller stops
+ * it before any instruction that would); saved and restored from this
+ * one list. */
+#define SPEC_FIELDS(X)                                                                             \
+    X(gpr) X(rip) X(nrip) X(rflags) X(lz_op) X(lz_a) X(lz_b) X(cr2) X(icount) X(tsc) X(mxcsr)   \
+    X(xmm) X(fpu) X(seg) X(fault) X(stop) X(exit_status) X(signal) X(unimpl_op) X(tlb_bypass)   \
+    X(message)
+
 struct es_transient {
-    /* the architectural state a wrong path may change (it never changes
-     * privilege, control registers or MSRs: es_step_transient's caller
-     * stops it before any instruction that would) */
-    uint64_t gpr[16], rip, nrip, rflags, lz_a, lz_b, cr2, icount, tsc;
-    uint32_t lz_op, mxcsr;
-    es_xmm xmm[16];
-    es_x87 fpu;
-    es_segreg seg[8];
-    __typeof__(((es_machine *)0)->fault) fault;
-    int stop, exit_status, signal;
-    uint16_t unimpl_op;
-    bool tlb_bypass;
-    char message[sizeof((es_machine *)0)->message];
+#define DECL(f) __typeof__(((es_machine *)0)->f) f;
+    SPEC_FIELDS(DECL)
+#undef DECL
     /* the store log */
     es_srec *rec;
     size_t nrec, caprec;
@@ -43,19 +42,9 @@ es_transient *es_transient_begin(es_machine *m, uint64_t from)
     es_transient *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
-    memcpy(x->gpr, m->gpr, sizeof x->gpr);
-    x->rip = m->rip, x->nrip = m->nrip, x->rflags = m->rflags;
-    x->lz_op = m->lz_op, x->lz_a = m->lz_a, x->lz_b = m->lz_b;
-    x->cr2 = m->cr2, x->icount = m->icount, x->tsc = m->tsc;
-    x->mxcsr = m->mxcsr;
-    memcpy(x->xmm, m->xmm, sizeof x->xmm);
-    x->fpu = m->fpu;
-    memcpy(x->seg, m->seg, sizeof x->seg);
-    x->fault = m->fault;
-    x->stop = m->stop, x->exit_status = m->exit_status, x->signal = m->signal;
-    x->unimpl_op = m->unimpl_op;
-    x->tlb_bypass = m->tlb_bypass;
-    memcpy(x->message, m->message, sizeof x->message);
+#define SAVE(f) memcpy(&x->f, &m->f, sizeof x->f);
+    SPEC_FIELDS(SAVE)
+#undef SAVE
     /* every store through the slow path, where it is logged */
     m->tlb_bypass = true;
     es_tlb_flush(m);
@@ -104,19 +93,9 @@ void es_transient_end(es_machine *m, es_transient *x)
 {
     for (size_t i = x->nrec; i-- > 0;)
         memcpy(es_phys(m, x->rec[i].pa), x->pool + x->rec[i].off, x->rec[i].n);
-    memcpy(m->gpr, x->gpr, sizeof x->gpr);
-    m->rip = x->rip, m->nrip = x->nrip, m->rflags = x->rflags;
-    m->lz_op = x->lz_op, m->lz_a = x->lz_a, m->lz_b = x->lz_b;
-    m->cr2 = x->cr2, m->icount = x->icount, m->tsc = x->tsc;
-    m->mxcsr = x->mxcsr;
-    memcpy(m->xmm, x->xmm, sizeof x->xmm);
-    m->fpu = x->fpu;
-    memcpy(m->seg, x->seg, sizeof x->seg);
-    m->fault = x->fault;
-    m->stop = x->stop, m->exit_status = x->exit_status, m->signal = x->signal;
-    m->unimpl_op = x->unimpl_op;
-    memcpy(m->message, x->message, sizeof m->message);
-    m->tlb_bypass = x->tlb_bypass;
+#define RESTORE(f) memcpy(&m->f, &x->f, sizeof m->f);
+    SPEC_FIELDS(RESTORE)
+#undef RESTORE
     m->spec = NULL;
     es_tlb_flush(m);  /* also drops the fetch shortcut the wrong path moved */
     m->fetch_va = 1;

@@ -290,13 +290,6 @@ int64_t es_host_call(es_machine *m, int abi, uint64_t nr, const uint64_t args[6]
      * moved, or Linux's restart codes (the kernel's signal delivery turns
      * them into a restart or -EINTR by SA_RESTART, kernel_model/signal.c);
      * pause and sigsuspend see to it themselves */
-    /* without the kernel's signal frames (x32) a caught signal is dropped
-     * here, before it could interrupt a wait that nobody would restart */
-    if (t && t->wait.active && !h->sig_frames) {
-        es_hs_signal_dispatch(m);
-        if (m->stop != ES_STOP_NONE)
-            return -EINTR; /* a default action ended it */
-    }
     if (t && t->wait.active && t->wait.kind != ES_W_SIGNAL &&
         !(t->wait.kind == ES_W_FUTEX && t->wait.woken) && (es_hs_pending(h) & ~h->sigmask)) {
         es_twait *w = &t->wait;
