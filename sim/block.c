@@ -85,6 +85,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         size_t avail = PAGE - off < 15 ? PAGE - off : 15;
         if (es_decode(page + off, avail, m->mode, rip, &e[n].insn) != ES_DECODE_OK)
             break;
+        e[n].rip = rip;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
         es_handler generic = m->handlers[e[n].insn.op];
@@ -116,7 +117,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
     es_block *b = &bc->blocks[bc->nblocks++];
     bc->nbents += n;
     *b = (es_block){.key = key, .rip = m->rip, .end = rip, .pfn = pa >> 12, .gen = f->code_gen,
-                    .n = n, .fused = fused != NULL, .ins = e};
+                    .stamp = m->code_stamp, .n = n, .fused = fused != NULL, .ins = e};
     bc->tab[slot_of(pa)] = b;
     return b;
 }
@@ -140,8 +141,12 @@ static int block_at(es_machine *m, struct es_bcache *bc, es_block *cand, es_bloc
         if (!b || b->key != key || b->rip != m->rip)
             b = NULL;
     }
-    if (b && b->gen != m->frames[b->pfn].code_gen)
-        b = NULL;
+    if (b && b->stamp != m->code_stamp) { /* some code was written since b was checked */
+        if (b->gen != m->frames[b->pfn].code_gen)
+            b = NULL;
+        else
+            b->stamp = m->code_stamp;
+    }
     *out = b ? b : build(m, bc, pa, key);
     return ES_OK;
 }
@@ -149,39 +154,57 @@ static int block_at(es_machine *m, struct es_bcache *bc, es_block *cand, es_bloc
 /* Runs b's instructions from the first, through to end (fused: the whole
  * block, the last entry run being the fused compare and Jcc; else entry by
  * entry, each alone).  Returns the status of the last one run, having
- * retired what retired (as es_step would) and taken them off *left. */
+ * retired what retired (as es_step would) and taken them off *left.
+ *
+ * RIP and the instruction count are written only where someone can look:
+ * before a generic handler (which may read them, or push RIP), on a fault
+ * (which records the faulting instruction's RIP) and on the way out.  A
+ * fast.c handler reads neither, and changes m->nrip only as the Jcc that
+ * ends its block, so between two of them there is nothing to keep. */
 static inline __attribute__((always_inline)) int
 run_entries(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left, bool fused)
 {
-    uint64_t fva = m->fetch_va;
+    uint64_t fva = m->fetch_va, ic0 = m->icount;
     const es_bent *e = b->ins;
     int rc;
     for (;;) {
         m->nrip = e->next;
-        if (m->lz_op != ES_LZ_NONE && !e->lazy) /* a handler reading RFLAGS eagerly */
+        if (__builtin_expect(e->lazy, 1)) {
+            rc = (fused ? e->fn : e->fn1)(m, &e->insn);
+            if (__builtin_expect(rc != ES_OK, 0)) { /* a fault: nothing retired */
+                m->rip = m->fault.rip = e->rip;
+                break;
+            }
+            /* a store may have reset the fetch page (code written) */
+            if (++e == end || m->fetch_va != fva)
+                break;
+            continue;
+        }
+        m->rip = e->rip;
+        m->icount = ic0 + (uint64_t)(e - b->ins);
+        if (m->lz_op != ES_LZ_NONE) /* a handler reading RFLAGS eagerly */
             es_lazy_flush(m);
-        rc = (fused ? e->fn : e->fn1)(m, &e->insn);
+        rc = e->fn1(m, &e->insn);
         if (__builtin_expect(rc != ES_OK, 0)) {
             /* only generic handlers yield or stop; a fused one faults in
              * its compare, before anything retired */
             if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
                 m->rip = m->nrip;
-                m->icount++;
                 e++;
             }
             break;
         }
-        m->rip = m->nrip;
-        m->icount++;
         /* RIP left the block (a branch) or the code's translation, mode or
          * bytes may have changed (the fetch page was reset) */
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
     }
-    if (fused && b->fused && e == end && rc == ES_OK) { /* the fused pair's Jcc retired too */
-        m->icount++;
-        e++;
+    if (rc == ES_OK) {
+        m->rip = m->nrip;
+        if (fused && b->fused && e == end) /* the fused pair's Jcc retired too */
+            e++;
     }
+    m->icount = ic0 + (uint64_t)(e - b->ins);
     *left -= (uint64_t)(e - b->ins);
     return rc;
 }

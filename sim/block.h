@@ -23,8 +23,11 @@
 typedef struct es_bent {
     es_handler fn;  /* in a fused block's second-to-last entry: this and the Jcc after it */
     es_handler fn1; /* this instruction alone */
+    uint64_t rip;   /* its own RIP */
     uint64_t next;  /* RIP of the instruction after it (rip + len) */
-    bool lazy;      /* fn1 is one of sim/isa/fast.c's: it keeps a lazy flag record */
+    bool lazy;      /* fn1 is one of sim/isa/fast.c's: it keeps a lazy flag record,
+                       reads neither RIP nor the instruction count, and only a
+                       Jcc (always last in its block) writes m->nrip */
     es_insn insn;
 } es_bent;
 
@@ -40,6 +43,7 @@ typedef struct es_block {
     uint64_t end;    /* RIP after the last one: the fall-through successor */
     uint64_t pfn;    /* the page's frame */
     uint32_t gen;    /* its code_gen when decoded */
+    uint64_t stamp;  /* m->code_stamp when gen was last found current */
     uint32_t n;      /* instructions, >= 1 */
     uint32_t fused;  /* 1: ins[n - 2].fn runs the last two (a compare and its Jcc) */
     es_bent *ins;

@@ -356,6 +356,8 @@ struct es_machine {
     es_frame *fetch_frame;
     uint64_t fetch_hash;  /* decode-cache index of the page's offset 0 */
     uint64_t fetch_key;   /* decode-cache key of the page's offset 0 */
+    uint64_t code_stamp;  /* bumped with any frame's code_gen: a block checked
+                             at the current stamp is valid (sim/block.c) */
 
     /* --- decode cache --- */
     es_dentry *dcache;    /* 1 << ES_DCACHE_BITS entries */

@@ -83,6 +83,7 @@ uint64_t es_frame_alloc(es_machine *m)
         return 0;
     memset(h, 0, PAGE);
     m->frames[pfn].code_gen++; /* stale decodes of a previous owner die */
+    m->code_stamp++;
     m->frames[pfn].has_code = 0;
     m->frames_used++;
     return pfn;
@@ -102,6 +103,7 @@ void es_frame_free(es_machine *m, uint64_t pfn)
     }
     m->free_pfns[m->nfree_pfns++] = pfn;
     m->frames[pfn].code_gen++;
+    m->code_stamp++;
     m->frames[pfn].has_code = 0;
     if (m->frames_used)
         m->frames_used--;
@@ -407,6 +409,7 @@ int es_write_slow(es_machine *m, uint64_t va, const void *src, unsigned n)
              * and a block running on it must stop after this instruction
              * (sim/block.c leaves a block when the fetch page is reset) */
             f->code_gen++;
+            m->code_stamp++;
             f->has_code = 0;
             m->fetch_va = 1;
         }
@@ -462,6 +465,7 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
             es_frame *f = &m->frames[pa >> 12];
             if (f->has_code) {
                 f->code_gen++;
+                m->code_stamp++;
                 f->has_code = 0;
                 m->fetch_va = 1;
             }
