@@ -68,12 +68,28 @@ static void drop_all(struct es_bcache *bc)
     bc->epoch++;
 }
 
+/* The tfn of an entry with a generic handler: a threaded chain stops in
+ * front of it (the loop runs it, sim/isa/fast.c). */
+static int thread_exit(es_machine *m, const es_insn *d)
+{
+    m->bpos = es_bent_of(d);
+    return ES_OK;
+}
+
+/* The tfn of the sentinel after a block's last entry: the chain ran it all. */
+static int thread_end(es_machine *m, const es_insn *d)
+{
+    (void)m;
+    (void)d;
+    return ES_OK;
+}
+
 /* Decodes the block at RIP (physical address pa, within the fetch page).
  * NULL when its first instruction does not fit the page or does not
  * decode: the one-instruction path fetches it (and raises what it must). */
 static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_t key)
 {
-    if (bc->nblocks == NBLOCKS || bc->nbents + BLOCK_MAX > NBENTS)
+    if (bc->nblocks == NBLOCKS || bc->nbents + BLOCK_MAX + 1 > NBENTS)
         drop_all(bc);
     es_bent *e = &bc->bents[bc->nbents];
     const uint8_t *page = es_phys(m, pa & ~(PAGE - 1));
@@ -89,7 +105,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
         es_handler generic = m->handlers[e[n].insn.op];
-        e[n].fn = e[n].fn1 = es_fast_handler(&e[n].insn, generic);
+        e[n].fn1 = es_fast_handler(&e[n].insn, generic);
         e[n].lazy = e[n].fn1 != generic;
         off += e[n].insn.len;
         n++;
@@ -104,8 +120,11 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
     es_handler fused = n >= 2 ? es_fast_fuse(&e[n - 2].insn, e[n - 2].fn1, &e[n - 1].insn,
                                              e[n - 1].fn1)
                               : NULL;
+    for (unsigned i = 0; i < n; i++)
+        e[i].tfn = e[i].lazy ? es_fast_threaded(e[i].fn1) : thread_exit;
     if (fused)
-        e[n - 2].fn = fused;
+        e[n - 2].tfn = fused;
+    e[n] = (es_bent){.tfn = thread_end, .rip = rip, .next = rip}; /* the sentinel */
     es_frame *f = &m->frames[pa >> 12];
     if (!f->has_code) {
         uint64_t va = m->fetch_va;
@@ -115,9 +134,9 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
     }
     m->decodes += n;
     es_block *b = &bc->blocks[bc->nblocks++];
-    bc->nbents += n;
+    bc->nbents += n + 1;
     *b = (es_block){.key = key, .rip = m->rip, .end = rip, .pfn = pa >> 12, .gen = f->code_gen,
-                    .stamp = m->code_stamp, .n = n, .fused = fused != NULL, .ins = e};
+                    .stamp = m->code_stamp, .n = n, .ins = e};
     bc->tab[slot_of(pa)] = b;
     return b;
 }
@@ -151,31 +170,30 @@ static int block_at(es_machine *m, struct es_bcache *bc, es_block *cand, es_bloc
     return ES_OK;
 }
 
-/* Runs b's instructions from the first, through to end (fused: the whole
- * block, the last entry run being the fused compare and Jcc; else entry by
- * entry, each alone).  Returns the status of the last one run, having
- * retired what retired (as es_step would) and taken them off *left.
+/* Runs b's instructions from the first up to end, each alone (no fused
+ * pair, no threading: for a budget ending inside the block).  Returns the
+ * status of the last one run, having retired what retired (as es_step
+ * would) and taken them off *left.
  *
  * RIP and the instruction count are written only where someone can look:
  * before a generic handler (which may read them, or push RIP), on a fault
  * (which records the faulting instruction's RIP) and on the way out.  A
  * fast.c handler reads neither, and changes m->nrip only as the Jcc that
  * ends its block, so between two of them there is nothing to keep. */
-static inline __attribute__((always_inline)) int
-run_entries(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left, bool fused)
+static int run_entries(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left)
 {
     uint64_t fva = m->fetch_va, ic0 = m->icount;
     const es_bent *e = b->ins;
     int rc;
     for (;;) {
         m->nrip = e->next;
-        if (__builtin_expect(e->lazy, 1)) {
-            rc = (fused ? e->fn : e->fn1)(m, &e->insn);
-            if (__builtin_expect(rc != ES_OK, 0)) { /* a fault: nothing retired */
+        if (e->lazy) {
+            rc = e->fn1(m, &e->insn);
+            if (rc != ES_OK) { /* a fault: nothing retired */
                 m->rip = m->fault.rip = e->rip;
                 break;
             }
-            /* a store may have reset the fetch page (code written) */
+            /* a memory access may have reset the fetch page */
             if (++e == end || m->fetch_va != fva)
                 break;
             continue;
@@ -185,9 +203,7 @@ run_entries(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left
         if (m->lz_op != ES_LZ_NONE) /* a handler reading RFLAGS eagerly */
             es_lazy_flush(m);
         rc = e->fn1(m, &e->insn);
-        if (__builtin_expect(rc != ES_OK, 0)) {
-            /* only generic handlers yield or stop; a fused one faults in
-             * its compare, before anything retired */
+        if (rc != ES_OK) {
             if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
                 m->rip = m->nrip;
                 e++;
@@ -199,24 +215,82 @@ run_entries(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
     }
-    if (rc == ES_OK) {
+    if (rc == ES_OK)
         m->rip = m->nrip;
-        if (fused && b->fused && e == end) /* the fused pair's Jcc retired too */
-            e++;
+    m->icount = ic0 + (uint64_t)(e - b->ins);
+    *left -= (uint64_t)(e - b->ins);
+    return rc;
+}
+
+/* Runs all of b (it fits the budget): runs of fast entries through their
+ * threaded chain, generic entries one by one in between.  Returns as
+ * run_entries does. */
+static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
+{
+    uint64_t fva = m->fetch_va, ic0 = m->icount;
+    const es_bent *e = b->ins, *end = b->ins + b->n;
+    int rc;
+    for (;;) {
+        if (__builtin_expect(e->lazy, 1)) {
+            m->nrip = b->end; /* the fall-through, unless a Jcc says otherwise */
+            m->bpos = NULL;
+            rc = e->tfn(m, &e->insn);
+            if (!m->bpos) { /* to the end (or the branch ending it) */
+                e = end;
+                m->rip = m->nrip;
+                break;
+            }
+            e = m->bpos;
+            if (rc != ES_OK) /* a fault: RIP is the faulting instruction */
+                break;
+            if (m->fetch_va != fva) { /* a memory access reset the fetch page */
+                m->rip = e->rip;
+                break;
+            }
+        }
+        m->rip = e->rip;
+        m->nrip = e->next;
+        m->icount = ic0 + (uint64_t)(e - b->ins);
+        if (m->lz_op != ES_LZ_NONE) /* a handler reading RFLAGS eagerly */
+            es_lazy_flush(m);
+        rc = e->fn1(m, &e->insn);
+        if (__builtin_expect(rc != ES_OK, 0)) {
+            if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
+                m->rip = m->nrip;
+                e++;
+            }
+            break;
+        }
+        m->rip = m->nrip;
+        if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
+            break;
     }
     m->icount = ic0 + (uint64_t)(e - b->ins);
     *left -= (uint64_t)(e - b->ins);
     return rc;
 }
 
-/* Runs b's instructions, at most *left of them: the fused compare and Jcc
- * only when the whole block fits (a budget ending between them runs them
- * one by one, so --max-insns stays exact). */
+/* Runs b's instructions, at most *left of them: the whole block threaded
+ * only when it fits (a budget ending inside runs them one by one, the
+ * fused compare and Jcc apart, so --max-insns stays exact). */
 static int run_block(es_machine *m, const es_block *b, uint64_t *left)
 {
     if (b->n <= *left)
-        return run_entries(m, b, b->ins + b->n - b->fused, left, true);
-    return run_entries(m, b, b->ins + *left, left, false);
+        return run_whole(m, b, left);
+    return run_entries(m, b, b->ins + *left, left);
+}
+
+/* The successor of b, which just ran whole with the fetch page untouched,
+ * when it can be taken without block_at: a same-page link (b->near, set
+ * only between blocks of one linear page with a zero CS base, so the
+ * translation b was checked under covers it and RIP is its linear offset),
+ * at the RIP it starts at, with no code written since it was checked. */
+static inline es_block *near_successor(const es_machine *m, const es_block *b, int way)
+{
+    es_block *nb = b->near[way];
+    if (nb && nb->rip == m->rip && nb->stamp == m->code_stamp && m->seg[ES_SEG_CS].base == 0)
+        return nb;
+    return NULL;
 }
 
 static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
@@ -230,29 +304,43 @@ static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
         }
         return ES_OK;
     }
-    es_block *prev = NULL, *b;
+    es_block *prev = NULL, *b = NULL;
+    uint64_t pfva = 1; /* the fetch page prev ran on */
     int way = 0;
     for (uint64_t left = budget; left;) {
-        uint32_t epoch = bc->epoch;
-        int rc = block_at(m, bc, prev ? prev->succ[way] : NULL, &b);
+        if (!b) {
+            uint32_t epoch = bc->epoch;
+            int rc = block_at(m, bc, prev ? prev->succ[way] : NULL, &b);
+            if (rc != ES_OK)
+                return rc;
+            if (!b) { /* an instruction across the page end, or one that does not decode */
+                prev = NULL;
+                es_lazy_sync(m);
+                if ((rc = one(m)) != ES_OK)
+                    return rc;
+                left--;
+                continue;
+            }
+            if (prev && bc->epoch == epoch) {
+                prev->succ[way] = b;
+                if (m->fetch_va == pfva && m->seg[ES_SEG_CS].base == 0)
+                    prev->near[way] = b; /* same linear page, same translation */
+            }
+        }
+        uint64_t before = left, fva = m->fetch_va;
+        int rc = run_block(m, b, &left);
         if (rc != ES_OK)
             return rc;
-        if (!b) { /* an instruction across the page end, or one that does not decode */
-            prev = NULL;
-            es_lazy_sync(m);
-            if ((rc = one(m)) != ES_OK)
-                return rc;
-            left--;
+        way = m->rip != b->end;
+        /* chain only after the whole block ran and nothing reset the fetch page */
+        if (before - left != b->n || m->fetch_va != fva) {
+            prev = b = NULL;
             continue;
         }
-        if (prev && bc->epoch == epoch)
-            prev->succ[way] = b;
-        uint64_t before = left, fva = m->fetch_va;
-        if ((rc = run_block(m, b, &left)) != ES_OK)
-            return rc;
-        /* chain only after the whole block ran and nothing reset the fetch page */
-        prev = before - left == b->n && m->fetch_va == fva ? b : NULL;
-        way = m->rip != b->end;
+        es_block *nb = near_successor(m, b, way);
+        prev = b;
+        pfva = fva;
+        b = nb;
     }
     return ES_OK;
 }

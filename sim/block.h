@@ -1,7 +1,8 @@
 /* block.h - the block cache of es_run's plain loop (no observers, RFLAGS.TF
  * clear): basic blocks of pre-decoded instructions with their handlers,
  * keyed by the physical address and mode of their first byte, executed by
- * walking the array and chained to their successors.
+ * threading through the array (each fast handler calls the next entry's,
+ * sim/isa/fast.c) and chained to their successors.
  *
  * Validity: a block holds the decodes of one page (it never crosses one);
  * it is used while that frame's code_gen is the one it was decoded under
@@ -21,7 +22,8 @@
 
 /* One pre-decoded instruction of a block. */
 typedef struct es_bent {
-    es_handler fn;  /* in a fused block's second-to-last entry: this and the Jcc after it */
+    es_handler tfn; /* threaded (sim/isa/fast.c): runs this and tail-calls the next; in
+                       a fused block's second-to-last entry, this and the Jcc after it */
     es_handler fn1; /* this instruction alone */
     uint64_t rip;   /* its own RIP */
     uint64_t next;  /* RIP of the instruction after it (rip + len) */
@@ -31,10 +33,15 @@ typedef struct es_bent {
     es_insn insn;
 } es_bent;
 
-/* The entry after the one holding d (for fused handlers, sim/isa/fast.c). */
+/* The entry holding d, and the one after it (sim/isa/fast.c). */
+static inline const es_bent *es_bent_of(const es_insn *d)
+{
+    return (const es_bent *)(const void *)((const char *)d - offsetof(es_bent, insn));
+}
+
 static inline const es_bent *es_bent_after(const es_insn *d)
 {
-    return (const es_bent *)(const void *)((const char *)d - offsetof(es_bent, insn)) + 1;
+    return es_bent_of(d) + 1;
 }
 
 typedef struct es_block {
@@ -45,9 +52,9 @@ typedef struct es_block {
     uint32_t gen;    /* its code_gen when decoded */
     uint64_t stamp;  /* m->code_stamp when gen was last found current */
     uint32_t n;      /* instructions, >= 1 */
-    uint32_t fused;  /* 1: ins[n - 2].fn runs the last two (a compare and its Jcc) */
-    es_bent *ins;
+    es_bent *ins;    /* its n entries, then a sentinel ending a threaded chain */
     struct es_block *succ[2]; /* chained successors: [0] fall-through, [1] taken */
+    struct es_block *near[2]; /* the same, when on the same linear page (sim/block.c) */
 } es_block;
 
 /* Runs at most budget instructions of the plain loop through blocks (an
@@ -67,6 +74,10 @@ void es_blocks_free(es_machine *m);
 /* A handler running the compare d and the Jcc j after it in one call
  * (sim/isa/fast.c), or NULL when their forms have none. */
 es_handler es_fast_fuse(const es_insn *d, es_handler fn, const es_insn *j, es_handler jfn);
+
+/* The threaded form of fast handler fn (sim/isa/fast.c): fn itself for a
+ * Jcc, which ends its block. */
+es_handler es_fast_threaded(es_handler fn);
 
 /* Makes the page of linear address lin the fetch page (m->fetch_va and the
  * fields after it, sim/cpu.c); 0, or -1 with the fault recorded. */

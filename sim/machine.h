@@ -366,6 +366,7 @@ struct es_machine {
     es_dentry dscratch;   /* page-crossing instructions are decoded here, uncached */
     uint64_t ipmask;      /* 0xffffffff in 32-bit mode: EIP wraps */
     struct es_bcache *bcache; /* es_run's block cache (sim/block.c), made on first use */
+    const struct es_bent *bpos; /* where a threaded block's chain stopped, NULL: its end */
     uint16_t unimpl_op;   /* es_op of the last unimplemented instruction hit */
 
     /* --- run control --- */

@@ -165,6 +165,55 @@ TEST_F(Blocks, FaultInAHotLoopBlock)
     EXPECT_EQ(m->icount, 2 + 4 * (0x10000u / 8));
 }
 
+// A block of more fast instructions than a block holds ends at its
+// sentinel with no branch: the threaded chain runs to it, RIP goes on to
+// the fall-through block, and the count and flags are exact -- on the
+// first run (decoding) and the cached ones.
+TEST_F(Blocks, LongStraightLineRunsThroughTheSentinel)
+{
+    std::vector<uint8_t> code;
+    for (int i = 0; i < 150; i++) // add eax, 1 (83 c0 01): 3 bytes each
+        code.insert(code.end(), {0x83, 0xc0, 0x01});
+    code.push_back(0xf4); // hlt
+    load(C, code);
+    for (int pass = 0; pass < 3; pass++) {
+        SCOPED_TRACE(pass);
+        m->rip = C;
+        m->gpr[ES_RAX] = 0xffffff00;
+        uint64_t n0 = m->icount;
+        run_to_hlt(C + 450);
+        EXPECT_EQ(m->icount - n0, 150u);
+        EXPECT_EQ(m->gpr[ES_RAX], 0xffffff96u);
+        EXPECT_EQ(m->rflags & ES_ARITH_FLAGS, (uint64_t)(ES_SF | ES_PF)); // 0x95 + 1
+    }
+}
+
+// A compare against memory fused with its Jcc faults in a cached block:
+// nothing of the pair retires, RIP is the compare, and what came before
+// in the block retired.
+TEST_F(Blocks, FusedCompareAgainstMemoryFaultsWithExactState)
+{
+    load(C, {
+                0x48, 0x83, 0xc3, 0x08, // 0: add rbx, 8
+                0x80, 0x3b, 0x00,       // 4: cmp byte [rbx], 0
+                0x74, 0xf7,             // 7: je 0
+                0xf4,                   // 9: hlt
+            });
+    for (int pass = 0; pass < 3; pass++) {
+        SCOPED_TRACE(pass);
+        m->rip = C;
+        m->gpr[ES_RBX] = 0x1000 - 8; // [rbx] after the add: unmapped
+        uint64_t n0 = m->icount;
+        ASSERT_EQ(run(), ES_STOP_FAULT);
+        EXPECT_EQ(m->fault.vector, ES_VEC_PF);
+        EXPECT_EQ(m->fault.addr, 0x1000u);
+        EXPECT_EQ(m->fault.rip, C + 4);
+        EXPECT_EQ(m->rip, C + 4);
+        EXPECT_EQ(m->icount - n0, 1u);
+        EXPECT_EQ(m->gpr[ES_RBX], 0x1000u);
+    }
+}
+
 // --max-insns stops after exactly that many instructions, wherever in a
 // block that falls, and a later run resumes there.
 TEST_F(Blocks, MaxInsnsLandsInTheMiddleOfABlock)

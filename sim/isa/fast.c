@@ -101,11 +101,11 @@ static inline int lazy_cond(const es_machine *m, unsigned cc)
 
 /* ---- Jcc: the condition and a target checked at decode time ---- */
 
+/* Both ways: a threaded block (sim/block.c) sets no m->nrip before it. */
 #define JCC(cc)                                                                                    \
     static int jcc_##cc(es_machine *m, const es_insn *d)                                           \
     {                                                                                              \
-        if (lazy_cond(m, cc))                                                                      \
-            m->nrip = (uint64_t)d->o[0].imm;                                                       \
+        m->nrip = lazy_cond(m, cc) ? (uint64_t)d->o[0].imm : es_bent_of(d)->next;                  \
         return ES_OK;                                                                              \
     }
 JCC(0) JCC(1) JCC(2) JCC(3) JCC(4) JCC(5) JCC(6) JCC(7)
@@ -231,6 +231,66 @@ STORE(mov_store_i1, 1, SRC_I)
 STORE(mov_store_i4, 4, SRC_I)
 STORE(mov_store_i8, 8, SRC_I)
 
+/* ---- threading: each handler of a block runs the next one itself ----
+ * In a block that runs whole, the entries' tfn chain: a handler here does
+ * its instruction and tail-calls the next entry's tfn, so the host's
+ * branch predictor sees one indirect jump per handler rather than one
+ * shared call site.  The chain ends at a Jcc or fused compare-and-branch
+ * (last in its block), at the block's sentinel, at an entry with a generic
+ * handler (its tfn records where to go on, m->bpos), and after a memory
+ * access that reset the fetch page (code written, TLB flushed: the block
+ * must stop, sim/block.h).  A fault records the faulting entry's RIP and
+ * position, nothing of it retired. */
+
+static __attribute__((noinline, cold)) int thread_fault(es_machine *m, const es_insn *d)
+{
+    const es_bent *e = es_bent_of(d);
+    m->rip = m->fault.rip = e->rip;
+    m->bpos = e;
+    return ES_FAULT;
+}
+
+/* MEM: the instruction accesses memory, so it may have reset the fetch page */
+#define THREAD(name, MEM)                                                                          \
+    static int name##_t(es_machine *m, const es_insn *d)                                           \
+    {                                                                                              \
+        if (name(m, d) != ES_OK)                                                                   \
+            return thread_fault(m, d);                                                             \
+        const es_bent *n = es_bent_after(d);                                                       \
+        if ((MEM) && __builtin_expect(m->fetch_va == 1, 0)) {                                      \
+            m->bpos = n;                                                                           \
+            return ES_OK;                                                                          \
+        }                                                                                          \
+        return n->tfn(m, &n->insn);                                                                \
+    }
+#define THREAD4(op) THREAD(op##_r4, 0) THREAD(op##_r8, 0) THREAD(op##_i4, 0) THREAD(op##_i8, 0)
+THREAD4(add) THREAD4(sub) THREAD4(and) THREAD4(or) THREAD4(xor) THREAD4(cmp) THREAD4(test)
+THREAD(cmp_mi1, 1) THREAD(cmp_mi4, 1) THREAD(cmp_mi8, 1) THREAD(cmp_mr4, 1) THREAD(cmp_mr8, 1)
+THREAD(mov_rr4, 0) THREAD(mov_rr8, 0) THREAD(mov_ri4, 0) THREAD(mov_ri8, 0)
+THREAD(mov_load4, 1) THREAD(mov_load8, 1)
+THREAD(mov_store_r1, 1) THREAD(mov_store_r4, 1) THREAD(mov_store_r8, 1)
+THREAD(mov_store_i1, 1) THREAD(mov_store_i4, 1) THREAD(mov_store_i8, 1)
+
+#define PAIR(name) {name, name##_t}
+#define PAIR4(op) PAIR(op##_r4), PAIR(op##_r8), PAIR(op##_i4), PAIR(op##_i8)
+static const struct {
+    es_handler fn, threaded;
+} threaded[] = {
+    PAIR4(add), PAIR4(sub), PAIR4(and), PAIR4(or), PAIR4(xor), PAIR4(cmp), PAIR4(test),
+    PAIR(cmp_mi1), PAIR(cmp_mi4), PAIR(cmp_mi8), PAIR(cmp_mr4), PAIR(cmp_mr8),
+    PAIR(mov_rr4), PAIR(mov_rr8), PAIR(mov_ri4), PAIR(mov_ri8), PAIR(mov_load4), PAIR(mov_load8),
+    PAIR(mov_store_r1), PAIR(mov_store_r4), PAIR(mov_store_r8),
+    PAIR(mov_store_i1), PAIR(mov_store_i4), PAIR(mov_store_i8),
+};
+
+es_handler es_fast_threaded(es_handler fn)
+{
+    for (size_t i = 0; i < sizeof threaded / sizeof threaded[0]; i++)
+        if (threaded[i].fn == fn)
+            return threaded[i].threaded;
+    return fn; /* a Jcc: last in its block, it ends the chain */
+}
+
 /* ---- a compare fused with the Jcc after it ----
  * CMP/TEST then Jcc, the last two instructions of a block, in one call:
  * the compare's handler (inlined: it records its flags lazily, or faults
@@ -242,7 +302,7 @@ STORE(mov_store_i8, 8, SRC_I)
     static int first##_j##cc(es_machine *m, const es_insn *d)                                      \
     {                                                                                              \
         if (first(m, d) != ES_OK)                                                                  \
-            return ES_FAULT;                                                                       \
+            return thread_fault(m, d);                                                             \
         const es_bent *j = es_bent_after(d);                                                       \
         m->nrip = lazy_cond(m, cc) ? (uint64_t)j->insn.o[0].imm : j->next;                         \
         return ES_OK;                                                                              \
