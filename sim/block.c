@@ -56,6 +56,26 @@ static bool ends_block(const es_insn *d)
     return false;
 }
 
+/* Generic handlers that neither read nor write the arithmetic flags: a
+ * pending lazy record may stay pending across them (moves, the stack, near
+ * transfers, string moves; DF is not lazy).  Anything else sees exact
+ * flags first. */
+static bool flag_free(const es_insn *d)
+{
+    switch (d->op) {
+    case ES_OP_MOV: case ES_OP_MOVZX: case ES_OP_MOVSX: case ES_OP_MOVSXD: case ES_OP_LEA:
+    case ES_OP_PUSH: case ES_OP_POP: case ES_OP_NOP: case ES_OP_XCHG: case ES_OP_BSWAP:
+    case ES_OP_CDQE: case ES_OP_CWDE: case ES_OP_CDQ: case ES_OP_CQO:
+    case ES_OP_CALL: case ES_OP_RET: case ES_OP_JMP:
+    case ES_OP_STOSB: case ES_OP_STOSW: case ES_OP_STOSD: case ES_OP_STOSQ:
+    case ES_OP_MOVSB: case ES_OP_MOVSW: case ES_OP_MOVSQ:
+    case ES_OP_LODSB: case ES_OP_LODSW: case ES_OP_LODSD: case ES_OP_LODSQ:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static uint32_t slot_of(uint64_t pa)
 {
     return (uint32_t)((pa * 0x9e3779b97f4a7c15ull) >> (64 - TAB_BITS));
@@ -107,6 +127,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         es_handler generic = m->handlers[e[n].insn.op];
         e[n].fn1 = es_fast_handler(&e[n].insn, generic);
         e[n].lazy = e[n].fn1 != generic;
+        e[n].sync = !e[n].lazy && !flag_free(&e[n].insn);
         off += e[n].insn.len;
         n++;
         bool wrapped = next < rip; /* EIP wrapped: the page goes on, RIP does not */
@@ -200,7 +221,7 @@ static int run_entries(es_machine *m, const es_block *b, const es_bent *end, uin
         }
         m->rip = e->rip;
         m->icount = ic0 + (uint64_t)(e - b->ins);
-        if (m->lz_op != ES_LZ_NONE) /* a handler reading RFLAGS eagerly */
+        if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
             es_lazy_flush(m);
         rc = e->fn1(m, &e->insn);
         if (rc != ES_OK) {
@@ -251,7 +272,7 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
         m->rip = e->rip;
         m->nrip = e->next;
         m->icount = ic0 + (uint64_t)(e - b->ins);
-        if (m->lz_op != ES_LZ_NONE) /* a handler reading RFLAGS eagerly */
+        if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
             es_lazy_flush(m);
         rc = e->fn1(m, &e->insn);
         if (__builtin_expect(rc != ES_OK, 0)) {

@@ -30,6 +30,8 @@ typedef struct es_bent {
     bool lazy;      /* fn1 is one of sim/isa/fast.c's: it keeps a lazy flag record,
                        reads neither RIP nor the instruction count, and only a
                        Jcc (always last in its block) writes m->nrip */
+    bool sync;      /* a generic fn1 that may read or write the arithmetic flags:
+                       a pending lazy record is computed before it */
     es_insn insn;
 } es_bent;
 

@@ -214,6 +214,57 @@ TEST_F(Blocks, FusedCompareAgainstMemoryFaultsWithExactState)
     }
 }
 
+// The stack and near transfers run by their specialised handlers: a call
+// and ret pair in a loop, then a ret to a non-canonical address faults
+// (#GP) at the ret with RSP and the count exact, and a push into an
+// unmapped stack page faults at the push -- in cached blocks.
+TEST_F(Blocks, CallRetPushPopFaultWithExactState)
+{
+    load(C, {
+                0x31, 0xc9,                               // 0: xor ecx, ecx
+                0xe8, 0x09, 0x00, 0x00, 0x00,             // 2: call 0x10
+                0xff, 0xc1,                               // 7: inc ecx
+                0x83, 0xf9, 0x05,                         // 9: cmp ecx, 5
+                0x75, 0xf4,                               // c: jne 2
+                0x53,                                     // e: push rbx
+                0xc3,                                     // f: ret (to rbx)
+                0x50,                                     // 10: push rax
+                0x41, 0x5a,                               // 11: pop r10
+                0xc3,                                     // 13: ret
+            });
+    const uint64_t top = EST_STACK_TOP - 0x100;
+    for (int pass = 0; pass < 3; pass++) {
+        SCOPED_TRACE(pass);
+        m->rip = C;
+        m->gpr[ES_RSP] = top;
+        m->gpr[ES_RAX] = 0x1234;
+        m->gpr[ES_RBX] = 0x8000000000000000ull; // non-canonical: the last ret's target
+        uint64_t n0 = m->icount;
+        ASSERT_EQ(run(), ES_STOP_FAULT);
+        EXPECT_EQ(m->fault.vector, ES_VEC_GP);
+        EXPECT_EQ(m->fault.rip, C + 0xf);
+        EXPECT_EQ(m->rip, C + 0xf);
+        EXPECT_EQ(m->gpr[ES_RCX], 5u);
+        EXPECT_EQ(m->gpr[ES_R10], 0x1234u);
+        EXPECT_EQ(m->gpr[ES_RSP], top - 8); // the push happened, the ret popped nothing
+        // xor, then 5 x (call, push, pop, ret, inc, cmp, jne), push
+        EXPECT_EQ(m->icount - n0, 1u + 5 * 7 + 1);
+    }
+    // a push with RSP at the bottom of the mapped stack
+    load(C + 0x100, {0x48, 0x89, 0xe0, 0x53, 0xf4}); // mov rax, rsp; push rbx; hlt
+    for (int pass = 0; pass < 2; pass++) {
+        m->rip = C + 0x100;
+        m->gpr[ES_RSP] = 0x1008; // below it, nothing is mapped
+        uint64_t n0 = m->icount;
+        ASSERT_EQ(run(), ES_STOP_FAULT);
+        EXPECT_EQ(m->fault.vector, ES_VEC_PF);
+        EXPECT_EQ(m->fault.rip, C + 0x103);
+        EXPECT_EQ(m->gpr[ES_RSP], 0x1008u);
+        EXPECT_EQ(m->gpr[ES_RAX], 0x1008u);
+        EXPECT_EQ(m->icount - n0, 1u);
+    }
+}
+
 // --max-insns stops after exactly that many instructions, wherever in a
 // block that falls, and a later run resumes there.
 TEST_F(Blocks, MaxInsnsLandsInTheMiddleOfABlock)

@@ -118,13 +118,18 @@ static const es_handler jcc_fast[16] = {
 
 /* ---- ALU: dest = dest OP src with a register or immediate source ---- */
 
+/* A fast handler: inlined into its threaded and fused forms (the ones the
+ * block loop calls), and also standing alone, by address, for es_step-like
+ * one-by-one runs. */
+#define FAST static inline __attribute__((always_inline)) int
+
 #define SRC_R(m, d) ((m)->gpr[(d)->o[1].reg])
 #define SRC_I(m, d) ((uint64_t)(d)->o[1].imm)
 
 /* WRITE: 1 for ADD/SUB/AND/OR/XOR, 0 for CMP/TEST; LZ(sz) the record,
  * LA its first operand (a, or the result r for the logical operations) */
 #define ALU(name, SZ, SRC, EXPR, LZ, LA, WRITE)                                                    \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    FAST name(es_machine *m, const es_insn *d)                                                      \
     {                                                                                              \
         uint64_t a = m->gpr[d->o[0].reg], b = SRC(m, d), r = (EXPR);                               \
         if (WRITE)                                                                                 \
@@ -167,7 +172,7 @@ static inline uint64_t lin64(const es_machine *m, const es_operand *o)
 /* CMP mem, reg/imm: the record of mem - src at the memory width (a fault
  * leaves the record, and the flags, as they were) */
 #define CMPM(name, SZ, SRC, LZ)                                                                    \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    FAST name(es_machine *m, const es_insn *d)                                                      \
     {                                                                                              \
         uint64_t a, b = SRC(m, d);                                                                 \
         TRY(es_load(m, lin64(m, &d->o[0]), SZ, &a));                                               \
@@ -183,32 +188,32 @@ CMPM(cmp_mr4, 4, SRC_R, ES_LZ_SUB4)
 CMPM(cmp_mr8, 8, SRC_R, ES_LZ_SUB8)
 
 /* MOV: register and immediate sources into registers, loads, stores */
-static int mov_rr4(es_machine *m, const es_insn *d)
+FAST mov_rr4(es_machine *m, const es_insn *d)
 {
     m->gpr[d->o[0].reg] = (uint32_t)m->gpr[d->o[1].reg];
     return ES_OK;
 }
 
-static int mov_rr8(es_machine *m, const es_insn *d)
+FAST mov_rr8(es_machine *m, const es_insn *d)
 {
     m->gpr[d->o[0].reg] = m->gpr[d->o[1].reg];
     return ES_OK;
 }
 
-static int mov_ri4(es_machine *m, const es_insn *d)
+FAST mov_ri4(es_machine *m, const es_insn *d)
 {
     m->gpr[d->o[0].reg] = (uint32_t)d->o[1].imm;
     return ES_OK;
 }
 
-static int mov_ri8(es_machine *m, const es_insn *d)
+FAST mov_ri8(es_machine *m, const es_insn *d)
 {
     m->gpr[d->o[0].reg] = (uint64_t)d->o[1].imm;
     return ES_OK;
 }
 
 #define LOAD(name, SZ)                                                                             \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    FAST name(es_machine *m, const es_insn *d)                                                      \
     {                                                                                              \
         uint64_t v;                                                                                \
         TRY(es_load(m, lin64(m, &d->o[1]), SZ, &v));                                               \
@@ -220,7 +225,7 @@ LOAD(mov_load8, 8)
 
 /* stores: the source (register or immediate) cut to the width by es_store */
 #define STORE(name, SZ, SRC)                                                                       \
-    static int name(es_machine *m, const es_insn *d)                                               \
+    FAST name(es_machine *m, const es_insn *d)                                                      \
     {                                                                                              \
         return es_store(m, lin64(m, &d->o[0]), SZ, SRC(m, d)) ? ES_FAULT : ES_OK;                  \
     }
@@ -230,6 +235,78 @@ STORE(mov_store_r8, 8, SRC_R)
 STORE(mov_store_i1, 1, SRC_I)
 STORE(mov_store_i4, 4, SRC_I)
 STORE(mov_store_i8, 8, SRC_I)
+
+/* ---- the stack and near transfers (64-bit mode, 64-bit operand size) ----
+ * es_push / es_pop / op_call / op_ret with the size and mode fixed (SDM
+ * PUSH, POP, CALL, RET: 64-bit mode, stack address size 64).  A call, jmp
+ * or ret ends its block and sets m->nrip itself; a fault goes through
+ * thread_fault (the faulting entry's RIP, nothing retired). */
+
+static __attribute__((noinline, cold)) int thread_fault(es_machine *m, const es_insn *d);
+
+static inline bool canonical64(uint64_t t)
+{
+    return (uint64_t)((int64_t)(t << 16) >> 16) == t;
+}
+
+static inline uint64_t ss_lin64(const es_machine *m, uint64_t sp)
+{
+    return sp + m->seg[ES_SEG_SS].base;
+}
+
+/* PUSH RSP pushes the value before the decrement: read first */
+#define PUSH(name, SRC)                                                                            \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        uint64_t v = SRC, sp = m->gpr[ES_RSP] - 8;                                                 \
+        if (es_store(m, ss_lin64(m, sp), 8, v))                                                    \
+            return ES_FAULT;                                                                       \
+        m->gpr[ES_RSP] = sp;                                                                       \
+        return ES_OK;                                                                              \
+    }
+PUSH(push_r8, m->gpr[d->o[0].reg])
+PUSH(push_i8, (uint64_t)d->o[0].imm)
+
+/* POP RSP: the increment first, then the popped value lands in RSP */
+FAST pop_r8(es_machine *m, const es_insn *d)
+{
+    uint64_t v, sp = m->gpr[ES_RSP];
+    if (es_load(m, ss_lin64(m, sp), 8, &v))
+        return ES_FAULT;
+    m->gpr[ES_RSP] = sp + 8;
+    m->gpr[d->o[0].reg] = v;
+    return ES_OK;
+}
+
+static int jmp_rel(es_machine *m, const es_insn *d)
+{
+    m->nrip = (uint64_t)d->o[0].imm; /* canonical: checked at decode */
+    return ES_OK;
+}
+
+static int call_rel(es_machine *m, const es_insn *d)
+{
+    uint64_t sp = m->gpr[ES_RSP] - 8;
+    if (es_store(m, ss_lin64(m, sp), 8, es_bent_of(d)->next))
+        return thread_fault(m, d);
+    m->gpr[ES_RSP] = sp;
+    m->nrip = (uint64_t)d->o[0].imm;
+    return ES_OK;
+}
+
+static int ret_near(es_machine *m, const es_insn *d)
+{
+    uint64_t t, sp = m->gpr[ES_RSP];
+    if (es_load(m, ss_lin64(m, sp), 8, &t))
+        return thread_fault(m, d);
+    if (!canonical64(t)) {
+        es_raise(m, ES_VEC_GP, 0);
+        return thread_fault(m, d);
+    }
+    m->gpr[ES_RSP] = sp + 8;
+    m->nrip = t;
+    return ES_OK;
+}
 
 /* ---- threading: each handler of a block runs the next one itself ----
  * In a block that runs whole, the entries' tfn chain: a handler here does
@@ -242,7 +319,7 @@ STORE(mov_store_i8, 8, SRC_I)
  * must stop, sim/block.h).  A fault records the faulting entry's RIP and
  * position, nothing of it retired. */
 
-static __attribute__((noinline, cold)) int thread_fault(es_machine *m, const es_insn *d)
+static int thread_fault(es_machine *m, const es_insn *d)
 {
     const es_bent *e = es_bent_of(d);
     m->rip = m->fault.rip = e->rip;
@@ -270,6 +347,7 @@ THREAD(mov_rr4, 0) THREAD(mov_rr8, 0) THREAD(mov_ri4, 0) THREAD(mov_ri8, 0)
 THREAD(mov_load4, 1) THREAD(mov_load8, 1)
 THREAD(mov_store_r1, 1) THREAD(mov_store_r4, 1) THREAD(mov_store_r8, 1)
 THREAD(mov_store_i1, 1) THREAD(mov_store_i4, 1) THREAD(mov_store_i8, 1)
+THREAD(push_r8, 1) THREAD(push_i8, 1) THREAD(pop_r8, 1)
 
 #define PAIR(name) {name, name##_t}
 #define PAIR4(op) PAIR(op##_r4), PAIR(op##_r8), PAIR(op##_i4), PAIR(op##_i8)
@@ -281,6 +359,7 @@ static const struct {
     PAIR(mov_rr4), PAIR(mov_rr8), PAIR(mov_ri4), PAIR(mov_ri8), PAIR(mov_load4), PAIR(mov_load8),
     PAIR(mov_store_r1), PAIR(mov_store_r4), PAIR(mov_store_r8),
     PAIR(mov_store_i1), PAIR(mov_store_i4), PAIR(mov_store_i8),
+    PAIR(push_r8), PAIR(push_i8), PAIR(pop_r8),
 };
 
 es_handler es_fast_threaded(es_handler fn)
@@ -288,7 +367,7 @@ es_handler es_fast_threaded(es_handler fn)
     for (size_t i = 0; i < sizeof threaded / sizeof threaded[0]; i++)
         if (threaded[i].fn == fn)
             return threaded[i].threaded;
-    return fn; /* a Jcc: last in its block, it ends the chain */
+    return fn; /* a Jcc, JMP, CALL or RET: last in its block, it ends the chain */
 }
 
 /* ---- a compare fused with the Jcc after it ----
@@ -415,12 +494,40 @@ static es_handler pick_jcc(const es_insn *d)
     return ok ? jcc_fast[d->opcode & 0xf] : NULL;
 }
 
+/* A relative target needing no run-time check in 64-bit mode. */
+static bool rel_canonical(const es_insn *d)
+{
+    return d->o[0].kind == ES_OPK_REL && d->mode == ES_MODE_64 && d->osize == 8 &&
+           canonical64((uint64_t)d->o[0].imm);
+}
+
+/* PUSH/POP of a 64-bit register or immediate, CALL/JMP rel, RET: 64-bit
+ * mode with the default 64-bit operand size only. */
+static es_handler pick_stack(const es_insn *d)
+{
+    const es_operand *o = &d->o[0];
+    bool m64 = d->mode == ES_MODE_64 && d->osize == 8;
+    switch (d->op) {
+    case ES_OP_PUSH:
+        if (m64 && o->kind == ES_OPK_GPR && o->size == 8 && o->reg < 16)
+            return push_r8;
+        return m64 && o->kind == ES_OPK_IMM ? push_i8 : NULL;
+    case ES_OP_POP:
+        return m64 && o->kind == ES_OPK_GPR && o->size == 8 && o->reg < 16 ? pop_r8 : NULL;
+    case ES_OP_JMP: return rel_canonical(d) ? jmp_rel : NULL;
+    case ES_OP_CALL: return rel_canonical(d) ? call_rel : NULL;
+    case ES_OP_RET: return m64 && d->nops == 0 && d->opcode == 0xc3 ? ret_near : NULL;
+    default: return NULL;
+    }
+}
+
 es_handler es_fast_handler(const es_insn *d, es_handler generic)
 {
     es_handler h = NULL;
     /* only in place of the handler isa.tbl names (never over one a test
      * or a tool installed) */
-    if (generic != es_dispatch_table()[d->op] || (d->pfx & ES_PFX_LOCK) || d->nops < 1)
+    if (generic != es_dispatch_table()[d->op] || (d->pfx & ES_PFX_LOCK) ||
+        (d->nops < 1 && d->op != ES_OP_RET))
         return generic;
     switch (d->op) {
     case ES_OP_JB: case ES_OP_JBE: case ES_OP_JL: case ES_OP_JLE: case ES_OP_JNB:
@@ -436,6 +543,9 @@ es_handler es_fast_handler(const es_insn *d, es_handler generic)
     case ES_OP_TEST: h = pick_alu(d, test_fast); break;
     case ES_OP_CMP: h = pick_alu(d, cmp_fast); if (!h) h = pick_cmp_mem(d); break;
     case ES_OP_MOV: h = pick_mov(d); break;
+    case ES_OP_PUSH: case ES_OP_POP: case ES_OP_JMP: case ES_OP_CALL: case ES_OP_RET:
+        h = pick_stack(d);
+        break;
     default: break;
     }
     return h ? h : generic;
