@@ -12,6 +12,7 @@ set -euo pipefail
 build=${1:-build/release}
 lines=${2:-50000}
 n=${3:-3}
+bench=$(cd "$(dirname "$0")" && pwd)
 es=$(cd "$(dirname "$build/entrysim")" && pwd)/entrysim
 sieve=$(cd "$build/bench" 2>/dev/null && pwd)/sieve_hash
 bb=$(command -v busybox || true)
@@ -31,17 +32,9 @@ awk -v n="$lines" 'BEGIN { x = 12345; split("alpha bravo charlie delta echo foxt
   for (i = 0; i < n; i++) { x = (x * 69069 + 1) % 4294967296;
     printf "%s %d %s %08x\n", w[int(x / 65536) % 12 + 1], int(x / 16) % 100000, w[int(x / 4096) % 12 + 1], x } }' > data.txt
 
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
-min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }'; }
-# t NAME CMD...: wall seconds of CMD; stdout in NAME.out, stderr in NAME.err
-t() {
-  local name=$1 s e; shift
-  s=$(date +%s.%N)
-  "$@" >"$name.out" 2>"$name.err" || { echo "mixed: '$*' failed:" >&2; tail -3 "$name.err" >&2; exit 1; }
-  e=$(date +%s.%N); calc "$e - $s"
-}
-same() { cmp -s "$1.out" native.out || { echo "mixed: $1 output differs from native ($2)" >&2; exit 1; }; }
-insns() { sed -n 's/.*stats: *\([0-9]*\) instructions retired.*/\1/p' "$1.err" | head -1; }
+me=mixed
+. "$bench/timed.sh"
+same() { cmp -s "$tmp/$1.out" "$tmp/native.out" || { echo "mixed: $1 output differs from native ($2)" >&2; exit 1; }; }
 
 workloads=(
   "sort|./busybox sort data.txt"

@@ -25,16 +25,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
-min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }'; }
-# t NAME CMD...: wall seconds of CMD, its output kept in $tmp/NAME.{out,err}
-t() {
-  local name=$1 s e; shift
-  s=$(date +%s.%N)
-  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || { echo "speed: '$*' failed:" >&2; tail -3 "$tmp/$name.err" >&2; exit 1; }
-  e=$(date +%s.%N); calc "$e - $s"
-}
-insns() { sed -n 's/.*stats: *\([0-9]*\) instructions retired.*/\1/p' "$tmp/$1.err" | head -1; }
+me=speed
+. "$(dirname "$0")/timed.sh"
 same() { cmp -s "$tmp/$1.out" "$tmp/native.out" || { echo "speed: $1 output differs from native" >&2; exit 1; }; }
 
 qemu=$(command -v qemu-x86_64 || true)

@@ -447,6 +447,19 @@ int es_write(es_machine *m, uint64_t va, const void *src, unsigned n)
 static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
 {
     while (n) {
+        size_t c = PAGE - (va & (PAGE - 1));
+        if (c > n)
+            c = n;
+        /* a TLB entry granting the access at the current privilege says
+         * what the walk would (and a writable one is not a code page's) */
+        uint8_t *t = es_host_ptr(m, va, (unsigned)c, write);
+        if (t) {
+            memcpy(write ? t : host, write ? host : t, c);
+            host += c;
+            va += c;
+            n -= c;
+            continue;
+        }
         uint64_t pa;
         uint32_t perm;
         uint32_t pfec = walk(m, va, write ? ES_ACC_W : ES_ACC_R, 0, &pa, &perm);
@@ -455,9 +468,6 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
             pfec = walk(m, va, write ? ES_ACC_W : ES_ACC_R, 0, &pa, &perm);
         if (pfec)
             return -1;
-        size_t c = PAGE - (va & (PAGE - 1));
-        if (c > n)
-            c = n;
         uint8_t *g = es_phys(m, pa);
         if (!g)
             return -1;
