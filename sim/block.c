@@ -93,7 +93,7 @@ static void drop_all(struct es_bcache *bc)
 static int thread_exit(es_machine *m, const es_insn *d)
 {
     m->bpos = es_bent_of(d);
-    return ES_OK;
+    return ES_THREAD_STOP;
 }
 
 /* The tfn of the sentinel after a block's last entry: the chain ran it all. */
@@ -122,6 +122,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         if (es_decode(page + off, avail, m->mode, rip, &e[n].insn) != ES_DECODE_OK)
             break;
         e[n].rip = rip;
+        e[n].idx = n;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
         es_handler generic = m->handlers[e[n].insn.op];
@@ -145,7 +146,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         e[i].tfn = e[i].lazy ? es_fast_threaded(e[i].fn1) : thread_exit;
     if (fused)
         e[n - 2].tfn = fused;
-    e[n] = (es_bent){.tfn = thread_end, .rip = rip, .next = rip}; /* the sentinel */
+    e[n] = (es_bent){.tfn = thread_end, .rip = rip, .next = rip, .idx = n}; /* the sentinel */
     es_frame *f = &m->frames[pa >> 12];
     if (!f->has_code) {
         uint64_t va = m->fetch_va;
@@ -220,7 +221,7 @@ static int run_entries(es_machine *m, const es_block *b, const es_bent *end, uin
             continue;
         }
         m->rip = e->rip;
-        m->icount = ic0 + (uint64_t)(e - b->ins);
+        m->icount = ic0 + e->idx;
         if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
             es_lazy_flush(m);
         rc = e->fn1(m, &e->insn);
@@ -238,8 +239,8 @@ static int run_entries(es_machine *m, const es_block *b, const es_bent *end, uin
     }
     if (rc == ES_OK)
         m->rip = m->nrip;
-    m->icount = ic0 + (uint64_t)(e - b->ins);
-    *left -= (uint64_t)(e - b->ins);
+    m->icount = ic0 + e->idx;
+    *left -= e->idx;
     return rc;
 }
 
@@ -254,16 +255,16 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
     for (;;) {
         if (__builtin_expect(e->lazy, 1)) {
             m->nrip = b->end; /* the fall-through, unless a Jcc says otherwise */
-            m->bpos = NULL;
             rc = e->tfn(m, &e->insn);
-            if (!m->bpos) { /* to the end (or the branch ending it) */
+            if (__builtin_expect(rc == ES_OK, 1)) { /* to the end (or the branch ending it) */
                 e = end;
                 m->rip = m->nrip;
                 break;
             }
             e = m->bpos;
-            if (rc != ES_OK) /* a fault: RIP is the faulting instruction */
+            if (rc == ES_FAULT) /* RIP is the faulting instruction */
                 break;
+            rc = ES_OK; /* ES_THREAD_STOP: at a generic entry, or after a reset */
             if (m->fetch_va != fva) { /* a memory access reset the fetch page */
                 m->rip = e->rip;
                 break;
@@ -271,7 +272,7 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
         }
         m->rip = e->rip;
         m->nrip = e->next;
-        m->icount = ic0 + (uint64_t)(e - b->ins);
+        m->icount = ic0 + e->idx;
         if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
             es_lazy_flush(m);
         rc = e->fn1(m, &e->insn);
@@ -286,8 +287,8 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
     }
-    m->icount = ic0 + (uint64_t)(e - b->ins);
-    *left -= (uint64_t)(e - b->ins);
+    m->icount = ic0 + e->idx;
+    *left -= e->idx;
     return rc;
 }
 

@@ -30,10 +30,16 @@ typedef struct es_bent {
     bool lazy;      /* fn1 is one of sim/isa/fast.c's: it keeps a lazy flag record,
                        reads neither RIP nor the instruction count, and only a
                        Jcc (always last in its block) writes m->nrip */
+    uint32_t idx;   /* its index in the block (the sentinel's: n) */
     bool sync;      /* a generic fn1 that may read or write the arithmetic flags:
                        a pending lazy record is computed before it */
     es_insn insn;
 } es_bent;
+
+/* What a threaded chain returns when it stops before the end of its block
+ * without a fault (at m->bpos: a generic entry, or the one after a memory
+ * access that reset the fetch page).  Never leaves es_blocks_run. */
+#define ES_THREAD_STOP 16
 
 /* The entry holding d, and the one after it (sim/isa/fast.c). */
 static inline const es_bent *es_bent_of(const es_insn *d)

@@ -314,7 +314,8 @@ static int ret_near(es_machine *m, const es_insn *d)
  * branch predictor sees one indirect jump per handler rather than one
  * shared call site.  The chain ends at a Jcc or fused compare-and-branch
  * (last in its block), at the block's sentinel, at an entry with a generic
- * handler (its tfn records where to go on, m->bpos), and after a memory
+ * handler (its tfn records where to go on, m->bpos, and returns
+ * ES_THREAD_STOP), and after a memory
  * access that reset the fetch page (code written, TLB flushed: the block
  * must stop, sim/block.h).  A fault records the faulting entry's RIP and
  * position, nothing of it retired. */
@@ -336,7 +337,7 @@ static int thread_fault(es_machine *m, const es_insn *d)
         const es_bent *n = es_bent_after(d);                                                       \
         if ((MEM) && __builtin_expect(m->fetch_va == 1, 0)) {                                      \
             m->bpos = n;                                                                           \
-            return ES_OK;                                                                          \
+            return ES_THREAD_STOP;                                                                 \
         }                                                                                          \
         return n->tfn(m, &n->insn);                                                                \
     }
