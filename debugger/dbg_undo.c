@@ -327,7 +327,7 @@ static void restore_phys(dbg_undo *u, es_machine *m, uint64_t pa, const uint8_t 
     es_frame *f = &m->frames[pfn];
     if (f->has_code) {
         /* decoded instructions from this page are stale now */
-        f->code_gen++;
+        es_code_stale(m, pfn);
         f->has_code = 0;
     }
     unsigned off = (unsigned)(pa & (PAGE - 1));

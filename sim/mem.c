@@ -82,8 +82,7 @@ uint64_t es_frame_alloc(es_machine *m)
     if (!h)
         return 0;
     memset(h, 0, PAGE);
-    m->frames[pfn].code_gen++; /* stale decodes of a previous owner die */
-    m->code_stamp++;
+    es_code_stale(m, pfn); /* stale decodes of a previous owner die */
     m->frames[pfn].has_code = 0;
     m->frames_used++;
     return pfn;
@@ -102,8 +101,7 @@ void es_frame_free(es_machine *m, uint64_t pfn)
         m->cap_free_pfns = nc;
     }
     m->free_pfns[m->nfree_pfns++] = pfn;
-    m->frames[pfn].code_gen++;
-    m->code_stamp++;
+    es_code_stale(m, pfn);
     m->frames[pfn].has_code = 0;
     if (m->frames_used)
         m->frames_used--;
@@ -408,8 +406,7 @@ int es_write_slow(es_machine *m, uint64_t va, const void *src, unsigned n)
             /* self-modifying code: every decode from this page is stale,
              * and a block running on it must stop after this instruction
              * (sim/block.c leaves a block when the fetch page is reset) */
-            f->code_gen++;
-            m->code_stamp++;
+            es_code_stale(m, pas[i] >> 12);
             f->has_code = 0;
             m->fetch_va = 1;
         }
@@ -474,8 +471,7 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
         if (write) {
             es_frame *f = &m->frames[pa >> 12];
             if (f->has_code) {
-                f->code_gen++;
-                m->code_stamp++;
+                es_code_stale(m, pa >> 12);
                 f->has_code = 0;
                 m->fetch_va = 1;
             }

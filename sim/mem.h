@@ -98,6 +98,16 @@ size_t es_fetch_bytes(es_machine *m, uint64_t va, uint8_t *dst, size_t n);
  * with the fault recorded. */
 int es_fetch_page(es_machine *m, uint64_t va, uint64_t *pa);
 
+/* Frame pfn's bytes changed where stores do not see it (the kernel's
+ * copies, a debugger's undo, a test writing code): every decode and block
+ * of it is stale.  The one place code_gen moves, with the stamp that tells
+ * the block cache some code changed (sim/block.c). */
+static inline void es_code_stale(es_machine *m, uint64_t pfn)
+{
+    m->frames[pfn].code_gen++;
+    m->code_stamp++;
+}
+
 static inline es_tlbe *es_tlb_slot(es_machine *m, uint64_t va)
 {
     return &m->tlb[(va >> 12) & (ES_TLB_SIZE - 1)];

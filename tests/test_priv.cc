@@ -108,7 +108,7 @@ struct K {
             ASSERT_TRUE(pte && (*pte & ES_PTE_P));
             uint64_t pa = (*pte & ES_PTE_ADDR) | ((va + i) & 0xfff);
             *es_phys(m, pa) = s[i];
-            m->frames[pa >> 12].code_gen++;
+            es_code_stale(m, pa >> 12);
         }
     }
     void put(uint64_t va, std::vector<uint8_t> b) { put(va, b.data(), b.size()); }

@@ -51,8 +51,7 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, bool write
         if (!p)
             return -1;
         if (write && (pa >> 12) < m->nframes && m->frames[pa >> 12].has_code) {
-            m->frames[pa >> 12].code_gen++;
-            m->code_stamp++;
+            es_code_stale(m, pa >> 12);
             m->fetch_va = 1; /* a block running on it stops (sim/block.h) */
         }
         size_t chunk = PAGE - (va & (PAGE - 1));

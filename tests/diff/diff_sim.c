@@ -29,7 +29,7 @@ static int put_code(es_machine *m, const uint8_t *insn, size_t len)
         if (!p)
             return -1;
         *p = buf[i];
-        m->frames[pa >> 12].code_gen++;
+        es_code_stale(m, pa >> 12);
     }
     return 0;
 }

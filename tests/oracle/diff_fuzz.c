@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         }
         est_code(m, code, (size_t)n);
         /* est_code writes behind the decode cache's back */
-        m->frames[(*code_pte & ES_PTE_ADDR) >> 12].code_gen++;
+        es_code_stale(m, (*code_pte & ES_PTE_ADDR) >> 12);
         long bad = 0;
         for (long it = 0; it < iters; it++) {
             uint64_t r[16], nr[16], fl = 0x202 | (rnd() & ES_ARITH_FLAGS), nfl = fl;

@@ -15,6 +15,7 @@
 #include "host.h"
 #include "machine.h"
 #include "mem.h"
+#include "mem.h"
 
 namespace ctl {
 
@@ -72,7 +73,7 @@ struct M {
         for (uint64_t off = 0; off < code.size() + 15; off += 4096) {
             uint64_t *pte = es_pte(m, m->cr3, EST_CODE + off, false);
             if (pte && (*pte & ES_PTE_P))
-                m->frames[(*pte & ES_PTE_ADDR) >> 12].code_gen++;
+                es_code_stale(m, (*pte & ES_PTE_ADDR) >> 12);
         }
         est_code(m, code.data(), code.size());
         return est_run(m, code.size(), max);

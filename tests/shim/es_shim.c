@@ -55,7 +55,7 @@ int est_code(es_machine *m, const uint8_t *code, size_t n)
         uint64_t pa = (*pte & ES_PTE_ADDR) | ((EST_CODE + i) & 0xfff);
         *es_phys(m, pa) = code[i];
         /* written behind the CPU's back: decodes of this page are stale */
-        m->frames[pa >> 12].code_gen++;
+        es_code_stale(m, pa >> 12);
     }
     m->rip = EST_CODE;
     return 0;
