@@ -192,6 +192,12 @@ void es_taint_kernel_only(es_taint *t, bool on) { t->kernel_only = on; }
 es_label es_taint_reg(const es_taint *t, int reg) { return t->reg[reg & 15]; }
 void es_taint_set_reg(es_taint *t, int reg, es_label l) { t->reg[reg & 15] = l; }
 es_label es_taint_flags(const es_taint *t) { return t->flags; }
+
+void es_taint_regs(const es_taint *t, es_label out[17])
+{
+    memcpy(out, t->reg, 16 * sizeof *out);
+    out[16] = t->flags;
+}
 void es_taint_set_flags(es_taint *t, es_label l) { t->flags = l; }
 
 void es_taint_label_user_regs(es_taint *t, es_machine *m, int abi)

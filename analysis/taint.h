@@ -68,6 +68,8 @@ void es_taint_kernel_only(es_taint *t, bool on);
 es_label es_taint_reg(const es_taint *t, int reg);
 void es_taint_set_reg(es_taint *t, int reg, es_label l);
 es_label es_taint_flags(const es_taint *t);
+/* The 16 registers' labels, then the flags' (out[16]), in one call. */
+void es_taint_regs(const es_taint *t, es_label out[17]);
 void es_taint_set_flags(es_taint *t, es_label l);
 /* Union of the labels of n bytes at linear address va. */
 es_label es_taint_mem(const es_taint *t, uint64_t va, size_t n);

@@ -56,7 +56,13 @@ typedef struct dbg_undo {
     uint64_t alloc_before[3];
     uint64_t cr3_before;
     bool resync;           /* memory may have changed without a CPU write */
+    uint8_t **pool;        /* freed record blobs of DBG_SMALL bytes, reused */
+    size_t npool, cappool;
 } dbg_undo;
+
+/* Most records (a few registers, one store) fit this: their blobs come
+ * from dbg_undo.pool rather than malloc and go back to it. */
+#define DBG_SMALL 96
 
 typedef struct dbg_sym {
     uint64_t addr, size;

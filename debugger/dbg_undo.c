@@ -93,12 +93,41 @@ int dbg_undo_init(es_dbg *d)
     return 0;
 }
 
+/* A record's blob: small ones from the pool of freed ones (one per step,
+ * so malloc and free were a fifth of a `continue`). */
+static uint8_t *blob_alloc(dbg_undo *u, size_t len)
+{
+    if (len <= DBG_SMALL && u->npool)
+        return u->pool[--u->npool];
+    return malloc(len <= DBG_SMALL ? DBG_SMALL : len);
+}
+
+static void blob_free(dbg_undo *u, dbg_rec *r)
+{
+    if (r->len <= DBG_SMALL) {
+        if (u->npool == u->cappool) {
+            size_t nc = u->cappool ? u->cappool * 2 : 1024;
+            uint8_t **np = realloc(u->pool, nc * sizeof *np);
+            if (np) {
+                u->pool = np;
+                u->cappool = nc;
+            }
+        }
+        if (u->npool < u->cappool) {
+            u->pool[u->npool++] = r->blob;
+            r->blob = NULL;
+            return;
+        }
+    }
+    free(r->blob);
+    r->blob = NULL;
+}
+
 static void drop_oldest(dbg_undo *u)
 {
     dbg_rec *r = &u->ring[u->head];
     u->bytes -= r->len;
-    free(r->blob);
-    r->blob = NULL;
+    blob_free(u, r);
     u->head = (u->head + 1) % u->cap;
     u->count--;
 }
@@ -114,14 +143,18 @@ void dbg_undo_free(es_dbg *d)
     free(u->mirror);
     free(u->ring);
     free(u->scratch);
+    for (size_t i = 0; i < u->npool; i++)
+        free(u->pool[i]);
+    free(u->pool);
     memset(u, 0, sizeof *u);
 }
 
 static void taint_regs(const es_dbg *d, es_label out[17])
 {
-    for (int r = 0; r < 16; r++)
-        out[r] = d->taint ? es_taint_reg(d->taint, r) : 0;
-    out[16] = d->taint ? es_taint_flags(d->taint) : 0;
+    if (d->taint)
+        es_taint_regs(d->taint, out);
+    else
+        memset(out, 0, 17 * sizeof *out);
 }
 
 static void alloc_state(const es_machine *m, uint64_t out[3])
@@ -258,7 +291,7 @@ static void resync(dbg_undo *u, es_machine *m)
 
 static void push_record(dbg_undo *u)
 {
-    uint8_t *blob = malloc(u->slen);
+    uint8_t *blob = blob_alloc(u, u->slen);
     if (!blob) {
         /* out of host memory: forget the history rather than keep a gap */
         while (u->count)
@@ -275,6 +308,23 @@ static void push_record(dbg_undo *u)
     u->count++;
 }
 
+/* Logs the old values of words [from, to) of the architectural region
+ * that differ from now.  The words are copied out rather than read
+ * through a cast: the region holds many types (long double, unions), and
+ * memcpy keeps the aliasing rules. */
+static void log_arch(dbg_undo *u, const uint8_t *now, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        uint64_t v;
+        memcpy(&v, now + i * 8, 8);
+        if (v != u->arch_before[i]) {
+            put_u8(u, REC_ARCH);
+            put_u16(u, (uint16_t)i);
+            put_u64(u, u->arch_before[i]);
+        }
+    }
+}
+
 void dbg_undo_end(es_dbg *d)
 {
     dbg_undo *u = &d->undo;
@@ -288,16 +338,14 @@ void dbg_undo_end(es_dbg *d)
         u->resync = true;
     if (u->resync)
         resync(u, m);
-    /* copied out rather than read through a cast: the region holds many
-     * types (long double, unions), and memcpy keeps the aliasing rules */
-    uint64_t now[DBG_ARCH_WORDS];
-    memcpy(now, (const uint8_t *)m + DBG_ARCH_OFF, sizeof now);
-    for (size_t i = 0; i < DBG_ARCH_WORDS; i++)
-        if (now[i] != u->arch_before[i]) {
-            put_u8(u, REC_ARCH);
-            put_u16(u, (uint16_t)i);
-            put_u64(u, u->arch_before[i]);
-        }
+    /* 64 bytes at a time first: an instruction changes a few words of
+     * the 150 (RIP, a register or two, RFLAGS, the TSC) */
+    const uint8_t *now = (const uint8_t *)m + DBG_ARCH_OFF;
+    size_t i = 0;
+    for (; i + 8 <= DBG_ARCH_WORDS; i += 8)
+        if (memcmp(now + i * 8, &u->arch_before[i], 64))
+            log_arch(u, now, i, i + 8);
+    log_arch(u, now, i, DBG_ARCH_WORDS);
     es_label t[17];
     taint_regs(d, t);
     for (int r = 0; r < 17; r++)
@@ -426,8 +474,7 @@ bool dbg_undo_pop(es_dbg *d)
     es_tlb_flush(m);
     es_set_mode(m, m->cpl, m->mode);
     u->bytes -= r->len;
-    free(r->blob);
-    r->blob = NULL;
+    blob_free(u, r);
     u->count--;
     return true;
 }
