@@ -497,7 +497,8 @@ namespace {
 
 // Random code built from the forms sim/isa/fast.c specialises (ALU and
 // MOV on registers and immediates at 32 and 64 bits, loads, stores and CMP
-// through [rbx+disp8], Jcc by every condition), with random values: es_run
+// through [rbx+disp8] both ways, MOVZX/MOVSX/MOVSXD, PUSH/POP, Jcc by every
+// condition), with random values: es_run
 // (the specialised handlers) must leave registers, flags and memory as
 // es_step (the generic handlers of isa.tbl) does.
 struct Gen : CodeRand {
@@ -507,7 +508,29 @@ struct Gen : CodeRand {
         static const uint8_t digit[] = {0, 1, 4, 5, 6, 7};
         bool w = next() & 1;
         uint8_t disp = (uint8_t)((next() % 15) * 8 + (next() % 4 == 0 ? next() % 8 : 0));
-        switch (next() % 10) {
+        switch (next() % 13) {
+        case 10: // cmp r, [rbx+d]
+            if (w) c.push_back(0x48);
+            c.insert(c.end(), {0x3b, (uint8_t)(0x43 | reg() << 3), disp});
+            break;
+        case 11: { // movzx/movsx r, r8/r16/[rbx+d]; movsxd r64, r32/[rbx+d]
+            static const uint8_t op2[] = {0xb6, 0xb7, 0xbe, 0xbf};
+            bool mem = next() & 1;
+            uint8_t modrm = mem ? (uint8_t)(0x43 | reg() << 3) : (uint8_t)(0xc0 | reg() << 3 | reg());
+            if (next() % 5 == 0) {
+                c.insert(c.end(), {0x48, 0x63, modrm});
+            } else {
+                if (w || !mem) c.push_back(w ? 0x48 : 0x40); // REX: sil/dil, not dh/bh
+                c.insert(c.end(), {0x0f, op2[next() % 4], modrm});
+            }
+            if (mem) c.push_back(disp);
+            break;
+        }
+        case 12: // push r / imm8, pop r (balanced: RSP ends where it started)
+            if (next() & 1) c.push_back((uint8_t)(0x50 | reg()));
+            else { c.push_back(0x6a); imm(c, 1); }
+            c.push_back((uint8_t)(0x58 | reg()));
+            break;
         case 0: case 1: // op r, r
             if (w) c.push_back(0x48);
             c.insert(c.end(), {rr[next() % 8], (uint8_t)(0xc0 | reg() << 3 | reg())});

@@ -187,6 +187,20 @@ CMPM(cmp_mi8, 8, SRC_I, ES_LZ_SUB8)
 CMPM(cmp_mr4, 4, SRC_R, ES_LZ_SUB4)
 CMPM(cmp_mr8, 8, SRC_R, ES_LZ_SUB8)
 
+/* CMP reg, mem: the record of reg - mem */
+#define CMPRM(name, SZ, LZ)                                                                        \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        uint64_t b;                                                                                \
+        TRY(es_load(m, lin64(m, &d->o[1]), SZ, &b));                                               \
+        m->lz_op = (LZ);                                                                           \
+        m->lz_a = m->gpr[d->o[0].reg];                                                             \
+        m->lz_b = b;                                                                               \
+        return ES_OK;                                                                              \
+    }
+CMPRM(cmp_rm4, 4, ES_LZ_SUB4)
+CMPRM(cmp_rm8, 8, ES_LZ_SUB8)
+
 /* MOV: register and immediate sources into registers, loads, stores */
 FAST mov_rr4(es_machine *m, const es_insn *d)
 {
@@ -235,6 +249,26 @@ STORE(mov_store_r8, 8, SRC_R)
 STORE(mov_store_i1, 1, SRC_I)
 STORE(mov_store_i4, 4, SRC_I)
 STORE(mov_store_i8, 8, SRC_I)
+
+/* MOVZX / MOVSX / MOVSXD into a 32- or 64-bit register from a register
+ * (not AH..BH) or memory; a 32-bit destination clears the top half */
+#define EXT(name, SZ, SEXT, DST8, MEM)                                                             \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        uint64_t v;                                                                                \
+        if (MEM)                                                                                   \
+            TRY(es_load(m, lin64(m, &d->o[1]), SZ, &v));                                           \
+        else                                                                                       \
+            v = m->gpr[d->o[1].reg];                                                               \
+        v = (SEXT) ? (uint64_t)es_sext(v, SZ) : v & es_mask(SZ);                                   \
+        m->gpr[d->o[0].reg] = (DST8) ? v : (uint32_t)v;                                            \
+        return ES_OK;                                                                              \
+    }
+EXT(movzx_r1, 1, 0, 1, 0) EXT(movzx_r2, 2, 0, 1, 0) EXT(movzx_m1, 1, 0, 1, 1) EXT(movzx_m2, 2, 0, 1, 1)
+EXT(movsx_r1_4, 1, 1, 0, 0) EXT(movsx_r2_4, 2, 1, 0, 0) EXT(movsx_r4_4, 4, 1, 0, 0)
+EXT(movsx_m1_4, 1, 1, 0, 1) EXT(movsx_m2_4, 2, 1, 0, 1) EXT(movsx_m4_4, 4, 1, 0, 1)
+EXT(movsx_r1_8, 1, 1, 1, 0) EXT(movsx_r2_8, 2, 1, 1, 0) EXT(movsx_r4_8, 4, 1, 1, 0)
+EXT(movsx_m1_8, 1, 1, 1, 1) EXT(movsx_m2_8, 2, 1, 1, 1) EXT(movsx_m4_8, 4, 1, 1, 1)
 
 /* ---- the stack and near transfers (64-bit mode, 64-bit operand size) ----
  * es_push / es_pop / op_call / op_ret with the size and mode fixed (SDM
@@ -349,6 +383,12 @@ THREAD(mov_load4, 1) THREAD(mov_load8, 1)
 THREAD(mov_store_r1, 1) THREAD(mov_store_r4, 1) THREAD(mov_store_r8, 1)
 THREAD(mov_store_i1, 1) THREAD(mov_store_i4, 1) THREAD(mov_store_i8, 1)
 THREAD(push_r8, 1) THREAD(push_i8, 1) THREAD(pop_r8, 1)
+THREAD(cmp_rm4, 1) THREAD(cmp_rm8, 1)
+THREAD(movzx_r1, 0) THREAD(movzx_r2, 0) THREAD(movzx_m1, 1) THREAD(movzx_m2, 1)
+THREAD(movsx_r1_4, 0) THREAD(movsx_r2_4, 0) THREAD(movsx_r4_4, 0)
+THREAD(movsx_m1_4, 1) THREAD(movsx_m2_4, 1) THREAD(movsx_m4_4, 1)
+THREAD(movsx_r1_8, 0) THREAD(movsx_r2_8, 0) THREAD(movsx_r4_8, 0)
+THREAD(movsx_m1_8, 1) THREAD(movsx_m2_8, 1) THREAD(movsx_m4_8, 1)
 
 #define PAIR(name) {name, name##_t}
 #define PAIR4(op) PAIR(op##_r4), PAIR(op##_r8), PAIR(op##_i4), PAIR(op##_i8)
@@ -360,7 +400,12 @@ static const struct {
     PAIR(mov_rr4), PAIR(mov_rr8), PAIR(mov_ri4), PAIR(mov_ri8), PAIR(mov_load4), PAIR(mov_load8),
     PAIR(mov_store_r1), PAIR(mov_store_r4), PAIR(mov_store_r8),
     PAIR(mov_store_i1), PAIR(mov_store_i4), PAIR(mov_store_i8),
-    PAIR(push_r8), PAIR(push_i8), PAIR(pop_r8),
+    PAIR(push_r8), PAIR(push_i8), PAIR(pop_r8), PAIR(cmp_rm4), PAIR(cmp_rm8),
+    PAIR(movzx_r1), PAIR(movzx_r2), PAIR(movzx_m1), PAIR(movzx_m2),
+    PAIR(movsx_r1_4), PAIR(movsx_r2_4), PAIR(movsx_r4_4),
+    PAIR(movsx_m1_4), PAIR(movsx_m2_4), PAIR(movsx_m4_4),
+    PAIR(movsx_r1_8), PAIR(movsx_r2_8), PAIR(movsx_r4_8),
+    PAIR(movsx_m1_8), PAIR(movsx_m2_8), PAIR(movsx_m4_8),
 };
 
 es_handler es_fast_threaded(es_handler fn)
@@ -399,6 +444,7 @@ es_handler es_fast_threaded(es_handler fn)
 FUSE16(cmp_r4) FUSE16(cmp_r8) FUSE16(cmp_i4) FUSE16(cmp_i8)
 FUSE16(test_r4) FUSE16(test_r8) FUSE16(test_i4) FUSE16(test_i8)
 FUSE16(cmp_mi1) FUSE16(cmp_mi4) FUSE16(cmp_mi8) FUSE16(cmp_mr4) FUSE16(cmp_mr8)
+FUSE16(cmp_rm4) FUSE16(cmp_rm8)
 
 static const struct {
     es_handler first;
@@ -408,6 +454,7 @@ static const struct {
     {test_r4, test_r4_jcc}, {test_r8, test_r8_jcc}, {test_i4, test_i4_jcc},
     {test_i8, test_i8_jcc}, {cmp_mi1, cmp_mi1_jcc}, {cmp_mi4, cmp_mi4_jcc},
     {cmp_mi8, cmp_mi8_jcc}, {cmp_mr4, cmp_mr4_jcc}, {cmp_mr8, cmp_mr8_jcc},
+    {cmp_rm4, cmp_rm4_jcc}, {cmp_rm8, cmp_rm8_jcc},
 };
 
 es_handler es_fast_fuse(const es_insn *d, es_handler fn, const es_insn *j, es_handler jfn)
@@ -452,6 +499,8 @@ static es_handler pick_alu(const es_insn *d, const es_handler fast[4])
 static es_handler pick_cmp_mem(const es_insn *d)
 {
     const es_operand *a = &d->o[0], *b = &d->o[1];
+    if (is_gpr(a, a->size) && mem64(d, b) && b->size == a->size)
+        return a->size == 4 ? cmp_rm4 : a->size == 8 ? cmp_rm8 : NULL;
     if (!mem64(d, a))
         return NULL;
     if (b->kind == ES_OPK_IMM)
@@ -493,6 +542,28 @@ static es_handler pick_jcc(const es_insn *d)
     bool ok = d->mode == ES_MODE_64 ? (uint64_t)((int64_t)(t << 16) >> 16) == t
                                     : (t & es_mask(d->osize)) == t;
     return ok ? jcc_fast[d->opcode & 0xf] : NULL;
+}
+
+/* MOVZX, MOVSX, MOVSXD into a 32/64-bit register (EXT above). */
+static es_handler pick_ext(const es_insn *d)
+{
+    static const es_handler zx[2][2] = {{movzx_r1, movzx_r2}, {movzx_m1, movzx_m2}};
+    static const es_handler sx[2][2][3] = {
+        {{movsx_r1_4, movsx_r2_4, movsx_r4_4}, {movsx_m1_4, movsx_m2_4, movsx_m4_4}},
+        {{movsx_r1_8, movsx_r2_8, movsx_r4_8}, {movsx_m1_8, movsx_m2_8, movsx_m4_8}},
+    };
+    const es_operand *a = &d->o[0], *b = &d->o[1];
+    if (d->nops != 2 || (a->size != 4 && a->size != 8) || !is_gpr(a, a->size))
+        return NULL;
+    bool mem = mem64(d, b);
+    if (!mem && !(b->kind == ES_OPK_GPR && b->reg < 16))
+        return NULL;
+    unsigned s = b->size;
+    if (d->op == ES_OP_MOVZX)
+        return s == 1 || s == 2 ? zx[mem][s == 2] : NULL;
+    if (s != 1 && s != 2 && s != 4)
+        return NULL;
+    return sx[a->size == 8][mem][s == 1 ? 0 : s == 2 ? 1 : 2];
 }
 
 /* A relative target needing no run-time check in 64-bit mode. */
@@ -547,6 +618,7 @@ es_handler es_fast_handler(const es_insn *d, es_handler generic)
     case ES_OP_PUSH: case ES_OP_POP: case ES_OP_JMP: case ES_OP_CALL: case ES_OP_RET:
         h = pick_stack(d);
         break;
+    case ES_OP_MOVZX: case ES_OP_MOVSX: case ES_OP_MOVSXD: h = pick_ext(d); break;
     default: break;
     }
     return h ? h : generic;
