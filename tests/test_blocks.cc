@@ -497,8 +497,9 @@ namespace {
 
 // Random code built from the forms sim/isa/fast.c specialises (ALU and
 // MOV on registers and immediates at 32 and 64 bits, loads, stores and CMP
-// through [rbx+disp8] both ways, MOVZX/MOVSX/MOVSXD, PUSH/POP, Jcc by every
-// condition), with random values: es_run
+// through [rbx+disp8] both ways, byte and word moves and byte compares,
+// MOVZX/MOVSX/MOVSXD, PUSH/POP, Jcc by every condition), with random
+// values: es_run
 // (the specialised handlers) must leave registers, flags and memory as
 // es_step (the generic handlers of isa.tbl) does.
 struct Gen : CodeRand {
@@ -508,7 +509,24 @@ struct Gen : CodeRand {
         static const uint8_t digit[] = {0, 1, 4, 5, 6, 7};
         bool w = next() & 1;
         uint8_t disp = (uint8_t)((next() % 15) * 8 + (next() % 4 == 0 ? next() % 8 : 0));
-        switch (next() % 13) {
+        switch (next() % 14) {
+        case 13: { // byte and word moves and byte compares (REX: sil/dil, not dh/bh)
+            uint8_t r1 = (uint8_t)reg(), r2 = (uint8_t)reg();
+            switch (next() % 11) {
+            case 10: c.insert(c.end(), {0x66, 0x89, (uint8_t)(0xc0 | r1 << 3 | r2)}); break;
+            case 0: c.insert(c.end(), {0x40, 0x88, (uint8_t)(0xc0 | r1 << 3 | r2)}); break;
+            case 1: c.insert(c.end(), {0x40, 0x8a, (uint8_t)(0x43 | r1 << 3), disp}); break;
+            case 2: c.insert(c.end(), {0x66, 0x8b, (uint8_t)(0x43 | r1 << 3), disp}); break;
+            case 3: c.insert(c.end(), {0x66, 0x89, (uint8_t)(0x43 | r1 << 3), disp}); break;
+            case 4: c.insert(c.end(), {0x40, 0x38, (uint8_t)(0xc0 | r1 << 3 | r2)}); break;
+            case 5: c.insert(c.end(), {0x40, 0x3a, (uint8_t)(0x43 | r1 << 3), disp}); break;
+            case 6: c.insert(c.end(), {0x66, (uint8_t)(0xb8 | r1)}); imm(c, 2); break;
+            case 7: c.insert(c.end(), {0x40, 0x80, (uint8_t)(0xf8 | r1)}); imm(c, 1); break;
+            case 8: c.insert(c.end(), {0x40, 0x38, (uint8_t)(0x43 | r1 << 3), disp}); break;
+            default: c.insert(c.end(), {0x66, 0xc7, 0x43, disp}); imm(c, 2); break;
+            }
+            break;
+        }
         case 10: // cmp r, [rbx+d]
             if (w) c.push_back(0x48);
             c.insert(c.end(), {0x3b, (uint8_t)(0x43 | reg() << 3), disp});

@@ -270,6 +270,31 @@ EXT(movsx_m1_4, 1, 1, 0, 1) EXT(movsx_m2_4, 2, 1, 0, 1) EXT(movsx_m4_4, 4, 1, 0,
 EXT(movsx_r1_8, 1, 1, 1, 0) EXT(movsx_r2_8, 2, 1, 1, 0) EXT(movsx_r4_8, 4, 1, 1, 0)
 EXT(movsx_m1_8, 1, 1, 1, 1) EXT(movsx_m2_8, 2, 1, 1, 1) EXT(movsx_m4_8, 4, 1, 1, 1)
 
+/* Byte and word moves (the partial-register write keeps the rest of the
+ * register, es_gpr_set) and byte compares (the record at width 1) */
+#define MOVN(name, SZ, SRC)                                                                        \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        es_gpr_set(m, d->o[0].reg, SZ, SRC(m, d));                                                 \
+        return ES_OK;                                                                              \
+    }
+#define LOADN(name, SZ)                                                                            \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        uint64_t v;                                                                                \
+        TRY(es_load(m, lin64(m, &d->o[1]), SZ, &v));                                               \
+        es_gpr_set(m, d->o[0].reg, SZ, v);                                                         \
+        return ES_OK;                                                                              \
+    }
+MOVN(mov_rr1, 1, SRC_R) MOVN(mov_rr2, 2, SRC_R) MOVN(mov_ri1, 1, SRC_I) MOVN(mov_ri2, 2, SRC_I)
+LOADN(mov_load1, 1) LOADN(mov_load2, 2)
+STORE(mov_store_r2, 2, SRC_R)
+STORE(mov_store_i2, 2, SRC_I)
+ALU(cmp_r1, 1, SRC_R, a - b, ES_LZ_SUB1, a, 0)
+ALU(cmp_i1, 1, SRC_I, a - b, ES_LZ_SUB1, a, 0)
+CMPM(cmp_mr1, 1, SRC_R, ES_LZ_SUB1)
+CMPRM(cmp_rm1, 1, ES_LZ_SUB1)
+
 /* ---- the stack and near transfers (64-bit mode, 64-bit operand size) ----
  * es_push / es_pop / op_call / op_ret with the size and mode fixed (SDM
  * PUSH, POP, CALL, RET: 64-bit mode, stack address size 64).  A call, jmp
@@ -384,6 +409,9 @@ THREAD(mov_store_r1, 1) THREAD(mov_store_r4, 1) THREAD(mov_store_r8, 1)
 THREAD(mov_store_i1, 1) THREAD(mov_store_i4, 1) THREAD(mov_store_i8, 1)
 THREAD(push_r8, 1) THREAD(push_i8, 1) THREAD(pop_r8, 1)
 THREAD(cmp_rm4, 1) THREAD(cmp_rm8, 1)
+THREAD(mov_rr1, 0) THREAD(mov_rr2, 0) THREAD(mov_ri1, 0) THREAD(mov_ri2, 0)
+THREAD(mov_load1, 1) THREAD(mov_load2, 1) THREAD(mov_store_r2, 1) THREAD(mov_store_i2, 1)
+THREAD(cmp_r1, 0) THREAD(cmp_i1, 0) THREAD(cmp_mr1, 1) THREAD(cmp_rm1, 1)
 THREAD(movzx_r1, 0) THREAD(movzx_r2, 0) THREAD(movzx_m1, 1) THREAD(movzx_m2, 1)
 THREAD(movsx_r1_4, 0) THREAD(movsx_r2_4, 0) THREAD(movsx_r4_4, 0)
 THREAD(movsx_m1_4, 1) THREAD(movsx_m2_4, 1) THREAD(movsx_m4_4, 1)
@@ -401,6 +429,8 @@ static const struct {
     PAIR(mov_store_r1), PAIR(mov_store_r4), PAIR(mov_store_r8),
     PAIR(mov_store_i1), PAIR(mov_store_i4), PAIR(mov_store_i8),
     PAIR(push_r8), PAIR(push_i8), PAIR(pop_r8), PAIR(cmp_rm4), PAIR(cmp_rm8),
+    PAIR(mov_rr1), PAIR(mov_rr2), PAIR(mov_ri1), PAIR(mov_ri2), PAIR(mov_load1), PAIR(mov_load2),
+    PAIR(mov_store_r2), PAIR(mov_store_i2), PAIR(cmp_r1), PAIR(cmp_i1), PAIR(cmp_mr1), PAIR(cmp_rm1),
     PAIR(movzx_r1), PAIR(movzx_r2), PAIR(movzx_m1), PAIR(movzx_m2),
     PAIR(movsx_r1_4), PAIR(movsx_r2_4), PAIR(movsx_r4_4),
     PAIR(movsx_m1_4), PAIR(movsx_m2_4), PAIR(movsx_m4_4),
@@ -445,6 +475,7 @@ FUSE16(cmp_r4) FUSE16(cmp_r8) FUSE16(cmp_i4) FUSE16(cmp_i8)
 FUSE16(test_r4) FUSE16(test_r8) FUSE16(test_i4) FUSE16(test_i8)
 FUSE16(cmp_mi1) FUSE16(cmp_mi4) FUSE16(cmp_mi8) FUSE16(cmp_mr4) FUSE16(cmp_mr8)
 FUSE16(cmp_rm4) FUSE16(cmp_rm8)
+FUSE16(cmp_r1) FUSE16(cmp_i1) FUSE16(cmp_mr1) FUSE16(cmp_rm1)
 
 static const struct {
     es_handler first;
@@ -454,7 +485,8 @@ static const struct {
     {test_r4, test_r4_jcc}, {test_r8, test_r8_jcc}, {test_i4, test_i4_jcc},
     {test_i8, test_i8_jcc}, {cmp_mi1, cmp_mi1_jcc}, {cmp_mi4, cmp_mi4_jcc},
     {cmp_mi8, cmp_mi8_jcc}, {cmp_mr4, cmp_mr4_jcc}, {cmp_mr8, cmp_mr8_jcc},
-    {cmp_rm4, cmp_rm4_jcc}, {cmp_rm8, cmp_rm8_jcc},
+    {cmp_rm4, cmp_rm4_jcc}, {cmp_rm8, cmp_rm8_jcc}, {cmp_r1, cmp_r1_jcc}, {cmp_i1, cmp_i1_jcc},
+    {cmp_mr1, cmp_mr1_jcc}, {cmp_rm1, cmp_rm1_jcc},
 };
 
 es_handler es_fast_fuse(const es_insn *d, es_handler fn, const es_insn *j, es_handler jfn)
@@ -500,13 +532,17 @@ static es_handler pick_cmp_mem(const es_insn *d)
 {
     const es_operand *a = &d->o[0], *b = &d->o[1];
     if (is_gpr(a, a->size) && mem64(d, b) && b->size == a->size)
-        return a->size == 4 ? cmp_rm4 : a->size == 8 ? cmp_rm8 : NULL;
+        return a->size == 1 ? cmp_rm1 : a->size == 4 ? cmp_rm4 : a->size == 8 ? cmp_rm8 : NULL;
+    if (is_gpr(a, 1) && is_gpr(b, 1))
+        return cmp_r1;
+    if (is_gpr(a, 1) && b->kind == ES_OPK_IMM)
+        return cmp_i1;
     if (!mem64(d, a))
         return NULL;
     if (b->kind == ES_OPK_IMM)
         return a->size == 1 ? cmp_mi1 : a->size == 4 ? cmp_mi4 : a->size == 8 ? cmp_mi8 : NULL;
     if (is_gpr(b, a->size))
-        return a->size == 4 ? cmp_mr4 : a->size == 8 ? cmp_mr8 : NULL;
+        return a->size == 1 ? cmp_mr1 : a->size == 4 ? cmp_mr4 : a->size == 8 ? cmp_mr8 : NULL;
     return NULL;
 }
 
@@ -523,12 +559,25 @@ static es_handler pick_mov(const es_insn *d)
             return sz == 8 ? mov_load8 : mov_load4;
         return NULL;
     }
-    if (!mem64(d, a) || (sz != 1 && sz != 4 && sz != 8))
+    if (is_gpr(a, sz) && (sz == 1 || sz == 2)) {
+        if (is_gpr(b, sz))
+            return sz == 1 ? mov_rr1 : mov_rr2;
+        if (b->kind == ES_OPK_IMM)
+            return sz == 1 ? mov_ri1 : mov_ri2;
+        if (mem64(d, b) && b->size == sz)
+            return sz == 1 ? mov_load1 : mov_load2;
         return NULL;
+    }
+    if (!mem64(d, a) || sz == 0 || sz > 8 || (sz & (sz - 1)))
+        return NULL;
+    static const es_handler sr[9] = {[1] = mov_store_r1, [2] = mov_store_r2, [4] = mov_store_r4,
+                                     [8] = mov_store_r8};
+    static const es_handler si[9] = {[1] = mov_store_i1, [2] = mov_store_i2, [4] = mov_store_i4,
+                                     [8] = mov_store_i8};
     if (is_gpr(b, sz))
-        return sz == 1 ? mov_store_r1 : sz == 4 ? mov_store_r4 : mov_store_r8;
+        return sr[sz];
     if (b->kind == ES_OPK_IMM)
-        return sz == 1 ? mov_store_i1 : sz == 4 ? mov_store_i4 : mov_store_i8;
+        return si[sz];
     return NULL;
 }
 
