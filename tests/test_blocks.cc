@@ -509,7 +509,7 @@ struct Gen : CodeRand {
         static const uint8_t digit[] = {0, 1, 4, 5, 6, 7};
         bool w = next() & 1;
         uint8_t disp = (uint8_t)((next() % 15) * 8 + (next() % 4 == 0 ? next() % 8 : 0));
-        switch (next() % 14) {
+        switch (next() % 15) {
         case 13: { // byte and word moves and byte compares (REX: sil/dil, not dh/bh)
             uint8_t r1 = (uint8_t)reg(), r2 = (uint8_t)reg();
             switch (next() % 11) {
@@ -542,6 +542,12 @@ struct Gen : CodeRand {
                 c.insert(c.end(), {0x0f, op2[next() % 4], modrm});
             }
             if (mem) c.push_back(disp);
+            break;
+        }
+        case 14: { // sbb r, r (the same register: array_index_nospec's mask)
+            uint8_t r = (uint8_t)reg();
+            if (w) c.push_back(0x48);
+            c.insert(c.end(), {0x19, (uint8_t)(0xc0 | r << 3 | r)});
             break;
         }
         case 12: // push r / imm8, pop r (balanced: RSP ends where it started)

@@ -156,6 +156,24 @@ ALU4(xor, a ^ b, LOGIC, r, 1)
 ALU4(cmp, a - b, SUB, a, 0)
 ALU4(test, a &b, LOGIC, r, 0)
 
+/* SBB r, r (the same register: array_index_nospec's mask, Linux's
+ * "cmp; sbb mask, mask"): the result is -CF, and its flags are those of
+ * 0 - CF (CF and AF the borrow, ZF its absence, SF, PF of the result, OF
+ * 0), so the record is SUB of 0 and CF, with CF taken from the pending
+ * record (or RFLAGS). */
+#define SBB_SELF(name, SZ, LZ)                                                                     \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        uint64_t cf = (uint64_t)lazy_cond(m, 2);                                                   \
+        m->gpr[d->o[0].reg] = (SZ) == 8 ? 0 - cf : (uint32_t)(0 - cf);                             \
+        m->lz_op = (LZ);                                                                           \
+        m->lz_a = 0;                                                                               \
+        m->lz_b = cf;                                                                              \
+        return ES_OK;                                                                              \
+    }
+SBB_SELF(sbb_self4, 4, ES_LZ_SUB4)
+SBB_SELF(sbb_self8, 8, ES_LZ_SUB8)
+
 /* ---- memory operands with 64-bit addressing ---- */
 
 /* es_lin for a 64-bit mode operand with a 64-bit address size */
@@ -408,7 +426,7 @@ THREAD(mov_load4, 1) THREAD(mov_load8, 1)
 THREAD(mov_store_r1, 1) THREAD(mov_store_r4, 1) THREAD(mov_store_r8, 1)
 THREAD(mov_store_i1, 1) THREAD(mov_store_i4, 1) THREAD(mov_store_i8, 1)
 THREAD(push_r8, 1) THREAD(push_i8, 1) THREAD(pop_r8, 1)
-THREAD(cmp_rm4, 1) THREAD(cmp_rm8, 1)
+THREAD(cmp_rm4, 1) THREAD(cmp_rm8, 1) THREAD(sbb_self4, 0) THREAD(sbb_self8, 0)
 THREAD(mov_rr1, 0) THREAD(mov_rr2, 0) THREAD(mov_ri1, 0) THREAD(mov_ri2, 0)
 THREAD(mov_load1, 1) THREAD(mov_load2, 1) THREAD(mov_store_r2, 1) THREAD(mov_store_i2, 1)
 THREAD(cmp_r1, 0) THREAD(cmp_i1, 0) THREAD(cmp_mr1, 1) THREAD(cmp_rm1, 1)
@@ -429,6 +447,7 @@ static const struct {
     PAIR(mov_store_r1), PAIR(mov_store_r4), PAIR(mov_store_r8),
     PAIR(mov_store_i1), PAIR(mov_store_i4), PAIR(mov_store_i8),
     PAIR(push_r8), PAIR(push_i8), PAIR(pop_r8), PAIR(cmp_rm4), PAIR(cmp_rm8),
+    PAIR(sbb_self4), PAIR(sbb_self8),
     PAIR(mov_rr1), PAIR(mov_rr2), PAIR(mov_ri1), PAIR(mov_ri2), PAIR(mov_load1), PAIR(mov_load2),
     PAIR(mov_store_r2), PAIR(mov_store_i2), PAIR(cmp_r1), PAIR(cmp_i1), PAIR(cmp_mr1), PAIR(cmp_rm1),
     PAIR(movzx_r1), PAIR(movzx_r2), PAIR(movzx_m1), PAIR(movzx_m2),
@@ -668,6 +687,11 @@ es_handler es_fast_handler(const es_insn *d, es_handler generic)
         h = pick_stack(d);
         break;
     case ES_OP_MOVZX: case ES_OP_MOVSX: case ES_OP_MOVSXD: h = pick_ext(d); break;
+    case ES_OP_SBB:
+        if ((d->o[0].size == 4 || d->o[0].size == 8) && is_gpr(&d->o[0], d->o[0].size) &&
+            is_gpr(&d->o[1], d->o[0].size) && d->o[0].reg == d->o[1].reg)
+            h = d->o[0].size == 8 ? sbb_self8 : sbb_self4;
+        break;
     default: break;
     }
     return h ? h : generic;
