@@ -192,6 +192,29 @@ static int block_at(es_machine *m, struct es_bcache *bc, es_block *cand, es_bloc
     return ES_OK;
 }
 
+/* Whether a handler's status other than ES_OK retired its instruction:
+ * only generic handlers yield or stop, and an exit retires */
+static inline bool retires(const es_machine *m, int rc)
+{
+    return rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT);
+}
+
+/* Runs entry e, whose handler is a generic one, as es_step would: RIP,
+ * the next RIP and the count it may read, exact flags if it uses them.
+ * Returns its status, m->rip moved on when it retired. */
+static inline int run_generic(es_machine *m, const es_bent *e, uint64_t ic0)
+{
+    m->rip = e->rip;
+    m->nrip = e->next;
+    m->icount = ic0 + e->idx;
+    if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
+        es_lazy_flush(m);
+    int rc = e->fn1(m, &e->insn);
+    if (rc == ES_OK || retires(m, rc))
+        m->rip = m->nrip;
+    return rc;
+}
+
 /* Runs b's instructions from the first up to end, each alone (no fused
  * pair, no threading: for a budget ending inside the block).  Returns the
  * status of the last one run, having retired what retired (as es_step
@@ -220,16 +243,8 @@ static int run_entries(es_machine *m, const es_block *b, const es_bent *end, uin
                 break;
             continue;
         }
-        m->rip = e->rip;
-        m->icount = ic0 + e->idx;
-        if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
-            es_lazy_flush(m);
-        rc = e->fn1(m, &e->insn);
-        if (rc != ES_OK) {
-            if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
-                m->rip = m->nrip;
-                e++;
-            }
+        if ((rc = run_generic(m, e, ic0)) != ES_OK) {
+            e += retires(m, rc);
             break;
         }
         /* RIP left the block (a branch) or the code's translation, mode or
@@ -270,20 +285,10 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
                 break;
             }
         }
-        m->rip = e->rip;
-        m->nrip = e->next;
-        m->icount = ic0 + e->idx;
-        if (e->sync && m->lz_op != ES_LZ_NONE) /* a handler using RFLAGS eagerly */
-            es_lazy_flush(m);
-        rc = e->fn1(m, &e->insn);
-        if (__builtin_expect(rc != ES_OK, 0)) {
-            if (rc == ES_YIELD || (rc == ES_STOP && m->stop == ES_STOP_EXIT)) {
-                m->rip = m->nrip;
-                e++;
-            }
+        if (__builtin_expect((rc = run_generic(m, e, ic0)) != ES_OK, 0)) {
+            e += retires(m, rc);
             break;
         }
-        m->rip = m->nrip;
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
     }

@@ -125,13 +125,7 @@ void es_unobserve_all(es_machine *m)
 int es_fetch_set(es_machine *m, uint64_t lin)
 {
     uint64_t pa;
-    /* the TLB's answer inline (a page change between chained blocks is
-     * most often a hit); es_fetch_page walks on a miss */
-    const es_tlbe *e = es_tlb_slot(m, lin);
-    uint32_t need = ES_TP_X | m->need_u;
-    if (__builtin_expect(e->tag == (lin & ~(PAGE - 1)) && (e->perm & need) == need, 1))
-        pa = e->pa;
-    else if (es_fetch_page(m, lin, &pa))
+    if (es_fetch_page(m, lin, &pa))
         return -1;
     m->fetch_va = lin & ~(PAGE - 1);
     m->fetch_pa = pa;

@@ -266,15 +266,8 @@ void es_tlb_flush_page(es_machine *m, uint64_t va)
  * the fault.  Fills the TLB unless observers need every access. */
 static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t *perm);
 
-int es_fetch_page(es_machine *m, uint64_t va, uint64_t *pa)
+int es_fetch_walk(es_machine *m, uint64_t va, uint64_t *pa)
 {
-    /* a TLB entry filled by an earlier fetch or access saves the walk */
-    es_tlbe *e = es_tlb_slot(m, va);
-    uint32_t need = ES_TP_X | m->need_u;
-    if (e->tag == (va & ~(PAGE - 1)) && (e->perm & need) == need) {
-        *pa = e->pa;
-        return 0;
-    }
     uint32_t perm;
     if (xlate(m, va, ES_ACC_X, pa, &perm))
         return -1;

@@ -93,10 +93,9 @@ int es_copy_to_guest(es_machine *m, uint64_t va, const void *src, size_t n);
  * 0 with a fault recorded if the first byte faults). */
 size_t es_fetch_bytes(es_machine *m, uint64_t va, uint8_t *dst, size_t n);
 
-/* Physical page (*pa, page aligned) of the instruction page holding linear
- * address va, checked for execute permission at the current CPL; 0, or -1
- * with the fault recorded. */
-int es_fetch_page(es_machine *m, uint64_t va, uint64_t *pa);
+/* es_fetch_page's walk, for a TLB miss (or an entry without execute
+ * permission at the current CPL). */
+int es_fetch_walk(es_machine *m, uint64_t va, uint64_t *pa);
 
 /* Frame pfn's bytes changed where stores do not see it (the kernel's
  * copies, a debugger's undo, a test writing code): every decode and block
@@ -161,6 +160,21 @@ static inline uint8_t *es_host_ptr(es_machine *m, uint64_t va, unsigned n, int w
     if (e->tag == (va & ~0xfffull) && (va & 0xfff) + n <= 4096 && (e->perm & need) == need)
         return (uint8_t *)(e->addend + va);
     return NULL;
+}
+
+/* Physical page (*pa, page aligned) of the instruction page holding linear
+ * address va, checked for execute permission at the current CPL; 0, or -1
+ * with the fault recorded.  A TLB entry filled by an earlier fetch or
+ * access saves the walk. */
+static inline int es_fetch_page(es_machine *m, uint64_t va, uint64_t *pa)
+{
+    const es_tlbe *e = es_tlb_slot(m, va);
+    uint32_t need = ES_TP_X | m->need_u;
+    if (__builtin_expect(e->tag == (va & ~0xfffull) && (e->perm & need) == need, 1)) {
+        *pa = e->pa;
+        return 0;
+    }
+    return es_fetch_walk(m, va, pa);
 }
 
 #ifdef __cplusplus

@@ -219,41 +219,26 @@ CMPM(cmp_mr8, 8, SRC_R, ES_LZ_SUB8)
 CMPRM(cmp_rm4, 4, ES_LZ_SUB4)
 CMPRM(cmp_rm8, 8, ES_LZ_SUB8)
 
-/* MOV: register and immediate sources into registers, loads, stores */
-FAST mov_rr4(es_machine *m, const es_insn *d)
-{
-    m->gpr[d->o[0].reg] = (uint32_t)m->gpr[d->o[1].reg];
-    return ES_OK;
-}
-
-FAST mov_rr8(es_machine *m, const es_insn *d)
-{
-    m->gpr[d->o[0].reg] = m->gpr[d->o[1].reg];
-    return ES_OK;
-}
-
-FAST mov_ri4(es_machine *m, const es_insn *d)
-{
-    m->gpr[d->o[0].reg] = (uint32_t)d->o[1].imm;
-    return ES_OK;
-}
-
-FAST mov_ri8(es_machine *m, const es_insn *d)
-{
-    m->gpr[d->o[0].reg] = (uint64_t)d->o[1].imm;
-    return ES_OK;
-}
-
-#define LOAD(name, SZ)                                                                             \
-    FAST name(es_machine *m, const es_insn *d)                                                      \
+/* MOV: register and immediate sources into registers, and loads, at every
+ * width (es_gpr_set: a 32-bit write clears the top half, a byte or word
+ * write keeps the rest of the register), then stores */
+#define MOVN(name, SZ, SRC)                                                                        \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
+    {                                                                                              \
+        es_gpr_set(m, d->o[0].reg, SZ, SRC(m, d));                                                 \
+        return ES_OK;                                                                              \
+    }
+#define LOADN(name, SZ)                                                                            \
+    FAST name(es_machine *m, const es_insn *d)                                                     \
     {                                                                                              \
         uint64_t v;                                                                                \
         TRY(es_load(m, lin64(m, &d->o[1]), SZ, &v));                                               \
-        m->gpr[d->o[0].reg] = v; /* zero-extended: a 32-bit write clears the top */              \
+        es_gpr_set(m, d->o[0].reg, SZ, v);                                                         \
         return ES_OK;                                                                              \
     }
-LOAD(mov_load4, 4)
-LOAD(mov_load8, 8)
+MOVN(mov_rr1, 1, SRC_R) MOVN(mov_rr2, 2, SRC_R) MOVN(mov_rr4, 4, SRC_R) MOVN(mov_rr8, 8, SRC_R)
+MOVN(mov_ri1, 1, SRC_I) MOVN(mov_ri2, 2, SRC_I) MOVN(mov_ri4, 4, SRC_I) MOVN(mov_ri8, 8, SRC_I)
+LOADN(mov_load1, 1) LOADN(mov_load2, 2) LOADN(mov_load4, 4) LOADN(mov_load8, 8)
 
 /* stores: the source (register or immediate) cut to the width by es_store */
 #define STORE(name, SZ, SRC)                                                                       \
@@ -288,24 +273,7 @@ EXT(movsx_m1_4, 1, 1, 0, 1) EXT(movsx_m2_4, 2, 1, 0, 1) EXT(movsx_m4_4, 4, 1, 0,
 EXT(movsx_r1_8, 1, 1, 1, 0) EXT(movsx_r2_8, 2, 1, 1, 0) EXT(movsx_r4_8, 4, 1, 1, 0)
 EXT(movsx_m1_8, 1, 1, 1, 1) EXT(movsx_m2_8, 2, 1, 1, 1) EXT(movsx_m4_8, 4, 1, 1, 1)
 
-/* Byte and word moves (the partial-register write keeps the rest of the
- * register, es_gpr_set) and byte compares (the record at width 1) */
-#define MOVN(name, SZ, SRC)                                                                        \
-    FAST name(es_machine *m, const es_insn *d)                                                     \
-    {                                                                                              \
-        es_gpr_set(m, d->o[0].reg, SZ, SRC(m, d));                                                 \
-        return ES_OK;                                                                              \
-    }
-#define LOADN(name, SZ)                                                                            \
-    FAST name(es_machine *m, const es_insn *d)                                                     \
-    {                                                                                              \
-        uint64_t v;                                                                                \
-        TRY(es_load(m, lin64(m, &d->o[1]), SZ, &v));                                               \
-        es_gpr_set(m, d->o[0].reg, SZ, v);                                                         \
-        return ES_OK;                                                                              \
-    }
-MOVN(mov_rr1, 1, SRC_R) MOVN(mov_rr2, 2, SRC_R) MOVN(mov_ri1, 1, SRC_I) MOVN(mov_ri2, 2, SRC_I)
-LOADN(mov_load1, 1) LOADN(mov_load2, 2)
+/* Word stores and byte compares (the record at width 1) */
 STORE(mov_store_r2, 2, SRC_R)
 STORE(mov_store_i2, 2, SRC_I)
 ALU(cmp_r1, 1, SRC_R, a - b, ES_LZ_SUB1, a, 0)
@@ -418,44 +386,31 @@ static int thread_fault(es_machine *m, const es_insn *d)
         }                                                                                          \
         return n->tfn(m, &n->insn);                                                                \
     }
-#define THREAD4(op) THREAD(op##_r4, 0) THREAD(op##_r8, 0) THREAD(op##_i4, 0) THREAD(op##_i8, 0)
-THREAD4(add) THREAD4(sub) THREAD4(and) THREAD4(or) THREAD4(xor) THREAD4(cmp) THREAD4(test)
-THREAD(cmp_mi1, 1) THREAD(cmp_mi4, 1) THREAD(cmp_mi8, 1) THREAD(cmp_mr4, 1) THREAD(cmp_mr8, 1)
-THREAD(mov_rr4, 0) THREAD(mov_rr8, 0) THREAD(mov_ri4, 0) THREAD(mov_ri8, 0)
-THREAD(mov_load4, 1) THREAD(mov_load8, 1)
-THREAD(mov_store_r1, 1) THREAD(mov_store_r4, 1) THREAD(mov_store_r8, 1)
-THREAD(mov_store_i1, 1) THREAD(mov_store_i4, 1) THREAD(mov_store_i8, 1)
-THREAD(push_r8, 1) THREAD(push_i8, 1) THREAD(pop_r8, 1)
-THREAD(cmp_rm4, 1) THREAD(cmp_rm8, 1) THREAD(sbb_self4, 0) THREAD(sbb_self8, 0)
-THREAD(mov_rr1, 0) THREAD(mov_rr2, 0) THREAD(mov_ri1, 0) THREAD(mov_ri2, 0)
-THREAD(mov_load1, 1) THREAD(mov_load2, 1) THREAD(mov_store_r2, 1) THREAD(mov_store_i2, 1)
-THREAD(cmp_r1, 0) THREAD(cmp_i1, 0) THREAD(cmp_mr1, 1) THREAD(cmp_rm1, 1)
-THREAD(movzx_r1, 0) THREAD(movzx_r2, 0) THREAD(movzx_m1, 1) THREAD(movzx_m2, 1)
-THREAD(movsx_r1_4, 0) THREAD(movsx_r2_4, 0) THREAD(movsx_r4_4, 0)
-THREAD(movsx_m1_4, 1) THREAD(movsx_m2_4, 1) THREAD(movsx_m4_4, 1)
-THREAD(movsx_r1_8, 0) THREAD(movsx_r2_8, 0) THREAD(movsx_r4_8, 0)
-THREAD(movsx_m1_8, 1) THREAD(movsx_m2_8, 1) THREAD(movsx_m4_8, 1)
+/* Every handler above with a threaded form, once: (name, MEM) */
+#define ALU_FORMS(X, op) X(op##_r4, 0) X(op##_r8, 0) X(op##_i4, 0) X(op##_i8, 0)
+#define THREADED(X)                                                                                \
+    ALU_FORMS(X, add) ALU_FORMS(X, sub) ALU_FORMS(X, and) ALU_FORMS(X, or) ALU_FORMS(X, xor)        \
+    ALU_FORMS(X, cmp) ALU_FORMS(X, test)                                                           \
+    X(cmp_r1, 0) X(cmp_i1, 0) X(sbb_self4, 0) X(sbb_self8, 0)                                      \
+    X(cmp_mi1, 1) X(cmp_mi4, 1) X(cmp_mi8, 1) X(cmp_mr1, 1) X(cmp_mr4, 1) X(cmp_mr8, 1)            \
+    X(cmp_rm1, 1) X(cmp_rm4, 1) X(cmp_rm8, 1)                                                      \
+    X(mov_rr1, 0) X(mov_rr2, 0) X(mov_rr4, 0) X(mov_rr8, 0)                                        \
+    X(mov_ri1, 0) X(mov_ri2, 0) X(mov_ri4, 0) X(mov_ri8, 0)                                        \
+    X(mov_load1, 1) X(mov_load2, 1) X(mov_load4, 1) X(mov_load8, 1)                                \
+    X(mov_store_r1, 1) X(mov_store_r2, 1) X(mov_store_r4, 1) X(mov_store_r8, 1)                    \
+    X(mov_store_i1, 1) X(mov_store_i2, 1) X(mov_store_i4, 1) X(mov_store_i8, 1)                    \
+    X(push_r8, 1) X(push_i8, 1) X(pop_r8, 1)                                                       \
+    X(movzx_r1, 0) X(movzx_r2, 0) X(movzx_m1, 1) X(movzx_m2, 1)                                    \
+    X(movsx_r1_4, 0) X(movsx_r2_4, 0) X(movsx_r4_4, 0)                                             \
+    X(movsx_m1_4, 1) X(movsx_m2_4, 1) X(movsx_m4_4, 1)                                             \
+    X(movsx_r1_8, 0) X(movsx_r2_8, 0) X(movsx_r4_8, 0)                                             \
+    X(movsx_m1_8, 1) X(movsx_m2_8, 1) X(movsx_m4_8, 1)
+THREADED(THREAD)
 
-#define PAIR(name) {name, name##_t}
-#define PAIR4(op) PAIR(op##_r4), PAIR(op##_r8), PAIR(op##_i4), PAIR(op##_i8)
+#define PAIR(name, MEM) {name, name##_t},
 static const struct {
     es_handler fn, threaded;
-} threaded[] = {
-    PAIR4(add), PAIR4(sub), PAIR4(and), PAIR4(or), PAIR4(xor), PAIR4(cmp), PAIR4(test),
-    PAIR(cmp_mi1), PAIR(cmp_mi4), PAIR(cmp_mi8), PAIR(cmp_mr4), PAIR(cmp_mr8),
-    PAIR(mov_rr4), PAIR(mov_rr8), PAIR(mov_ri4), PAIR(mov_ri8), PAIR(mov_load4), PAIR(mov_load8),
-    PAIR(mov_store_r1), PAIR(mov_store_r4), PAIR(mov_store_r8),
-    PAIR(mov_store_i1), PAIR(mov_store_i4), PAIR(mov_store_i8),
-    PAIR(push_r8), PAIR(push_i8), PAIR(pop_r8), PAIR(cmp_rm4), PAIR(cmp_rm8),
-    PAIR(sbb_self4), PAIR(sbb_self8),
-    PAIR(mov_rr1), PAIR(mov_rr2), PAIR(mov_ri1), PAIR(mov_ri2), PAIR(mov_load1), PAIR(mov_load2),
-    PAIR(mov_store_r2), PAIR(mov_store_i2), PAIR(cmp_r1), PAIR(cmp_i1), PAIR(cmp_mr1), PAIR(cmp_rm1),
-    PAIR(movzx_r1), PAIR(movzx_r2), PAIR(movzx_m1), PAIR(movzx_m2),
-    PAIR(movsx_r1_4), PAIR(movsx_r2_4), PAIR(movsx_r4_4),
-    PAIR(movsx_m1_4), PAIR(movsx_m2_4), PAIR(movsx_m4_4),
-    PAIR(movsx_r1_8), PAIR(movsx_r2_8), PAIR(movsx_r4_8),
-    PAIR(movsx_m1_8), PAIR(movsx_m2_8), PAIR(movsx_m4_8),
-};
+} threaded[] = {THREADED(PAIR)};
 
 es_handler es_fast_threaded(es_handler fn)
 {
@@ -567,37 +522,30 @@ static es_handler pick_cmp_mem(const es_insn *d)
 
 static es_handler pick_mov(const es_insn *d)
 {
-    const es_operand *a = &d->o[0], *b = &d->o[1];
-    unsigned sz = a->size;
-    if (is_gpr(a, sz) && (sz == 4 || sz == 8)) {
-        if (is_gpr(b, sz))
-            return sz == 8 ? mov_rr8 : mov_rr4;
-        if (b->kind == ES_OPK_IMM)
-            return sz == 8 ? mov_ri8 : mov_ri4;
-        if (mem64(d, b) && b->size == sz)
-            return sz == 8 ? mov_load8 : mov_load4;
-        return NULL;
-    }
-    if (is_gpr(a, sz) && (sz == 1 || sz == 2)) {
-        if (is_gpr(b, sz))
-            return sz == 1 ? mov_rr1 : mov_rr2;
-        if (b->kind == ES_OPK_IMM)
-            return sz == 1 ? mov_ri1 : mov_ri2;
-        if (mem64(d, b) && b->size == sz)
-            return sz == 1 ? mov_load1 : mov_load2;
-        return NULL;
-    }
-    if (!mem64(d, a) || sz == 0 || sz > 8 || (sz & (sz - 1)))
-        return NULL;
+    static const es_handler rr[9] = {[1] = mov_rr1, [2] = mov_rr2, [4] = mov_rr4, [8] = mov_rr8};
+    static const es_handler ri[9] = {[1] = mov_ri1, [2] = mov_ri2, [4] = mov_ri4, [8] = mov_ri8};
+    static const es_handler ld[9] = {[1] = mov_load1, [2] = mov_load2, [4] = mov_load4,
+                                     [8] = mov_load8};
     static const es_handler sr[9] = {[1] = mov_store_r1, [2] = mov_store_r2, [4] = mov_store_r4,
                                      [8] = mov_store_r8};
     static const es_handler si[9] = {[1] = mov_store_i1, [2] = mov_store_i2, [4] = mov_store_i4,
                                      [8] = mov_store_i8};
+    const es_operand *a = &d->o[0], *b = &d->o[1];
+    unsigned sz = a->size;
+    if (sz == 0 || sz > 8 || (sz & (sz - 1)))
+        return NULL;
+    if (is_gpr(a, sz)) {
+        if (is_gpr(b, sz))
+            return rr[sz];
+        if (b->kind == ES_OPK_IMM)
+            return ri[sz];
+        return mem64(d, b) && b->size == sz ? ld[sz] : NULL;
+    }
+    if (!mem64(d, a))
+        return NULL;
     if (is_gpr(b, sz))
         return sr[sz];
-    if (b->kind == ES_OPK_IMM)
-        return si[sz];
-    return NULL;
+    return b->kind == ES_OPK_IMM ? si[sz] : NULL;
 }
 
 /* A Jcc whose target needs no run-time check: canonical in 64-bit mode,
