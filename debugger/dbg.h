@@ -43,6 +43,9 @@ typedef struct es_dbg_cfg {
     size_t undo_bytes;    /* memory the undo log may use (0 = 256 MiB) */
     size_t output_cap;    /* bytes of guest output kept (0 = 256 KiB; older are dropped) */
     uint64_t run_budget;  /* max instructions per continue-like command (0 = 200M) */
+    bool step_only;       /* run user code one recorded instruction at a time too
+                             (not unobserved between kernel entries): slower, for
+                             comparing the two */
 } es_dbg_cfg;
 
 /* Starts the program (es_launch) with the session's observers attached.

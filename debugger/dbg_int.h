@@ -36,6 +36,8 @@ typedef struct dbg_track {
 typedef struct dbg_rec {
     uint8_t *blob;
     uint32_t len;
+    uint64_t span; /* instructions it undoes: 1, or a run of user code
+                      (dbg_undo_fast) that reverse re-runs to step into */
 } dbg_rec;
 
 typedef struct dbg_undo {
@@ -43,7 +45,10 @@ typedef struct dbg_undo {
     uint64_t nmirror;
     dbg_rec *ring;         /* oldest at head */
     uint64_t cap, head, count;
+    uint64_t insns;        /* instructions the records undo (<= cap) */
     size_t bytes, max_bytes;
+    es_wlog wlog;          /* frames an unobserved run may have written, not yet
+                              compared with the mirror */
     /* the step being recorded */
     uint8_t *scratch;
     size_t slen, scap;
@@ -153,11 +158,23 @@ void dbg_undo_begin(es_dbg *d);
 void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n);
 void dbg_undo_end(es_dbg *d);
 /* Undoes the newest step; false when there is none. */
-bool dbg_undo_pop(es_dbg *d);
+/* Undoes the newest record; *span: the instructions it covered (the
+ * machine is at the first of them). */
+bool dbg_undo_pop(es_dbg *d, uint64_t *span);
+/* Runs at most budget instructions of user code with es_run_fenced and
+ * records them as one record; returns es_run_fenced's status, *ran the
+ * instructions it ran (0: no record). */
+int dbg_undo_fast(es_dbg *d, uint64_t budget, const es_fence *f, uint64_t *ran);
 
 /* dbg_session.c: one recorded instruction; an es_dbg_stop when the
  * machine stopped (exit, fault), else -1 */
 int dbg_step1(es_dbg *d);
+/* dbg_session.c: whether user code may run unobserved now (dbg_run_user) */
+bool dbg_can_run(const es_dbg *d);
+/* dbg_session.c: at most budget instructions of user code in one record
+ * (none when !dbg_can_run), stopping before what f refuses; returns the
+ * number run, *stop as dbg_step1's status */
+uint64_t dbg_run_user(es_dbg *d, uint64_t budget, const es_fence *f, int *stop);
 
 /* dbg_src.c: a DWARF line table, sorted by address */
 typedef struct dbg_src_row {

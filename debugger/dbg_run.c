@@ -1,5 +1,7 @@
 /* dbg_run.c - run control: every command is a loop of recorded single
- * steps (dbg_step1) with a goal checked before and after each one. */
+ * steps (dbg_step1) with a goal checked before and after each one, and of
+ * runs of user code recorded whole (dbg_run_user) that stop in front of
+ * everything the goal or the session needs to see one step at a time. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,14 +34,118 @@ static bool user_entry_insn(es_dbg *d)
            (i.op == ES_OP_INT && i.nops && i.o[0].imm == 0x80);
 }
 
-static int bp_here(es_dbg *d)
+static es_dbg_bp *bp_at(es_dbg *d, uint64_t rip)
 {
     for (size_t i = 0; i < d->nbps; i++)
-        if (d->bps[i].addr && d->bps[i].addr == d->m->rip) {
-            d->bps[i].hits++;
-            return d->bps[i].id;
-        }
-    return 0;
+        if (d->bps[i].addr && d->bps[i].addr == rip)
+            return &d->bps[i];
+    return NULL;
+}
+
+static int bp_here(es_dbg *d)
+{
+    es_dbg_bp *b = bp_at(d, d->m->rip);
+    if (!b)
+        return 0;
+    b->hits++;
+    return b->id;
+}
+
+/* ---- runs of user code ---- */
+
+typedef struct fence_ctx {
+    es_dbg *d;
+    const goal *g;
+} fence_ctx;
+
+static bool goal_addr(const goal *g)
+{
+    return g->kind == G_UNTIL || g->kind == G_NEXT;
+}
+
+/* What a run of user code stops in front of, for a recorded step: the
+ * instructions that enter the kernel (the session labels the registers
+ * and opens the pt_regs tracking at them, and the kernel is shown step by
+ * step), RDTSC/RDTSCP/RDPMC (host values: a re-run for reverse must see
+ * the same ones), breakpoints, the goal's address, and finish's RETs. */
+static bool fenced(void *ctx, const es_insn *i, uint64_t rip)
+{
+    const fence_ctx *c = ctx;
+    switch (i->op) {
+    case ES_OP_SYSCALL: case ES_OP_SYSENTER: case ES_OP_INT: case ES_OP_INT1:
+    case ES_OP_INT3: case ES_OP_INTO: case ES_OP_VMCALL:
+    case ES_OP_RDTSC: case ES_OP_RDTSCP: case ES_OP_RDPMC:
+        return true;
+    case ES_OP_RET:
+        if (c->g->kind == G_FINISH)
+            return true;
+        break;
+    default: break;
+    }
+    if (goal_addr(c->g) && rip == c->g->addr)
+        return true;
+    return bp_at(c->d, rip) != NULL;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull; /* FNV-1a */
+    return h;
+}
+
+/* The fence for goal g; its key names what it refuses (the block cache is
+ * cut again when that changes). */
+static es_fence make_fence(es_dbg *d, const goal *g, fence_ctx *c)
+{
+    c->d = d;
+    c->g = g;
+    uint64_t h = mix(0xcbf29ce484222325ull, g->kind == G_FINISH);
+    h = mix(h, goal_addr(g) ? g->addr : 0);
+    for (size_t i = 0; i < d->nbps; i++)
+        h = mix(h, d->bps[i].addr);
+    return (es_fence){.fn = fenced, .ctx = c, .key = h | 1};
+}
+
+/* Instructions before a reverse's target re-run one record each, so the
+ * reverse steps after it are a record each too. */
+#define REPLAY_TAIL 1024
+
+/* Forward to instruction count target inside the user-code run whose
+ * record was just undone (deterministic: the run had nothing fenced).
+ * With hit: the last count after the start at which RIP was at a
+ * breakpoint, and no tail. */
+static void replay(es_dbg *d, uint64_t target, uint64_t *hit)
+{
+    es_machine *m = d->m;
+    goal g = {.kind = G_CONT};
+    fence_ctx c;
+    es_fence f = make_fence(d, &g, &c);
+    uint64_t start = m->icount, tail = hit ? 0 : REPLAY_TAIL;
+    while (m->icount < target && !d->exited) {
+        if (hit && m->icount > start && bp_at(d, m->rip))
+            *hit = m->icount;
+        int st;
+        uint64_t left = target - m->icount;
+        if (left > tail + 1 && dbg_run_user(d, left - tail, &f, &st))
+            continue;
+        if (dbg_step1(d) >= 0)
+            break;
+    }
+}
+
+/* Undoes one record and re-runs into it up to its last instruction: one
+ * instruction back. */
+static bool back_one(es_dbg *d)
+{
+    uint64_t span;
+    if (!dbg_undo_pop(d, &span))
+        return false;
+    d->exited = false;
+    if (span > 1)
+        replay(d, d->m->icount + span - 1, NULL);
+    d->frame_base = dbg_ptregs_base(d);
+    return true;
 }
 
 static void remember_regs(es_dbg *d)
@@ -57,6 +163,33 @@ static int finish_cmd(es_dbg *d, int why, int bp)
     return why;
 }
 
+/* Whether goal g is reached at the current instruction (before it runs). */
+static bool reached_before(es_dbg *d, const goal *g)
+{
+    es_machine *m = d->m;
+    switch (g->kind) {
+    case G_UNTIL: return m->rip == g->addr;
+    case G_NEXT: return m->rip == g->addr && m->cpl == g->cpl && m->gpr[ES_RSP] >= g->rsp;
+    case G_SYSCALL: return user_entry_insn(d);
+    default: return false;
+    }
+}
+
+/* Whether goal g is reached after the step just taken (at privilege level
+ * pcpl; last: it was finish's RET). */
+static bool reached_after(es_dbg *d, const goal *g, uint64_t done, int pcpl, bool last)
+{
+    int cpl = d->m->cpl;
+    switch (g->kind) {
+    case G_STEP: return done >= g->n;
+    /* the kernel's entry code returns to user mode, not with RET */
+    case G_FINISH: return last || (g->cpl == 0 && pcpl == 0 && cpl == 3);
+    case G_KENTRY: return pcpl == 3 && cpl == 0;
+    case G_KEXIT: return pcpl == 0 && cpl == 3;
+    default: return false;
+    }
+}
+
 static int run(es_dbg *d, goal g)
 {
     es_machine *m = d->m;
@@ -64,26 +197,38 @@ static int run(es_dbg *d, goal g)
     if (d->exited)
         return finish_cmd(d, m->stop == ES_STOP_EXIT ? ES_DBG_EXITED : ES_DBG_FAULTED, 0);
     uint64_t budget = d->cfg.run_budget ? d->cfg.run_budget : 200000000u;
-    for (uint64_t i = 0;; i++) {
+    fence_ctx fc;
+    es_fence f = make_fence(d, &g, &fc);
+    bool step_next = false; /* a run just stopped in front of something */
+    for (uint64_t i = 0;;) {
         if (i > 0) {
             /* a resuming command never stops where it started */
             int bp = bp_here(d);
             if (bp)
                 return finish_cmd(d, ES_DBG_BREAKPOINT, bp);
-            bool reached = false;
-            switch (g.kind) {
-            case G_UNTIL: reached = m->rip == g.addr; break;
-            case G_NEXT:
-                reached = m->rip == g.addr && m->cpl == g.cpl && m->gpr[ES_RSP] >= g.rsp;
-                break;
-            case G_SYSCALL: reached = user_entry_insn(d); break;
-            default: break;
-            }
-            if (reached)
+            if (reached_before(d, &g))
                 return finish_cmd(d, ES_DBG_REACHED, 0);
         }
         if (i >= budget)
             return finish_cmd(d, ES_DBG_BUDGET, 0);
+        if (!step_next) {
+            /* user code up to the next fenced instruction, in one record */
+            uint64_t lim = budget - i;
+            if (g.kind == G_STEP && g.n - i < lim)
+                lim = g.n - i;
+            int st;
+            uint64_t ran = lim > 1 ? dbg_run_user(d, lim, &f, &st) : 0;
+            if (ran) {
+                i += ran;
+                if (st >= 0)
+                    return finish_cmd(d, st, 0);
+                if (g.kind == G_STEP && i >= g.n)
+                    return finish_cmd(d, ES_DBG_STEPPED, 0);
+                step_next = ran < lim;
+                continue;
+            }
+        }
+        step_next = false;
         /* step out: the RET that pops the frame the command started in
          * (its RSP is at or above the starting one: nested calls' RETs
          * run deeper), at the same privilege level */
@@ -95,28 +240,11 @@ static int run(es_dbg *d, goal g)
         }
         int pcpl = m->cpl;
         int st = dbg_step1(d);
+        i++;
         if (st >= 0)
             return finish_cmd(d, st, 0);
-        switch (g.kind) {
-        case G_STEP:
-            if (i + 1 >= g.n)
-                return finish_cmd(d, ES_DBG_STEPPED, 0);
-            break;
-        case G_FINISH:
-            /* the kernel's entry code returns to user mode, not with RET */
-            if (last || (g.cpl == 0 && pcpl == 0 && m->cpl == 3))
-                return finish_cmd(d, ES_DBG_REACHED, 0);
-            break;
-        case G_KENTRY:
-            if (pcpl == 3 && m->cpl == 0)
-                return finish_cmd(d, ES_DBG_REACHED, 0);
-            break;
-        case G_KEXIT:
-            if (pcpl == 0 && m->cpl == 3)
-                return finish_cmd(d, ES_DBG_REACHED, 0);
-            break;
-        default: break;
-        }
+        if (reached_after(d, &g, i, pcpl, last))
+            return finish_cmd(d, g.kind == G_STEP ? ES_DBG_STEPPED : ES_DBG_REACHED, 0);
     }
 }
 
@@ -170,22 +298,31 @@ int es_dbg_until(es_dbg *d, uint64_t addr)
 int es_dbg_reverse(es_dbg *d, uint64_t n)
 {
     remember_regs(d);
-    for (uint64_t i = 0; i < n; i++) {
-        if (!dbg_undo_pop(d))
+    for (uint64_t i = 0; i < n; i++)
+        if (!back_one(d))
             return finish_cmd(d, ES_DBG_HISTORY_END, 0);
-        d->exited = false;
-        d->frame_base = dbg_ptregs_base(d);
-    }
     return finish_cmd(d, ES_DBG_STEPPED, 0);
 }
 
 int es_dbg_reverse_continue(es_dbg *d)
 {
+    es_machine *m = d->m;
     remember_regs(d);
-    for (uint64_t i = 0;; i++) {
-        if (!dbg_undo_pop(d))
+    for (;;) {
+        uint64_t span;
+        if (!dbg_undo_pop(d, &span))
             return finish_cmd(d, ES_DBG_HISTORY_END, 0);
         d->exited = false;
+        if (span > 1) {
+            /* a run of user code: the last breakpoint inside it, found by
+             * running it again, then back to its start and forward to that */
+            uint64_t start = m->icount, hit = 0, s;
+            replay(d, start + span, &hit);
+            while (m->icount > start && dbg_undo_pop(d, &s))
+                ;
+            if (hit)
+                replay(d, hit, NULL);
+        }
         d->frame_base = dbg_ptregs_base(d);
         int bp = bp_here(d);
         if (bp)

@@ -12,6 +12,7 @@
 #include "dbg_int.h"
 #include "host.h"
 #include "kernel.h"
+#include "mem.h"
 #include "mitigations.h"
 #include "vm.h"
 
@@ -52,9 +53,16 @@ static void obs_before(void *ctx, es_machine *m, const es_insn *ins, uint64_t ri
     es_dbg *d = ctx;
     d->cur = *ins;
     d->have_cur = true;
-    dbg_undo_pte(d, rip, ins->len); /* the fetch's walk set accessed bits */
-    if (ins->op == ES_OP_VMCALL)
-        d->undo.resync = true; /* the host may write guest memory */
+    /* the fetch's walk set accessed bits: the decoder's window is 15
+     * bytes, and near a page end it walks the next page even for a
+     * shorter instruction */
+    dbg_undo_pte(d, rip, 15);
+    if (ins->op == ES_OP_VMCALL) {
+        /* the host may write guest memory: the frames it touches are
+         * listed (dbg_step1 detaches the list after the step) */
+        d->undo.wlog.any_phys = true;
+        es_wlog_attach(m, &d->undo.wlog);
+    }
     if (m->cpl == 3) {
         int e = es_entry_of(m, ins);
         if (e >= 0) {
@@ -132,6 +140,23 @@ static void track_step(es_dbg *d, int prev_cpl, const uint64_t prev_gpr[16])
 
 /* ---- stepping ---- */
 
+/* After a step or a run: the machine's stop as an es_dbg_stop, else -1. */
+static int stopped(es_dbg *d)
+{
+    es_machine *m = d->m;
+    if (m->stop == ES_STOP_EXIT) {
+        d->exited = true;
+        return ES_DBG_EXITED;
+    }
+    if (m->stop != ES_STOP_NONE) {
+        /* killed by a fault, or the simulator gave up: as final as an exit
+         * (only reverse and restart go on) */
+        d->exited = true;
+        return ES_DBG_FAULTED;
+    }
+    return -1;
+}
+
 /* One instruction, recorded in the undo log.  Returns an es_dbg_stop when
  * the machine stopped (exit, fault), else -1. */
 int dbg_step1(es_dbg *d)
@@ -145,6 +170,8 @@ int dbg_step1(es_dbg *d)
     d->have_cur = false;
     dbg_undo_begin(d);
     es_step(m);
+    es_wlog_attach(m, NULL);
+    d->undo.wlog.any_phys = false;
     track_step(d, pcpl, gpr);
     dbg_undo_end(d);
     d->recent[d->nrecent++ % 64] = rip;
@@ -158,17 +185,31 @@ int dbg_step1(es_dbg *d)
         d->bias_known = true;
         dbg_breaks_rebind(d);
     }
-    if (m->stop == ES_STOP_EXIT) {
-        d->exited = true;
-        return ES_DBG_EXITED;
-    }
-    if (m->stop != ES_STOP_NONE) {
-        /* killed by a fault, or the simulator gave up: as final as an exit
-         * (only reverse and restart go on) */
-        d->exited = true;
-        return ES_DBG_FAULTED;
-    }
-    return -1;
+    return stopped(d);
+}
+
+bool dbg_can_run(const es_dbg *d)
+{
+    const es_machine *m = d->m;
+    /* user code only (the kernel's is what the session shows step by
+     * step: taint, pt_regs); not under the cycle model, which times every
+     * instruction, nor with RFLAGS.TF, whose trap es_step raises */
+    return !d->cfg.step_only && !d->exited && !d->timing && m->cpl == 3 &&
+           !(m->rflags & ES_TF) && (!d->elf_dyn || d->bias_known);
+}
+
+uint64_t dbg_run_user(es_dbg *d, uint64_t budget, const es_fence *f, int *stop)
+{
+    uint64_t ran = 0;
+    *stop = -1;
+    if (!dbg_can_run(d))
+        return 0;
+    /* a quarter of the history at most, so that a bounded history still
+     * holds the newest instructions when the oldest run is dropped */
+    uint64_t most = d->undo.cap / 4 ? d->undo.cap / 4 : 1;
+    dbg_undo_fast(d, budget < most ? budget : most, f, &ran);
+    *stop = stopped(d); /* a fault is left for dbg_step1 to deliver */
+    return ran;
 }
 
 /* ---- starting and stopping ---- */

@@ -29,8 +29,19 @@
  * terminal, file offsets, the host's descriptor table, mappings created on
  * demand stay mapped) and the cycle model's clock.
  *
- * The log is bounded by count (cfg.undo_insns) and bytes (cfg.undo_bytes);
- * the oldest records are dropped first.
+ * User code between two kernel entries needs none of this per instruction
+ * (the taint observer does not follow it, nothing of the pt_regs tracking
+ * changes, and it cannot reach the host): a continue runs it unobserved
+ * through the block engine (es_run_fenced, stopping before each entry
+ * instruction, breakpoint and goal) as one record of the run -- the words
+ * of the architectural state it changed and the old bytes of the frames
+ * it may have written (the sim lists them) -- and reverse steps into such
+ * a record by restoring its start and running it again, deterministically,
+ * up to the instruction wanted (sim code has no other input there; RDTSC
+ * is fenced: it reads the host's clock).
+ *
+ * The log is bounded by instructions (cfg.undo_insns) and bytes
+ * (cfg.undo_bytes); the oldest records are dropped first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +87,7 @@ int dbg_undo_init(es_dbg *d)
     es_machine *m = d->m;
     memset(u, 0, sizeof *u);
     u->cap = d->cfg.undo_insns ? d->cfg.undo_insns : 1000000;
+    u->insns = 0;
     u->max_bytes = d->cfg.undo_bytes ? d->cfg.undo_bytes : (size_t)256 << 20;
     u->ring = calloc(u->cap, sizeof *u->ring);
     u->mirror = calloc(m->nframes ? m->nframes : 1, sizeof *u->mirror);
@@ -127,6 +139,7 @@ static void drop_oldest(dbg_undo *u)
 {
     dbg_rec *r = &u->ring[u->head];
     u->bytes -= r->len;
+    u->insns -= r->span;
     blob_free(u, r);
     u->head = (u->head + 1) % u->cap;
     u->count--;
@@ -141,6 +154,9 @@ void dbg_undo_free(es_dbg *d)
         for (uint64_t p = 0; p < u->nmirror; p++)
             free(u->mirror[p]);
     free(u->mirror);
+    if (d->m)
+        es_wlog_clear(d->m, &u->wlog);
+    free(u->wlog.pfn);
     free(u->ring);
     free(u->scratch);
     for (size_t i = 0; i < u->npool; i++)
@@ -262,34 +278,39 @@ void dbg_undo_pte(es_dbg *d, uint64_t va, unsigned n)
         pte_changed(u, d->m, pte);
 }
 
-/* Compares every frame with the mirror and logs what differs (old bytes of
- * the changed span of each page). */
-static void resync(dbg_undo *u, es_machine *m)
+/* Compares frame p with the mirror and logs the old bytes of the span
+ * that differs. */
+static void log_frame(dbg_undo *u, es_machine *m, uint64_t p)
 {
     static const uint8_t zero[PAGE];
-    for (uint64_t p = 1; p < m->nframes && p < u->nmirror; p++) {
-        uint8_t *h = frame_ptr(m, p);
-        if (!h)
-            continue;
-        if (!u->mirror[p]) {
-            /* a fresh frame: es_frame_alloc/es_phys hand them out zeroed */
-            if (!(u->mirror[p] = malloc(PAGE)))
-                continue;
-            memcpy(u->mirror[p], zero, PAGE);
-        }
-        uint8_t *mm = u->mirror[p];
-        if (!memcmp(mm, h, PAGE))
-            continue;
-        unsigned lo = 0, hi = PAGE;
-        while (mm[lo] == h[lo])
-            lo++;
-        while (mm[hi - 1] == h[hi - 1])
-            hi--;
-        log_phys(u, m, (p << 12) + lo, hi - lo);
+    uint8_t *h = frame_ptr(m, p);
+    if (!h || p >= u->nmirror)
+        return;
+    if (!u->mirror[p]) {
+        /* a fresh frame: es_frame_alloc/es_phys hand them out zeroed */
+        if (!(u->mirror[p] = malloc(PAGE)))
+            return;
+        memcpy(u->mirror[p], zero, PAGE);
     }
+    uint8_t *mm = u->mirror[p];
+    if (!memcmp(mm, h, PAGE))
+        return;
+    unsigned lo = 0, hi = PAGE;
+    while (mm[lo] == h[lo])
+        lo++;
+    while (mm[hi - 1] == h[hi - 1])
+        hi--;
+    log_phys(u, m, (p << 12) + lo, hi - lo);
 }
 
-static void push_record(dbg_undo *u)
+/* Compares every frame with the mirror. */
+static void resync(dbg_undo *u, es_machine *m)
+{
+    for (uint64_t p = 1; p < m->nframes && p < u->nmirror; p++)
+        log_frame(u, m, p);
+}
+
+static void push_record(dbg_undo *u, uint64_t span)
 {
     uint8_t *blob = blob_alloc(u, u->slen);
     if (!blob) {
@@ -299,12 +320,15 @@ static void push_record(dbg_undo *u)
         return;
     }
     memcpy(blob, u->scratch, u->slen);
-    while (u->count && (u->count == u->cap || u->bytes + u->slen > u->max_bytes))
+    while (u->count && (u->count == u->cap || u->insns + span > u->cap ||
+                        u->bytes + u->slen > u->max_bytes))
         drop_oldest(u);
     dbg_rec *r = &u->ring[(u->head + u->count) % u->cap];
     r->blob = blob;
     r->len = (uint32_t)u->slen;
+    r->span = span;
     u->bytes += u->slen;
+    u->insns += span;
     u->count++;
 }
 
@@ -325,19 +349,25 @@ static void log_arch(dbg_undo *u, const uint8_t *now, size_t from, size_t to)
     }
 }
 
-void dbg_undo_end(es_dbg *d)
+/* Ends the record of span instructions begun by dbg_undo_begin: the old
+ * bytes of memory that changed without a CPU write the observer saw, the
+ * architectural words, taint labels and tracking that changed. */
+static void end_record(es_dbg *d, uint64_t span)
 {
     dbg_undo *u = &d->undo;
     es_machine *m = d->m;
-    if (!u->recording)
-        return;
     u->recording = false;
     uint64_t alloc[3];
     alloc_state(m, alloc);
-    if (memcmp(alloc, u->alloc_before, sizeof alloc) || m->cr3 != u->cr3_before)
+    if (memcmp(alloc, u->alloc_before, sizeof alloc) || m->cr3 != u->cr3_before ||
+        u->wlog.overflow)
         u->resync = true;
     if (u->resync)
         resync(u, m);
+    else /* the frames an unobserved run listed */
+        for (size_t i = 0; i < u->wlog.n; i++)
+            log_frame(u, m, u->wlog.pfn[i]);
+    es_wlog_clear(m, &u->wlog);
     /* 64 bytes at a time first: an instruction changes a few words of
      * the 150 (RIP, a register or two, RFLAGS, the TSC) */
     const uint8_t *now = (const uint8_t *)m + DBG_ARCH_OFF;
@@ -358,12 +388,32 @@ void dbg_undo_end(es_dbg *d)
         put_u8(u, REC_TRACK);
         sput(u, &u->track_before, sizeof u->track_before);
     }
-    push_record(u);
+    push_record(u, span);
+}
+
+void dbg_undo_end(es_dbg *d)
+{
+    if (d->undo.recording)
+        end_record(d, 1);
+}
+
+int dbg_undo_fast(es_dbg *d, uint64_t budget, const es_fence *f, uint64_t *ran)
+{
+    dbg_undo *u = &d->undo;
+    es_machine *m = d->m;
+    dbg_undo_begin(d);
+    int rc = es_run_fenced(m, budget, f, &u->wlog);
+    *ran = m->icount - u->icount_before;
+    if (*ran)
+        end_record(d, *ran);
+    else /* nothing retired; what a walk touched goes in the next record */
+        u->recording = false;
+    return rc;
 }
 
 uint64_t es_dbg_history(const es_dbg *d)
 {
-    return d->undo.count;
+    return d->undo.insns;
 }
 
 static void restore_phys(dbg_undo *u, es_machine *m, uint64_t pa, const uint8_t *old, unsigned n)
@@ -384,12 +434,27 @@ static void restore_phys(dbg_undo *u, es_machine *m, uint64_t pa, const uint8_t 
         memcpy(u->mirror[pfn] + off, old, n);
 }
 
-bool dbg_undo_pop(es_dbg *d)
+bool dbg_undo_pop(es_dbg *d, uint64_t *span)
 {
     dbg_undo *u = &d->undo;
     es_machine *m = d->m;
     if (!u->count)
         return false;
+    /* an unobserved run that stopped at once retired nothing, but its walks
+     * may have set accessed bits: back to the mirror (the state after the
+     * newest record) first */
+    for (size_t i = 0; i < u->wlog.n; i++) {
+        uint64_t p = u->wlog.pfn[i];
+        uint8_t *h = frame_ptr(m, p);
+        if (p < u->nmirror && u->mirror[p] && h && memcmp(u->mirror[p], h, PAGE)) {
+            if (m->frames[p].has_code) {
+                es_code_stale(m, p);
+                m->frames[p].has_code = 0;
+            }
+            memcpy(h, u->mirror[p], PAGE);
+        }
+    }
+    es_wlog_clear(m, &u->wlog);
     dbg_rec *r = &u->ring[(u->head + u->count - 1) % u->cap];
     const uint8_t *b = r->blob, *end = r->blob + r->len;
     uint64_t icount;
@@ -474,6 +539,8 @@ bool dbg_undo_pop(es_dbg *d)
     es_tlb_flush(m);
     es_set_mode(m, m->cpl, m->mode);
     u->bytes -= r->len;
+    u->insns -= r->span;
+    *span = r->span;
     blob_free(u, r);
     u->count--;
     return true;

@@ -19,6 +19,7 @@ struct es_bcache {
     es_block *tab[1u << TAB_BITS];
     uint32_t nblocks, nbents;
     uint32_t epoch;            /* bumped when everything is dropped */
+    uint64_t fence_key;        /* the es_fence the blocks were cut by, 0: none */
     es_block blocks[NBLOCKS];
     es_bent bents[NBENTS];
 };
@@ -121,6 +122,8 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         size_t avail = PAGE - off < 15 ? PAGE - off : 15;
         if (es_decode(page + off, avail, m->mode, rip, &e[n].insn) != ES_DECODE_OK)
             break;
+        if (__builtin_expect(m->fence != NULL, 0) && m->fence->fn(m->fence->ctx, &e[n].insn, rip))
+            break; /* an unobserved run stops in front of it (es_run_fenced) */
         e[n].rip = rip;
         e[n].idx = n;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
@@ -330,6 +333,11 @@ static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
                 return rc;
         }
         return ES_OK;
+    }
+    uint64_t fkey = m->fence ? m->fence->key : 0;
+    if (__builtin_expect(bc->fence_key != fkey, 0)) { /* cut by another fence */
+        drop_all(bc);
+        bc->fence_key = fkey;
     }
     es_block *prev = NULL, *b = NULL;
     uint64_t pfva = 1; /* the fetch page prev ran on */

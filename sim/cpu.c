@@ -341,6 +341,38 @@ static int run_plain(es_machine *m, uint64_t budget)
     }
 }
 
+/* es_run_fenced's way past what no block holds: stop, the recorder steps it. */
+static int one_fenced(es_machine *m)
+{
+    (void)m;
+    return ES_STOP;
+}
+
+int es_run_fenced(es_machine *m, uint64_t budget, const es_fence *f, es_wlog *wlog)
+{
+    /* the observers are the recorder's: it logs this run as a whole.
+     * With them unhooked the TLB may be filled (an observer of memory
+     * needs every access, es_observe); stale entries go both ways. */
+    int nobs = m->nobs;
+    bool bypass = m->tlb_bypass;
+    m->nobs = 0;
+    m->tlb_bypass = false;
+    m->fence = f;
+    m->wlog = wlog;
+    es_tlb_flush(m); /* a writable entry made before would not be listed */
+    m->stop = ES_STOP_NONE;
+    int rc = es_blocks_run(m, budget, one_fenced);
+    /* the lazy record's operands are scratch once synced: cleared, so that
+     * a recorder comparing the machine's words sees only what changed */
+    m->lz_a = m->lz_b = 0;
+    m->fence = NULL;
+    m->wlog = NULL;
+    m->nobs = nobs;
+    m->tlb_bypass = bypass;
+    es_tlb_flush(m);
+    return rc;
+}
+
 static int run_observed(es_machine *m, uint64_t budget)
 {
     for (uint64_t n = 0; n < budget; n++) {

@@ -129,8 +129,32 @@ typedef struct es_frame {
     uint8_t *host;     /* NULL until first touched */
     uint32_t code_gen; /* bumped when a page holding decoded code is written */
     uint8_t has_code;  /* decode cache holds entries from this page */
-    uint8_t pad[3];
+    uint8_t wlogged;   /* listed in the es_wlog of the unobserved run under way */
+    uint8_t pad[2];
 } es_frame;
+
+/* The frames an unobserved run (es_run_fenced) or a step with the list
+ * attached (es_wlog_attach) may have written, each listed once: every
+ * frame a write translated to or a writable TLB entry mapped, the page
+ * tables whose accessed/dirty bits a walk set, what kcopy wrote.  A
+ * recorder compares those with its own copies instead of all memory. */
+typedef struct es_wlog {
+    uint64_t *pfn;
+    size_t n, cap;
+    bool overflow; /* out of host memory for the list: any frame may differ */
+    bool any_phys; /* also every frame es_phys hands out: the host's own writes
+                      (a syscall's service, page tables) go through it or kcopy */
+} es_wlog;
+
+/* What an unobserved run must not run (the recorder steps it instead):
+ * fn is asked about each instruction as a block is decoded; key names the
+ * set of instructions it refuses (nonzero; blocks decoded under another
+ * key are dropped first). */
+typedef struct es_fence {
+    bool (*fn)(void *ctx, const es_insn *d, uint64_t rip);
+    void *ctx;
+    uint64_t key;
+} es_fence;
 
 /* Decode-cache entry: keyed by physical address and mode, valid while the
  * page's code_gen matches. */
@@ -367,6 +391,8 @@ struct es_machine {
     uint64_t ipmask;      /* 0xffffffff in 32-bit mode: EIP wraps */
     struct es_bcache *bcache; /* es_run's block cache (sim/block.c), made on first use */
     const struct es_bent *bpos; /* where a threaded block's chain stopped, NULL: its end */
+    const es_fence *fence; /* es_run_fenced's, for the blocks it decodes; NULL otherwise */
+    es_wlog *wlog;         /* es_run_fenced's list of written frames; NULL otherwise */
     uint16_t unimpl_op;   /* es_op of the last unimplemented instruction hit */
 
     /* --- run control --- */
@@ -434,6 +460,18 @@ bool es_deadline_passed(es_machine *m);
  * delivered through the guest IDT and es_step returns ES_OK with RIP at the
  * handler; only a triple fault stops the run. */
 int es_step(es_machine *m);
+
+/* Runs at most budget instructions through blocks as es_run's plain loop
+ * does, with no observer told and the TLB filled, for a recorder that logs
+ * the effect of the run as a whole (the debugger's continue: user code
+ * between two kernel entries).  The frames it may write are added to
+ * *wlog (es_wlog_clear, sim/mem.h, empties it).  It stops before an instruction
+ * f->fn refuses and before one no block can hold (both return ES_STOP
+ * with m->stop ES_STOP_NONE, RIP at it, nothing run), and at a fault,
+ * which is not delivered (ES_FAULT, RIP at the faulting instruction, which
+ * did not retire: es_step runs it again and delivers it).  Else as
+ * es_blocks_run: ES_OK when the budget ran out. */
+int es_run_fenced(es_machine *m, uint64_t budget, const es_fence *f, es_wlog *wlog);
 
 /* Attaches an observer; returns 0, or -1 when the table is full. */
 int es_observe(es_machine *m, const es_observer *o);

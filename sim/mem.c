@@ -107,9 +107,13 @@ void es_frame_free(es_machine *m, uint64_t pfn)
         m->frames_used--;
 }
 
+static void wlog_add(es_machine *m, uint64_t pfn);
+
 uint8_t *es_phys(es_machine *m, uint64_t pa)
 {
     uint8_t *h = frame_host(m, pa >> 12);
+    if (__builtin_expect(m->wlog != NULL, 0) && h && m->wlog->any_phys)
+        wlog_add(m, pa >> 12); /* a host service may write through it */
     return h ? h + (pa & (PAGE - 1)) : NULL;
 }
 
@@ -157,6 +161,35 @@ static bool canonical(uint64_t va)
  * levels: writable only if R/W at every level, user only if U/S at every
  * level, executable unless NX at any level (with EFER.NXE).  CR0.WP is
  * treated as set, as Linux runs. */
+/* Lists frame pfn in es_run_fenced's es_wlog (once). */
+static void wlog_add(es_machine *m, uint64_t pfn)
+{
+    es_wlog *w = m->wlog;
+    es_frame *f = &m->frames[pfn];
+    if (f->wlogged)
+        return;
+    if (w->n == w->cap) {
+        size_t nc = w->cap ? w->cap * 2 : 64;
+        uint64_t *np = realloc(w->pfn, nc * sizeof *np);
+        if (!np) {
+            w->overflow = true;
+            return;
+        }
+        w->pfn = np;
+        w->cap = nc;
+    }
+    f->wlogged = 1;
+    w->pfn[w->n++] = pfn;
+}
+
+void es_wlog_clear(es_machine *m, es_wlog *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        m->frames[w->pfn[i]].wlogged = 0;
+    w->n = 0;
+    w->overflow = false;
+}
+
 static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t *pa,
                      uint32_t *perm)
 {
@@ -204,6 +237,8 @@ static uint32_t walk(es_machine *m, uint64_t va, int access, int user, uint64_t 
                 e |= ES_PTE_D;
             if (__builtin_expect(m->spec != NULL, 0) && *ep != e)
                 es_transient_log(m, table + ((va >> (12 + 9 * level)) & 511) * 8, 8);
+            if (__builtin_expect(m->wlog != NULL, 0) && *ep != e)
+                wlog_add(m, table >> 12); /* an unobserved run set A or D here */
             *ep = e;
             *perm = p;
             return 0;
@@ -316,7 +351,11 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
         /* a page holding decoded code is never writable through the TLB, so
          * every store to it reaches es_write_slow and invalidates decodes */
         e->perm = *perm & ~(f->has_code ? ES_TP_W : 0);
+        if (__builtin_expect(m->wlog != NULL, 0) && (e->perm & ES_TP_W))
+            wlog_add(m, *pa >> 12); /* stores may reach it through the TLB */
     }
+    if (__builtin_expect(m->wlog != NULL, 0) && access == ES_ACC_W)
+        wlog_add(m, *pa >> 12);
     return 0;
 }
 
@@ -444,6 +483,8 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
          * what the walk would (and a writable one is not a code page's) */
         uint8_t *t = es_host_ptr(m, va, (unsigned)c, write);
         if (t) {
+            if (__builtin_expect(m->wlog != NULL, 0) && write)
+                wlog_add(m, es_tlb_slot(m, va)->pa >> 12);
             memcpy(write ? t : host, write ? host : t, c);
             host += c;
             va += c;
@@ -463,6 +504,8 @@ static int kcopy(es_machine *m, uint64_t va, uint8_t *host, size_t n, int write)
             return -1;
         if (write) {
             es_frame *f = &m->frames[pa >> 12];
+            if (__builtin_expect(m->wlog != NULL, 0))
+                wlog_add(m, pa >> 12);
             if (f->has_code) {
                 es_code_stale(m, pa >> 12);
                 f->has_code = 0;

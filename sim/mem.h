@@ -69,6 +69,14 @@ int es_walk_read(es_machine *m, uint64_t va, bool user, uint64_t *pa);
  * the slow path, which checks alignment; the fast path never pays for it. */
 void es_update_ac(es_machine *m);
 
+/* Empties an es_wlog (sim/machine.h): unmarks its frames. */
+void es_wlog_clear(es_machine *m, es_wlog *w);
+/* Lists the frames written from now on in w (NULL: stops). */
+static inline void es_wlog_attach(es_machine *m, es_wlog *w)
+{
+    m->wlog = w;
+}
+
 /* Invalidates the whole TLB (MOV CR3, mapping changes) or one page (INVLPG). */
 void es_tlb_flush(es_machine *m);
 void es_tlb_flush_page(es_machine *m, uint64_t va);

@@ -29,7 +29,7 @@ std::string guest_path(const char *name)
 
 struct Session {
     es_dbg *d = nullptr;
-    std::string path, kdir;
+    std::string path, kdir, arg;
     std::string error;
     // kernel_dir: a built kernel tree (guest/spectre_kernel), speculate:
     // the cycle model with wrong paths
@@ -42,13 +42,32 @@ struct Session {
         c.launch.kernel_dir = kernel_dir ? kdir.c_str() : nullptr;
         c.uarch = speculate ? "znver4" : nullptr;
         c.speculate = speculate;
+        c.launch.patches = patches;
+        c.no_taint = !taint;
+        open(c);
+    }
+    // a program with one argument under v4.17; step_only: every instruction
+    // its own undo record (es_dbg_cfg.step_only)
+    Session(const char *guest, const char *arg, bool step_only, uint64_t undo_insns = 0)
+    {
+        path = guest_path(guest);
+        this->arg = arg;
+        es_dbg_cfg c{};
+        const char *argv[] = {path.c_str(), this->arg.c_str(), nullptr};
+        c.launch.argv = const_cast<char **>(argv);
+        c.launch.argc = 2;
+        c.launch.patches = ES_CONV_V417;
+        c.step_only = step_only;
+        c.undo_insns = undo_insns;
+        open(c); // es_dbg_new copies argv
+    }
+    void open(es_dbg_cfg &c)
+    {
         c.launch.program = path.c_str();
         c.launch.root = "/";
         c.launch.deterministic = true;
-        c.launch.patches = patches;
         c.launch.mitigations = ES_MIT_DEFAULT;
         c.launch.stdin_fd = -1;
-        c.no_taint = !taint;
         char err[320] = "";
         d = es_dbg_new(&c, err, sizeof err);
         error = err;
