@@ -6,7 +6,7 @@
 
 #define BIT(n) (1u << (n))
 
-/* Features this simulator implements, and only those.  No MMX, AVX, FMA,
+/* Features this simulator implements, and only those.  No AVX, FMA,
  * AES, RDRAND; CR4.OSXSAVE is treated as set, as Linux sets it on every
  * XSAVE-capable CPU. */
 #define CPUID1_ECX                                                                                 \
@@ -18,8 +18,8 @@
  * Table 3-11; AMD APM Vol. 3, CPUID Fn0000_0001_EDX). */
 #define CPUID1_EDX                                                                                 \
     (BIT(0) /* FPU */ | BIT(4) /* TSC */ | BIT(5) /* MSR */ | BIT(8) /* CX8 */ |                  \
-     BIT(11) /* SEP */ | BIT(15) /* CMOV */ | BIT(19) /* CLFSH */ | BIT(24) /* FXSR */ | BIT(25) /* SSE */ |          \
-     BIT(26) /* SSE2 */)
+     BIT(11) /* SEP */ | BIT(15) /* CMOV */ | BIT(19) /* CLFSH */ | BIT(23) /* MMX */ |            \
+     BIT(24) /* FXSR */ | BIT(25) /* SSE */ | BIT(26) /* SSE2 */)
 #define CPUID7_EBX (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(19) /* ADX */)
 #define CPUID7_EDX (BIT(4) /* FSRM */)
 #define CPUIDX1_ECX (BIT(0) /* LAHF-SAHF */ | BIT(5) /* LZCNT (ABM) */ | BIT(8) /* PREFETCHW */)
@@ -100,7 +100,8 @@ void es_cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
     case 0x80000001:
         r[0] = amd ? SIG_AMD : 0;
         r[2] = CPUIDX1_ECX;
-        r[3] = CPUIDX1_EDX;
+        /* AMD repeats MMX (bit 23) here (APM Vol. 3, Fn8000_0001_EDX) */
+        r[3] = CPUIDX1_EDX | (amd ? BIT(23) : 0);
         break;
     case 0x80000002:
     case 0x80000003:

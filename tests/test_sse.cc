@@ -1,5 +1,5 @@
 // SSE family: behaviour the host-checked tables (test_sse_*.cc) cannot
-// express - #UD for MMX and VEX forms, precise page faults, alignment
+// express - MMX's x87 aliasing and faults, #UD for VEX forms, precise page faults, alignment
 // before paging, #XM vs #UD under CR4.OSXMMEXCPT, the host MXCSR left
 // untouched, the string forms of MOVSD/CMPSD, RCP/RSQRT (entrysim's own
 // definition), and short library-style sequences.
@@ -52,18 +52,60 @@ void expect_ud(int mode, std::vector<uint8_t> bytes, const char *what)
 
 } // namespace
 
-TEST(Sse, MmxFormsRaiseUd)
+// MMX forms (sim/isa/mmx.c): the x87 state they share -- MMi is physical
+// register Ri's significand, a write sets its exponent and sign to all
+// ones, TOP becomes 0 and every tag non-empty; EMMS empties the tags.
+uint64_t mm(es_machine *m, int i)
 {
-    expect_ud(ES_MODE_64, {0x0f, 0xef, 0xc1}, "pxor mm0, mm1");
-    expect_ud(ES_MODE_64, {0x0f, 0xfc, 0x07}, "paddb mm0, [rdi]");
-    expect_ud(ES_MODE_64, {0x0f, 0x6e, 0xc0}, "movd mm0, eax");
-    expect_ud(ES_MODE_64, {0x0f, 0x7e, 0xc0}, "movd eax, mm0");
-    expect_ud(ES_MODE_64, {0x0f, 0x6f, 0xc1}, "movq mm0, mm1");
-    expect_ud(ES_MODE_64, {0x0f, 0xd7, 0xc1}, "pmovmskb eax, mm1");
-    expect_ud(ES_MODE_64, {0x0f, 0xc5, 0xc1, 0x01}, "pextrw eax, mm1, 1");
-    expect_ud(ES_MODE_64, {0x0f, 0x71, 0xd0, 0x03}, "psrlw mm0, 3");
-    expect_ud(ES_MODE_64, {0x0f, 0x38, 0x00, 0xc1}, "pshufb mm0, mm1");
-    expect_ud(ES_MODE_32, {0x0f, 0xef, 0xc1}, "pxor mm0, mm1 (32-bit)");
+    uint64_t v;
+    memcpy(&v, &m->fpu.fpr[i], 8);
+    return v;
+}
+
+TEST(Sse, MmxAliasesTheX87Registers)
+{
+    // 0f fc c1  paddb mm0, mm1     0f 77  emms
+    Machine t(ES_MODE_64, {0x0f, 0xfc, 0xc1, 0x0f, 0x77});
+    t.m->fpu.fpr[0] = 1.0L;
+    t.m->fpu.fpr[1] = 3.0L;
+    t.m->fpu.top = 6;
+    t.m->fpu.ftw = 0x0fff; // R6, R7 valid
+    uint64_t a = mm(t.m, 0), b = mm(t.m, 1);
+    ASSERT_EQ(est_run(t.m, 3, 1), 0);
+    uint64_t want = 0;
+    for (int i = 0; i < 8; i++)
+        want |= (uint64_t)(uint8_t)((a >> (8 * i)) + (b >> (8 * i))) << (8 * i);
+    EXPECT_EQ(mm(t.m, 0), want);
+    const uint8_t *r0 = reinterpret_cast<const uint8_t *>(&t.m->fpu.fpr[0]);
+    EXPECT_EQ(r0[8], 0xff);
+    EXPECT_EQ(r0[9], 0xff);
+    EXPECT_EQ(t.m->fpu.top, 0);
+    for (int i = 0; i < 8; i++)
+        EXPECT_NE((t.m->fpu.ftw >> (2 * i)) & 3, 3) << "R" << i << " still empty";
+    EXPECT_EQ(t.run(), 0); // and EMMS
+    EXPECT_EQ(t.m->fpu.ftw, 0xffff);
+    EXPECT_EQ(t.m->fpu.top, 0);
+}
+
+TEST(Sse, MmxFaultsLikeTheX87)
+{
+    struct {
+        uint64_t cr0;
+        uint16_t fsw;
+        int vec;
+    } cases[] = {{0x80050033 | 0x04, 0, ES_VEC_UD}, // CR0.EM
+                 {0x80050033 | 0x08, 0, ES_VEC_NM}, // CR0.TS
+                 {0x80050033, 0x0080, ES_VEC_MF}};  // a pending x87 exception (FSW.ES)
+    for (const auto &c : cases) {
+        Machine t(ES_MODE_64, {0x0f, 0xef, 0xc1}); // pxor mm0, mm1
+        t.m->cr0 = c.cr0;
+        t.m->fpu.fsw = c.fsw;
+        t.m->fpu.top = 5;
+        EXPECT_EQ(t.run(), ES_STOP_FAULT);
+        EXPECT_EQ(t.m->fault.vector, c.vec);
+        EXPECT_EQ(t.m->fpu.top, 5); // nothing changed
+        EXPECT_EQ(t.m->rip, EST_CODE);
+    }
 }
 
 TEST(Sse, VexFormsRaiseUd)

@@ -13,8 +13,10 @@
  * with one isa.tbl row per instruction.
  *
  * Only legacy (non-VEX) encodings are handled: Zydis gives VEX forms their
- * own V* mnemonics, which have no handler in isa.tbl and raise #UD.  MMX forms share
- * mnemonics with the SSE ones; they are not implemented and raise #UD too.
+ * own V* mnemonics, which have no handler in isa.tbl and raise #UD.  MMX
+ * forms share mnemonics with the SSE ones: the dispatch sends them to
+ * sim/isa/mmx.c, which runs these handlers on XMM registers (mmx.h), so
+ * the handlers here only ever see XMM operands.
  */
 #ifndef ENTRYSIM_SSE_H
 #define ENTRYSIM_SSE_H
@@ -81,8 +83,8 @@ static inline int sse_write_mem(es_machine *m, const es_insn *d, const es_operan
 
 /* The r/m source operand i: the XMM register itself, or memory loaded into
  * *tmp (o->size bytes, the rest zero).  The alignment rule applies to
- * 16-byte accesses when `align`.  NULL with a fault recorded on failure (an
- * MMX register raises #UD: MMX forms are not modelled). */
+ * 16-byte accesses when `align`.  NULL with a fault recorded on failure
+ * (another kind of operand raises #UD). */
 static inline const es_xmm *sse_src(es_machine *m, const es_insn *d, int i, es_xmm *tmp,
                                     int align)
 {
@@ -104,7 +106,7 @@ static inline const es_xmm *sse_src(es_machine *m, const es_insn *d, int i, es_x
 }
 
 /* Destination register of the usual `op xmm1, xmm2/m` form, NULL (with #UD
- * recorded) for the MMX forms. */
+ * recorded) for anything else. */
 static inline es_xmm *sse_dst(es_machine *m, const es_insn *d)
 {
     if (__builtin_expect(d->o[0].kind == ES_OPK_XMM, 1))

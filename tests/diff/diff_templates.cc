@@ -337,6 +337,31 @@ const Group kGroups[] = {
         {0, 0, 0x62, X_RAND, 0, T_V | T_MEM | T_BOUND | BCD},
         {0, 0, 0xd6, X_NONE, 0, BCD},
         {0, 0, 0x63, X_RAND, 0, T_V | BCD}}},
+
+    // ---- mmx: the MMX forms (no prefix) of the packed-integer ops, with
+    // a random x87 state underneath (TOP, tags, the registers they alias)
+    {"mmx",
+     cat({span(0x60, 0x6b), {0x6f, 0x74, 0x75, 0x76},
+          span(0xd1, 0xfe, {0xd6, 0xd7, 0xe6, 0xe7, 0xf0, 0xf7}), {0x7f}}),
+     {{0, 1, 0, X_RAND, 0, T_X87, K_OPC}}},
+    {"mmx", k0, {
+        {0, 1, 0x70, X_RAND, 1, T_X87},                     // pshufw
+        {0, 1, 0x6e, X_RAND, 0, T_X87 | T_Y},               // movd/movq mm, r/m
+        {0, 1, 0x7e, X_RAND, 0, T_X87 | T_Y},               // movd/movq r/m, mm
+        {0, 1, 0xd7, X_RAND, 0, T_X87 | T_REG},             // pmovmskb
+        {0, 1, 0xc4, X_RAND, 1, T_X87},                     // pinsrw
+        {0, 1, 0xc5, X_RAND, 1, T_X87 | T_REG},             // pextrw
+        {0, 1, 0xe7, X_RAND, 0, T_X87 | T_MEM},             // movntq
+        {0, 1, 0xf7, X_RAND, 0, T_X87 | T_REG | T_RDI},     // maskmovq
+        {0, 1, 0x77, X_NONE, 0, T_X87},                     // emms
+        {0xf3, 1, 0xd6, X_RAND, 0, T_X87 | T_RX | T_REG},   // movq2dq
+        {0xf2, 1, 0xd6, X_RAND, 0, T_X87 | T_MX | T_REG},   // movdq2q
+        {0, 3, 0x0f, X_RAND, 1, T_X87}}},                   // palignr
+    {"mmx", {2, 4, 6}, {
+        {0, 1, 0x71, X_K, 1, T_X87 | T_REG | T_SMALL},
+        {0, 1, 0x72, X_K, 1, T_X87 | T_REG | T_SMALL}}},
+    {"mmx", {2, 6}, {{0, 1, 0x73, X_K, 1, T_X87 | T_REG | T_SMALL}}},
+    {"mmx", cat({span(0x00, 0x0b), {0x1c, 0x1d, 0x1e}}), {{0, 2, 0, X_RAND, 0, T_X87, K_OPC}}},
 };
 
 // One template from a row at the group's value k.
