@@ -1,9 +1,12 @@
 /* mmx.c - MMX: the forms shared with SSE run their SSE handler on a
  * layout of the operands (es_mmx_run, see mmx.h), and the MMX-only
  * instructions: EMMS, MOVD/MOVQ to and from MMX registers, MOVQ2DQ,
- * MOVDQ2Q, PSHUFW, PALIGNR, MOVNTQ and MASKMOVQ. */
+ * MOVDQ2Q, PSHUFW, PALIGNR, MOVNTQ, MASKMOVQ, and the conversions between
+ * MMX integers and SSE floats (CVTPI2PS ... CVTTPD2PI), which run the
+ * packed SSE conversion of the same values. */
 #include "mmx.h"
 
+#include "sse.h"
 #include "x87.h"
 
 /* ---- the MMX registers and the x87 state they share ---- */
@@ -233,4 +236,82 @@ int op_maskmovq(es_machine *m, const es_insn *d)
     TRY(es_write(m, va, b, 8));
     mmx_enter(m);
     return ES_OK;
+}
+
+/* ---- conversions between MMX integers and SSE floats ----
+ *
+ * Each runs the SSE conversion of its values on XMM0 <- XMM1 (borrowed as
+ * in es_mmx_run; the instruction's own XMM operand is read before and
+ * written after): the integer side is two dwords in the low quadword, the
+ * rest zero, which converts without raising anything.  An MMX register
+ * operand makes it an MMX instruction (the x87 switch, its faults). */
+enum { CVT_TO_MM = 1, CVT_KEEP_HI = 2, CVT_M128 = 4 };
+
+static int cvt(es_machine *m, const es_insn *d, es_handler sse, unsigned how)
+{
+    const es_operand *o0 = &d->o[0], *o1 = &d->o[1];
+    bool mmx = o0->kind == ES_OPK_MMX || o1->kind == ES_OPK_MMX;
+    if (mmx)
+        TRY(mmx_check(m));
+    es_xmm src = {{0}};
+    if (o1->kind == ES_OPK_MMX)
+        src.q[0] = mm_get(m, o1->reg);
+    else if (o1->kind == ES_OPK_XMM)
+        src = m->xmm[o1->reg];
+    else
+        TRY(sse_read_mem(m, d, o1, &src, how & CVT_M128 ? 16 : 8, how & CVT_M128));
+    if (!(how & CVT_M128))
+        src.q[1] = 0;
+    /* the switch comes before the conversion: a SIMD exception (#XM)
+     * leaves TOP 0 and the tags full, as the host does */
+    if (mmx)
+        mmx_enter(m);
+    es_xmm dst = how & CVT_TO_MM ? (es_xmm){{0}} : m->xmm[o0->reg];
+    es_xmm save[2] = {m->xmm[0], m->xmm[1]};
+    es_insn c = *d;
+    c.o[0].kind = c.o[1].kind = ES_OPK_XMM;
+    c.o[0].reg = 0, c.o[1].reg = 1;
+    c.o[0].size = c.o[1].size = 16;
+    m->xmm[0] = dst;
+    m->xmm[1] = src;
+    int rc = sse(m, &c);
+    es_xmm r = m->xmm[0];
+    m->xmm[0] = save[0];
+    m->xmm[1] = save[1];
+    if (rc != ES_OK)
+        return rc;
+    if (how & CVT_TO_MM) {
+        mm_set(m, o0->reg, r.q[0]);
+    } else {
+        if (how & CVT_KEEP_HI)
+            r.q[1] = dst.q[1];
+        m->xmm[o0->reg] = r;
+    }
+    if (mmx)
+        mmx_enter(m);
+    return ES_OK;
+}
+
+/* CVTPI2PS xmm, mm/m64: two floats into the low quadword, the high kept. */
+int op_cvtpi2ps(es_machine *m, const es_insn *d)
+{
+    return cvt(m, d, op_cvtdq2ps, CVT_KEEP_HI);
+}
+
+/* CVTPI2PD xmm, mm/m64: two doubles (exact). */
+int op_cvtpi2pd(es_machine *m, const es_insn *d)
+{
+    return cvt(m, d, op_cvtdq2pd, 0);
+}
+
+/* CVT(T)PS2PI mm, xmm/m64: two floats to dwords, MXCSR-rounded or truncated. */
+int op_cvtps2pi(es_machine *m, const es_insn *d)
+{
+    return cvt(m, d, d->op == ES_OP_CVTTPS2PI ? op_cvttps2dq : op_cvtps2dq, CVT_TO_MM);
+}
+
+/* CVT(T)PD2PI mm, xmm/m128: two doubles to dwords (an m128 16-byte aligned). */
+int op_cvtpd2pi(es_machine *m, const es_insn *d)
+{
+    return cvt(m, d, d->op == ES_OP_CVTTPD2PI ? op_cvttpd2dq : op_cvtpd2dq, CVT_TO_MM | CVT_M128);
 }

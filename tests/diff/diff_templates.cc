@@ -362,6 +362,10 @@ const Group kGroups[] = {
         {0, 1, 0x72, X_K, 1, T_X87 | T_REG | T_SMALL}}},
     {"mmx", {2, 6}, {{0, 1, 0x73, X_K, 1, T_X87 | T_REG | T_SMALL}}},
     {"mmx", cat({span(0x00, 0x0b), {0x1c, 0x1d, 0x1e}}), {{0, 2, 0, X_RAND, 0, T_X87, K_OPC}}},
+    // cvtpi2ps cvttps2pi cvtps2pi (no prefix), cvtpi2pd cvttpd2pi cvtpd2pi (66)
+    {"mmx", {0x2a, 0x2c, 0x2d}, {
+        {0, 1, 0, X_RAND, 0, T_X87 | T_RX | T_MX, K_OPC},
+        {0x66, 1, 0, X_RAND, 0, T_X87 | T_RX | T_MX, K_OPC}}},
 };
 
 // One template from a row at the group's value k.
