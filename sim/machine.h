@@ -414,6 +414,11 @@ struct es_machine {
 
     /* --- host services (Linux process semantics, sim/host/) --- */
     struct es_host *host;
+    /* The running process's LDT (modify_ldt, sim/host/ldt.c): the
+     * descriptors a selector with TI = 1 names (sim/seg.c), kept in host
+     * memory as m->gdt[] is before LGDT; NULL = no LDT (ldtr null). */
+    uint64_t *ldt;
+    uint32_t ldt_n;
 
     /* --- guest kernel (kernel_model/, loaded by sim/boot/kernel.c) ---
      * has_kernel: SYSCALL/SYSENTER/INT n/exceptions go through the guest's

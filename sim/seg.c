@@ -1,8 +1,9 @@
 /* seg.c - segment-register loads (see seg.h).
  *
  * Descriptors come from m->gdt[] (Linux's layout) until LGDT gives the
- * guest kernel its own table in guest memory.  No LDT: Linux gives user
- * processes none unless modify_ldt is used, which the model does not offer.
+ * guest kernel its own table in guest memory.  A selector with TI = 1
+ * names an entry of the process's LDT (m->ldt, set by modify_ldt in
+ * sim/host/ldt.c); Linux gives a process none until it asks.
  */
 #include "seg.h"
 
@@ -15,8 +16,12 @@
 int es_desc_read(es_machine *m, uint16_t sel, uint64_t *desc)
 {
     unsigned idx = sel >> 3;
-    if (sel & 4)
-        return -1;
+    if (sel & 4) { /* the LDT: beyond its limit, #GP(sel) as for the GDT */
+        if (!m->ldt || idx >= m->ldt_n)
+            return -1;
+        *desc = m->ldt[idx];
+        return 0;
+    }
     if (m->gdtr.limit) {
         /* the guest kernel's own GDT (after LGDT): an implicit supervisor
          * read, whatever the CPL */
@@ -55,6 +60,11 @@ static unsigned desc_dpl(uint64_t desc)
 /* Sets the accessed bit as the CPU does on a descriptor load. */
 static void mark_accessed(es_machine *m, uint16_t sel)
 {
+    if (sel & 4) { /* Linux writes LDT entries with A set already (fill_ldt) */
+        if (m->ldt && (sel >> 3) < m->ldt_n)
+            m->ldt[sel >> 3] |= (uint64_t)ES_DESC_A << 40;
+        return;
+    }
     if (m->gdtr.limit) {
         uint8_t acc;
         uint64_t a = m->gdtr.base + (sel >> 3) * 8 + 5;

@@ -217,6 +217,8 @@ static void reset_process(es_machine *m, const char *gp, const char *name)
     h->ss_sp = h->ss_size = 0;
     h->ss_flags = 2; /* SS_DISABLE */
     h->tid_address = h->robust_head = h->robust_len = 0;
+    es_hs_ldt_free(h); /* the new mm has no LDT (destroy_context) */
+    es_hs_ldt_load(m);
     snprintf(h->exe, sizeof h->exe, "%s", gp);
     const char *base = strrchr(name, '/');
     memset(h->comm, 0, sizeof h->comm);

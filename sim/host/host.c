@@ -87,6 +87,7 @@ int es_host_init(es_machine *m, const es_host_config *cfg)
         return -1;
     }
     m->host = h;
+    es_hs_ldt_load(m); /* none yet */
     m->hooks.free_host = es_host_free; /* es_machine_free calls it */
     m->hooks.host_syscall = es_host_syscall; /* sim/isa/system.c, --direct */
     m->hooks.host_call = es_host_call;       /* sim/priv.c, the hypercall */
@@ -146,8 +147,10 @@ void es_host_free(es_machine *m)
     if (m->host->world)
         es_world_free(m);
     es_hs_fs_free(m);
+    es_hs_ldt_free(m->host);
     free(m->host);
     m->host = NULL;
+    es_hs_ldt_load(m);
     m->hooks.sched_op = NULL;
     m->hooks.task_end = NULL;
     m->hooks.kernel_log = NULL;
@@ -253,7 +256,12 @@ struct es_host *es_host_clone(es_machine *m, const struct es_host *src)
     if (!h)
         return NULL;
     memcpy(h, src, sizeof *h);
+    if (es_hs_ldt_clone(h, src)) {
+        free(h);
+        return NULL;
+    }
     if (es_hs_fs_clone(h, src)) {
+        es_hs_ldt_free(h);
         free(h);
         return NULL;
     }

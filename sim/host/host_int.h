@@ -96,6 +96,8 @@ struct es_host {
     int pid, ppid, pgid, sid;
     char comm[16];               /* prctl(PR_SET_NAME) */
     uint32_t uid, gid;
+    uint64_t *ldt;               /* modify_ldt's entries (ldt.c), NULL = none */
+    uint32_t ldt_n;              /* entries in use: the highest written + 1 */
 };
 
 /* The signals the running thread may take: its own and its process's. */
@@ -206,6 +208,21 @@ ssize_t es_hs_host_write(es_machine *m, int hfd, const void *buf, size_t n, int6
  * `broken` (the call failed with EPIPE), signals the guest. */
 void es_hs_pipe_hold(void *old);
 void es_hs_pipe_release(es_machine *m, const void *old, bool broken);
+
+/* ---- tls.c: struct user_desc (set_thread_area, modify_ldt) ---- */
+/* A user_desc (16 bytes) -> the raw descriptor fill_ldt makes
+ * (arch/x86/include/asm/desc.h), 0 for LDT_empty's "clear" request. */
+uint64_t es_hs_user_desc_to_raw(const uint8_t *u);
+/* A raw descriptor -> user_desc (entry number idx). */
+void es_hs_raw_to_user_desc(uint64_t d, uint32_t idx, uint8_t *u);
+
+/* ---- ldt.c: the process's LDT ---- */
+/* Makes the machine's LDT the running process's (after m->host changed). */
+void es_hs_ldt_load(es_machine *m);
+/* fork: dst gets a copy of src's LDT; 0 or -ENOMEM. */
+int es_hs_ldt_clone(struct es_host *dst, const struct es_host *src);
+/* Frees h's LDT (exec, the process's end). */
+void es_hs_ldt_free(struct es_host *h);
 
 /* ---- fs.c: the fd table ---- */
 int es_hs_fs_init(es_machine *m);

@@ -265,6 +265,7 @@ int64_t es_sched_switch(es_machine *m, uint64_t prev_sp, uint64_t out)
         if (w->t[i] == next)
             w->cur = i;
     m->host = next->proc;
+    es_hs_ldt_load(m); /* switch_mm's load_mm_ldt */
     es_thread_load(m->host, &next->th);
     bool same_mm = next->mm.pgd == prev->mm.pgd;
     if (!same_mm)

@@ -125,6 +125,7 @@ void es_task_reap(es_machine *m, es_task *t)
     }
     if (t->proc != m->host && !t->is_thread) {
         es_hs_fs_release(t->proc);
+        es_hs_ldt_free(t->proc);
         free(t->proc);
     }
     free(t);
@@ -142,6 +143,7 @@ void es_world_free(es_machine *m)
             es_vm_release(m, t->mm);
         if (t->proc != m->host && !t->is_thread) {
             es_hs_fs_release(t->proc);
+            es_hs_ldt_free(t->proc);
             free(t->proc);
         }
         free(t);

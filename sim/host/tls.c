@@ -1,7 +1,7 @@
 /* tls.c - thread-local storage and futexes: arch_prctl's FS/GS bases,
  * i386's set_thread_area / get_thread_area GDT slots (and a clone child's
- * CLONE_SETTLS descriptor), and the futex operations, whose waits and
- * wakes between threads thread.c keeps.
+ * CLONE_SETTLS descriptor; struct user_desc, shared with ldt.c), and the
+ * futex operations, whose waits and wakes between threads thread.c keeps.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,8 +49,7 @@ static int64_t do_arch_prctl(es_machine *m, const es_scall *c, int code, uint64_
 #define GDT_TLS_MIN 12
 #define GDT_TLS_MAX 14
 
-/* struct user_desc -> raw descriptor as fill_ldt (arch/x86/include/asm/desc.h). */
-static uint64_t user_desc_to_raw(const uint8_t *u)
+uint64_t es_hs_user_desc_to_raw(const uint8_t *u)
 {
     uint32_t base = es_ld32(u + 4), limit = es_ld32(u + 8), fl = es_ld32(u + 12);
     uint32_t seg_32bit = fl & 1, contents = (fl >> 1) & 3, ro = (fl >> 3) & 1,
@@ -83,7 +82,7 @@ static uint32_t desc_limit(uint64_t d)
     return (uint32_t)(d & 0xffff) | (uint32_t)((d >> 48) & 0xf) << 16;
 }
 
-static void raw_to_user_desc(uint64_t d, uint32_t idx, uint8_t *u)
+void es_hs_raw_to_user_desc(uint64_t d, uint32_t idx, uint8_t *u)
 {
     memset(u, 0, 16);
     es_st32(u, idx);
@@ -132,7 +131,7 @@ static int64_t do_set_thread_area(es_machine *m, const es_scall *c, uint64_t uin
     }
     if (idx < GDT_TLS_MIN || idx > GDT_TLS_MAX)
         return -EINVAL;
-    uint64_t d = user_desc_to_raw(u);
+    uint64_t d = es_hs_user_desc_to_raw(u);
     m->gdt[idx] = d;
     /* a segment register holding this selector is reloaded, as
      * do_set_thread_area does for the current task */
@@ -157,7 +156,7 @@ int64_t es_hs_clone_tls32(es_machine *m, const es_scall *c, uint64_t uinfo, es_t
     uint32_t idx = es_ld32(u);
     if (idx < GDT_TLS_MIN || idx > GDT_TLS_MAX)
         return -EINVAL;
-    uint64_t d = user_desc_to_raw(u);
+    uint64_t d = es_hs_user_desc_to_raw(u);
     x->tls[idx - GDT_TLS_MIN] = d;
     uint16_t sel = (uint16_t)(idx << 3 | 3);
     reload_seg(&x->gs, sel, d, &x->user_gs_base);
@@ -176,7 +175,7 @@ static int64_t do_get_thread_area(es_machine *m, const es_scall *c, uint64_t uin
     uint32_t idx = es_ld32(u);
     if (idx < GDT_TLS_MIN || idx > GDT_TLS_MAX)
         return -EINVAL;
-    raw_to_user_desc(m->gdt[idx], idx, u);
+    es_hs_raw_to_user_desc(m->gdt[idx], idx, u);
     return es_hs_put(m, c, uinfo, u, 16);
 }
 
