@@ -134,12 +134,19 @@ void es_task_reap(es_machine *m, es_task *t)
 void es_world_free(es_machine *m)
 {
     es_world *w = m->host->world;
-    es_mm cur = es_vm_current(m);
+    /* the address space es_vm_free takes with the machine is the VM
+     * layer's current one (m->vmas); every other live one goes here.  Not
+     * told by CR3: a debugger's reverse may have put back another
+     * process's (the host's state is not undone) */
+    struct es_vmas *cur = m->vmas;
+    for (int i = 0; i < w->n; i++)
+        if (w->t[i] && w->t[i]->mm_live && w->t[i]->mm.vmas == cur)
+            m->cr3 = w->t[i]->mm.pgd; /* so es_vm_release agrees which is current */
     for (int i = 0; i < w->n; i++) {
         es_task *t = w->t[i];
         if (!t)
             continue;
-        if (t->mm_live && t->mm.pgd != cur.pgd)
+        if (t->mm_live && t->mm.vmas != cur)
             es_vm_release(m, t->mm);
         if (t->proc != m->host && !t->is_thread) {
             es_hs_fs_release(t->proc);
