@@ -3,8 +3,9 @@
  * through it, the table read back (func 0) and the default one (func 2),
  * the old and new write modes, the errors Linux returns (as the raw
  * int-sized value the syscall gives), a selector past the table (#GP ->
- * SIGSEGV), and a fork child seeing the parent's LDT.  Built for i386 and
- * x86-64; the output is the same (tests/e2e/expected/ldt.out).  Hosts
+ * SIGSEGV), and a fork child seeing the parent's LDT; on i386 also a far
+ * call through an LDT code segment.  Built for i386 and x86-64
+ * (tests/e2e/expected/ldt.out, i386_ldt.out: one line more).  Hosts
  * whose kernel refuses modify_ldt (ENOSYS: PVM guests) cannot run it
  * natively; the expected output follows arch/x86/kernel/ldt.c. */
 #define _GNU_SOURCE
@@ -82,6 +83,29 @@ static void show(const char *what, const uint32_t e[2], uint32_t want)
            base == want ? "as written" : "other");
 }
 
+#ifndef __x86_64__
+/* the target of a far call: returns 42 with a far return */
+extern int ldt_far(void);
+__asm__(".text\n.globl ldt_far\nldt_far:\n\tmovl $42, %eax\n\tlret\n");
+
+static void far_call(void)
+{
+    struct user_desc c = desc(5, 0, 0xfffff);
+    c.contents = 2; /* code, readable */
+    c.limit_in_pages = 1;
+    int r = ldt(0x11, &c, sizeof c);
+    struct {
+        uint32_t off;
+        uint16_t sel;
+    } __attribute__((packed)) fp = {(uint32_t)(uintptr_t)ldt_far, (uint16_t)sel(5)};
+    int v;
+    uint16_t cs;
+    __asm__ volatile("lcall *%1" : "=a"(v) : "m"(fp) : "memory");
+    __asm__ volatile("mov %%cs, %0" : "=r"(cs));
+    printf("code segment %d; far call through it: %d, back in CS %#x\n", r, v, cs);
+}
+#endif
+
 int main(void)
 {
     struct user_desc d = desc(3, (uint32_t)(uintptr_t)buf, sizeof buf - 1);
@@ -143,6 +167,9 @@ int main(void)
     else
         printf("entry 100: SIGSEGV (past the table)\n");
 
+#ifndef __x86_64__
+    far_call();
+#endif
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
