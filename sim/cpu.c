@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/random.h>
 
 #include "block.h"
 #include "fault.h"
@@ -65,6 +66,8 @@ es_machine *es_machine_new(uint64_t mem_cap)
     m->cr4 = 0x406f0;    /* PAE, MCE, PGE, OSFXSR, OSXMMEXCPT, OSXSAVE as Linux runs */
     m->efer = 0xd01;     /* SCE, LME, LMA, NXE */
     m->xcr0 = 3;         /* x87 | SSE */
+    if (getrandom(&m->rng, sizeof m->rng, 0) != sizeof m->rng)
+        m->rng = (uint64_t)es_now_ns() * 0x9e3779b97f4a7c15ull;
     /* raw descriptors as Linux's GDT_ENTRY_INIT values (arch/x86/kernel/cpu/common.c) */
     m->gdt[1] = 0x00cf9b000000ffffull; /* KERNEL32_CS */
     m->gdt[2] = 0x00af9b000000ffffull; /* KERNEL_CS: L=1 */

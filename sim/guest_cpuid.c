@@ -7,12 +7,13 @@
 #define BIT(n) (1u << (n))
 
 /* Features this simulator implements, and only those.  No AVX, FMA,
- * AES, RDRAND; CR4.OSXSAVE is treated as set, as Linux sets it on every
+ * AES; CR4.OSXSAVE is treated as set, as Linux sets it on every
  * XSAVE-capable CPU. */
 #define CPUID1_ECX                                                                                 \
     (BIT(0) /* SSE3 */ | BIT(9) /* SSSE3 */ | BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ |         \
      BIT(20) /* SSE4.2 */ | BIT(22) /* MOVBE */ | BIT(23) /* POPCNT */ | BIT(26) /* XSAVE */ |    \
-     BIT(27) /* OSXSAVE */ | BIT(17) /* PCID (mov.c: CR4.PCIDE, CR3 bit 63) */)
+     BIT(27) /* OSXSAVE */ | BIT(17) /* PCID (mov.c: CR4.PCIDE, CR3 bit 63) */ |                \
+     BIT(30) /* RDRAND */)
 /* SEP (bit 11): SYSENTER/SYSEXIT are implemented (--cpu intel, and 32-bit
  * code on AMD); both vendors set it in CPUID.1:EDX (SDM Vol. 2A CPUID,
  * Table 3-11; AMD APM Vol. 3, CPUID Fn0000_0001_EDX). */
@@ -20,7 +21,9 @@
     (BIT(0) /* FPU */ | BIT(4) /* TSC */ | BIT(5) /* MSR */ | BIT(8) /* CX8 */ |                  \
      BIT(11) /* SEP */ | BIT(15) /* CMOV */ | BIT(19) /* CLFSH */ | BIT(23) /* MMX */ |            \
      BIT(24) /* FXSR */ | BIT(25) /* SSE */ | BIT(26) /* SSE2 */)
-#define CPUID7_EBX (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(19) /* ADX */)
+#define CPUID7_EBX                                                                                 \
+    (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(18) /* RDSEED */ |            \
+     BIT(19) /* ADX */)
 #define CPUID7_EDX (BIT(4) /* FSRM */)
 #define CPUIDX1_ECX (BIT(0) /* LAHF-SAHF */ | BIT(5) /* LZCNT (ABM) */ | BIT(8) /* PREFETCHW */)
 #define CPUIDX1_EDX (BIT(11) /* SYSCALL */ | BIT(20) /* NX */ | BIT(27) /* RDTSCP */ | BIT(29) /* LM */)

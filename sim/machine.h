@@ -341,6 +341,11 @@ struct es_machine {
      * 6 USER_CS 0x33, 12..14 TLS entries set by set_thread_area). */
     uint64_t gdt[16];
     uint64_t tsc;      /* deterministic time-stamp counter */
+    /* RDRAND/RDSEED's generator state (sim/isa/system.c): seeded from the
+     * host by es_machine_new, with ES_RNG_SEED under --deterministic
+     * (es_launch).  Architectural, so the debugger's undo and replay of a
+     * run see the same values. */
+    uint64_t rng;
     /* with a cycle model attached (timing/): RDTSC/RDTSCP read the model's
      * clock, the retire cycle of the last instruction before them, so a
      * guest's own timing (Flush+Reload) sees the model's cache */
@@ -439,6 +444,9 @@ struct es_machine {
     /* --- upward calls, installed by the layers above (see es_hooks) --- */
     es_hooks hooks;
 };
+
+/* RDRAND/RDSEED's seed in a --deterministic run. */
+#define ES_RNG_SEED 0x5eed2026c0ffee01ull
 
 /* Creates a machine with `mem_cap` bytes of guest memory allowed (0 = the
  * default, 1 GiB).  Returns NULL on host allocation failure. */

@@ -226,6 +226,38 @@ static void cpuid(es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
     r[3] = (uint32_t)m->gpr[ES_RDX];
 }
 
+// RDRAND/RDSEED: CF = 1, the other arithmetic flags clear, the width's
+// bits written (a 16-bit destination keeps the rest), and the values a
+// function of the seed alone (--deterministic, the debugger's replay).
+TEST(System, RdrandRdseed)
+{
+    const std::vector<uint8_t> code = {
+        0x48, 0x0f, 0xc7, 0xf0, // rdrand rax
+        0x66, 0x0f, 0xc7, 0xf3, // rdrand bx
+        0x0f, 0xc7, 0xf9,       // rdseed ecx
+    };
+    uint64_t got[2][3];
+    for (int run = 0; run < 2; run++) {
+        M m(M64);
+        m->rng = ES_RNG_SEED;
+        m->rflags = 0x202 | ES_ZF | ES_SF | ES_OF | ES_AF | ES_PF;
+        m->gpr[ES_RBX] = 0x1111222233334444ull;
+        m->gpr[ES_RCX] = ~0ull;
+        ASSERT_EQ(m.run(code), 0) << m->message;
+        EXPECT_EQ(m->rflags & ES_ARITH_FLAGS, ES_CF);
+        EXPECT_EQ(m->gpr[ES_RBX] >> 16, 0x111122223333ull);
+        EXPECT_EQ(m->gpr[ES_RCX] >> 32, 0u);
+        got[run][0] = m->gpr[ES_RAX], got[run][1] = m->gpr[ES_RBX], got[run][2] = m->gpr[ES_RCX];
+    }
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(got[0][i], got[1][i]);
+    EXPECT_NE(got[0][0], got[0][2]); // a stream, not one value
+    M other(M64);
+    other->rng = ES_RNG_SEED + 1;
+    ASSERT_EQ(other.run(code), 0);
+    EXPECT_NE(other->gpr[ES_RAX], got[0][0]);
+}
+
 TEST(System, Cpuid)
 {
     M m(M64);
@@ -250,16 +282,18 @@ TEST(System, Cpuid)
                               1u << 25 | 1u << 26;
     const uint32_t want_ecx = 1u << 0 | 1u << 9 | 1u << 13 | 1u << 19 | 1u << 20 | 1u << 22 |
                               1u << 23 | 1u << 26 | 1u << 27 |
-                              1u << 17; // PCID (issue 4: pti's CR3 switches)
+                              1u << 17 | // PCID (issue 4: pti's CR3 switches)
+                              1u << 30;  // RDRAND
     EXPECT_EQ(r[3], want_edx); // no HTT, no APIC
-    EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12), AES (25), RDRAND (30)
+    EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12), AES (25)
     m->vendor = 0;
     cpuid(m.m, 1, 0, r);
     EXPECT_EQ(r[3], want_edx); // Intel: the same features, SEP included
     EXPECT_NE(r[3] & 1u << 11, 0u);
     m->vendor = 1;
     cpuid(m.m, 7, 0, r);
-    EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 19); // BMI1 BMI2 ERMS ADX; no AVX2 (5)
+    // BMI1 BMI2 ERMS RDSEED ADX; no AVX2 (5)
+    EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 18 | 1u << 19);
     EXPECT_EQ(r[3], 1u << 4);                                 // FSRM
     cpuid(m.m, 7, 1, r);
     EXPECT_EQ(r[1], 0u);

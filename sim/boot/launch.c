@@ -85,6 +85,8 @@ int es_launch(const es_launch_cfg *c, es_machine **out, char *err, size_t errlen
         return ES_LAUNCH_ERROR;
     }
     m->deterministic = c->deterministic;
+    if (m->deterministic)
+        m->rng = ES_RNG_SEED; /* RDRAND's values too */
     m->vendor = (uint8_t)c->vendor;
     m->max_insns = c->max_insns;
     m->wall_limit = c->timeout;

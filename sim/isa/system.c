@@ -84,6 +84,28 @@ static uint64_t tsc_now(const es_machine *m)
     return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) * 3;
 }
 
+/* ---- RDRAND / RDSEED ---- */
+
+/* The next value of the machine's stream (splitmix64 over m->rng).  Not a
+ * cryptographic source: a simulated program gets reproducible values
+ * under --deterministic, host-seeded ones otherwise. */
+static uint64_t rng_next(es_machine *m)
+{
+    uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* RDRAND/RDSEED r16/r32/r64: a value is always ready, so CF = 1 and OF,
+ * SF, ZF, AF, PF = 0 (SDM Vol. 2B RDRAND, RDSEED). */
+int op_rdrand(es_machine *m, const es_insn *d)
+{
+    TRY(es_wr(m, d, 0, rng_next(m) & es_mask(d->o[0].size)));
+    m->rflags = (m->rflags & ~(uint64_t)ES_ARITH_FLAGS) | ES_CF;
+    return ES_OK;
+}
+
 /* RDTSC/RDTSCP: #GP(0) at CPL > 0 when CR4.TSD is set. */
 int op_rdtsc(es_machine *m, const es_insn *d)
 {
