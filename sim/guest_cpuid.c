@@ -6,14 +6,13 @@
 
 #define BIT(n) (1u << (n))
 
-/* Features this simulator implements, and only those.  No AVX, FMA,
- * AES; CR4.OSXSAVE is treated as set, as Linux sets it on every
+/* Features this simulator implements, and only those.  No AVX, FMA; CR4.OSXSAVE is treated as set, as Linux sets it on every
  * XSAVE-capable CPU. */
 #define CPUID1_ECX                                                                                 \
-    (BIT(0) /* SSE3 */ | BIT(9) /* SSSE3 */ | BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ |         \
+    (BIT(0) /* SSE3 */ | BIT(1) /* PCLMULQDQ */ | BIT(9) /* SSSE3 */ | BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ |         \
      BIT(20) /* SSE4.2 */ | BIT(22) /* MOVBE */ | BIT(23) /* POPCNT */ | BIT(26) /* XSAVE */ |    \
      BIT(27) /* OSXSAVE */ | BIT(17) /* PCID (mov.c: CR4.PCIDE, CR3 bit 63) */ |                \
-     BIT(30) /* RDRAND */)
+     BIT(25) /* AES */ | BIT(30) /* RDRAND */)
 /* SEP (bit 11): SYSENTER/SYSEXIT are implemented (--cpu intel, and 32-bit
  * code on AMD); both vendors set it in CPUID.1:EDX (SDM Vol. 2A CPUID,
  * Table 3-11; AMD APM Vol. 3, CPUID Fn0000_0001_EDX). */

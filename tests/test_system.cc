@@ -283,9 +283,10 @@ TEST(System, Cpuid)
     const uint32_t want_ecx = 1u << 0 | 1u << 9 | 1u << 13 | 1u << 19 | 1u << 20 | 1u << 22 |
                               1u << 23 | 1u << 26 | 1u << 27 |
                               1u << 17 | // PCID (issue 4: pti's CR3 switches)
-                              1u << 30;  // RDRAND
+                              1u << 30 | // RDRAND
+                              1u << 1 | 1u << 25; // PCLMULQDQ, AES (sim/isa/crypto.c)
     EXPECT_EQ(r[3], want_edx); // no HTT, no APIC
-    EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12), AES (25)
+    EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12)
     m->vendor = 0;
     cpuid(m.m, 1, 0, r);
     EXPECT_EQ(r[3], want_edx); // Intel: the same features, SEP included

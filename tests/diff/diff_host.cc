@@ -425,6 +425,7 @@ const Param kParams[] = {
     {"sse_fp", ES_MODE_32}, {"misc", ES_MODE_64},   {"misc", ES_MODE_32},
     {"x87", ES_MODE_64},    {"x87", ES_MODE_32},    {"bcd", ES_MODE_32},
     {"legacy32", ES_MODE_32}, {"mmx", ES_MODE_64},   {"mmx", ES_MODE_32},
+    {"crypto", ES_MODE_64}, {"crypto", ES_MODE_32},
 };
 
 INSTANTIATE_TEST_SUITE_P(Families, DiffHost, testing::ValuesIn(kParams), param_name);

@@ -366,6 +366,12 @@ const Group kGroups[] = {
     {"mmx", {0x2a, 0x2c, 0x2d}, {
         {0, 1, 0, X_RAND, 0, T_X87 | T_RX | T_MX, K_OPC},
         {0x66, 1, 0, X_RAND, 0, T_X87 | T_RX | T_MX, K_OPC}}},
+
+    // ---- crypto: AES-NI and PCLMULQDQ (legacy SSE encodings)
+    {"crypto", {0xdb, 0xdc, 0xdd, 0xde, 0xdf}, {{0x66, 2, 0, X_RAND, 0, XX, K_OPC}}},
+    {"crypto", k0, {
+        {0x66, 3, 0xdf, X_RAND, 1, XX},   // aeskeygenassist
+        {0x66, 3, 0x44, X_RAND, 1, XX}}}, // pclmulqdq
 };
 
 // One template from a row at the group's value k.
