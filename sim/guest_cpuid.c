@@ -22,7 +22,7 @@
      BIT(24) /* FXSR */ | BIT(25) /* SSE */ | BIT(26) /* SSE2 */)
 #define CPUID7_EBX                                                                                 \
     (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(18) /* RDSEED */ |            \
-     BIT(19) /* ADX */)
+     BIT(19) /* ADX */ | BIT(29) /* SHA */)
 #define CPUID7_EDX (BIT(4) /* FSRM */)
 #define CPUIDX1_ECX (BIT(0) /* LAHF-SAHF */ | BIT(5) /* LZCNT (ABM) */ | BIT(8) /* PREFETCHW */)
 #define CPUIDX1_EDX (BIT(11) /* SYSCALL */ | BIT(20) /* NX */ | BIT(27) /* RDTSCP */ | BIT(29) /* LM */)

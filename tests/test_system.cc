@@ -294,7 +294,7 @@ TEST(System, Cpuid)
     m->vendor = 1;
     cpuid(m.m, 7, 0, r);
     // BMI1 BMI2 ERMS RDSEED ADX; no AVX2 (5)
-    EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 18 | 1u << 19);
+    EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 18 | 1u << 19 | 1u << 29); // and SHA
     EXPECT_EQ(r[3], 1u << 4);                                 // FSRM
     cpuid(m.m, 7, 1, r);
     EXPECT_EQ(r[1], 0u);

@@ -371,7 +371,10 @@ const Group kGroups[] = {
     {"crypto", {0xdb, 0xdc, 0xdd, 0xde, 0xdf}, {{0x66, 2, 0, X_RAND, 0, XX, K_OPC}}},
     {"crypto", k0, {
         {0x66, 3, 0xdf, X_RAND, 1, XX},   // aeskeygenassist
-        {0x66, 3, 0x44, X_RAND, 1, XX}}}, // pclmulqdq
+        {0x66, 3, 0x44, X_RAND, 1, XX},   // pclmulqdq
+        {0, 3, 0xcc, X_RAND, 1, XX}}},    // sha1rnds4
+    // sha1nexte sha1msg1 sha1msg2 sha256rnds2 sha256msg1 sha256msg2
+    {"crypto", span(0xc8, 0xcd), {{0, 2, 0, X_RAND, 0, XX, K_OPC}}},
 };
 
 // One template from a row at the group's value k.
