@@ -85,6 +85,29 @@ static void lay_out(int layout, uint64_t a, uint64_t b, es_xmm *x, es_xmm *s)
     }
 }
 
+/* Runs sse on c with operand 0 (when x) and operand 1 (when s) turned
+ * into XMM0 and XMM1 holding *x and *s; *r gets XMM0 after it.  The two
+ * registers are borrowed: the instruction's own XMM operands were read
+ * before and are written after, and nothing else looks in between. */
+static int on_borrowed(es_machine *m, es_insn *c, es_handler sse, const es_xmm *x,
+                       const es_xmm *s, es_xmm *r)
+{
+    es_xmm save[2] = {m->xmm[0], m->xmm[1]};
+    if (x) {
+        c->o[0].kind = ES_OPK_XMM, c->o[0].reg = 0, c->o[0].size = 16;
+        m->xmm[0] = *x;
+    }
+    if (s) {
+        c->o[1].kind = ES_OPK_XMM, c->o[1].reg = 1, c->o[1].size = 16;
+        m->xmm[1] = *s;
+    }
+    int rc = sse(m, c);
+    *r = m->xmm[0];
+    m->xmm[0] = save[0];
+    m->xmm[1] = save[1];
+    return rc;
+}
+
 int es_mmx_run(es_machine *m, const es_insn *d, es_handler sse, int layout)
 {
     TRY(mmx_check(m));
@@ -99,29 +122,14 @@ int es_mmx_run(es_machine *m, const es_insn *d, es_handler sse, int layout)
         TRY(mm_read(m, d, 1, &b));
     es_xmm x, s;
     lay_out(layout, a, b, &x, &s);
-    /* XMM0 and XMM1 hold the layout while the SSE handler runs (no MMX
-     * form has an XMM operand, and none but the handler looks in between) */
-    es_xmm save[2] = {m->xmm[0], m->xmm[1]};
     es_insn c = *d;
-    if (dst) {
-        c.o[0].kind = ES_OPK_XMM, c.o[0].reg = 0, c.o[0].size = 16;
-        m->xmm[0] = x;
-    }
-    if (src) {
-        c.o[1].kind = ES_OPK_XMM, c.o[1].reg = 1, c.o[1].size = 16;
-        m->xmm[1] = s;
-    }
     for (int i = 0; layout == ES_MMX_IMM3 && i < c.nops; i++)
         if (c.o[i].kind == ES_OPK_IMM)
             c.o[i].imm &= 3;
-    int rc = sse(m, &c);
-    uint64_t r = m->xmm[0].q[0];
-    m->xmm[0] = save[0];
-    m->xmm[1] = save[1];
-    if (rc != ES_OK)
-        return rc;
+    es_xmm r;
+    TRY(on_borrowed(m, &c, sse, dst ? &x : NULL, src ? &s : NULL, &r));
     if (dst)
-        mm_set(m, o0->reg, r);
+        mm_set(m, o0->reg, r.q[0]);
     mmx_enter(m);
     return ES_OK;
 }
@@ -240,9 +248,8 @@ int op_maskmovq(es_machine *m, const es_insn *d)
 
 /* ---- conversions between MMX integers and SSE floats ----
  *
- * Each runs the SSE conversion of its values on XMM0 <- XMM1 (borrowed as
- * in es_mmx_run; the instruction's own XMM operand is read before and
- * written after): the integer side is two dwords in the low quadword, the
+ * Each runs the SSE conversion of its values on XMM0 <- XMM1
+ * (on_borrowed): the integer side is two dwords in the low quadword, the
  * rest zero, which converts without raising anything.  An MMX register
  * operand makes it an MMX instruction (the x87 switch, its faults). */
 enum { CVT_TO_MM = 1, CVT_KEEP_HI = 2, CVT_M128 = 4 };
@@ -266,20 +273,9 @@ static int cvt(es_machine *m, const es_insn *d, es_handler sse, unsigned how)
      * leaves TOP 0 and the tags full, as the host does */
     if (mmx)
         mmx_enter(m);
-    es_xmm dst = how & CVT_TO_MM ? (es_xmm){{0}} : m->xmm[o0->reg];
-    es_xmm save[2] = {m->xmm[0], m->xmm[1]};
+    es_xmm dst = how & CVT_TO_MM ? (es_xmm){{0}} : m->xmm[o0->reg], r;
     es_insn c = *d;
-    c.o[0].kind = c.o[1].kind = ES_OPK_XMM;
-    c.o[0].reg = 0, c.o[1].reg = 1;
-    c.o[0].size = c.o[1].size = 16;
-    m->xmm[0] = dst;
-    m->xmm[1] = src;
-    int rc = sse(m, &c);
-    es_xmm r = m->xmm[0];
-    m->xmm[0] = save[0];
-    m->xmm[1] = save[1];
-    if (rc != ES_OK)
-        return rc;
+    TRY(on_borrowed(m, &c, sse, &dst, &src, &r));
     if (how & CVT_TO_MM) {
         mm_set(m, o0->reg, r.q[0]);
     } else {
