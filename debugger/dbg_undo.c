@@ -21,10 +21,12 @@
  *   - the taint labels the instruction changed (registers, flags, and the
  *     old labels of the bytes it wrote: the session's observer runs before
  *     the taint observer, so it still sees them) and the pt_regs tracking.
- * Memory that changes without a CPU write -- the host servicing a syscall
- * (VMCALL) or paging in a fresh frame -- is found by comparing every frame
- * with the mirror after such an instruction; those changes are logged the
- * same way, so reverse restores guest memory even across a syscall.
+ * Memory that changes without a CPU write is found by comparing frames
+ * with the mirror: after a VMCALL (the host servicing a syscall), the
+ * frames the sim lists as touched during it (es_wlog with any_phys);
+ * after a step that allocated frames or switched CR3, every frame.
+ * Those changes are logged the same way, so reverse restores guest memory
+ * even across a syscall.
  * What is not undone: host-side effects (bytes written to files or the
  * terminal, file offsets, the host's descriptor table, mappings created on
  * demand stay mapped) and the cycle model's clock.
