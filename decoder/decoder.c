@@ -78,6 +78,9 @@ static int convert_reg(ZydisRegister r, es_operand *o)
     case ZYDIS_REGCLASS_XMM:
         o->kind = ES_OPK_XMM;
         break;
+    case ZYDIS_REGCLASS_YMM:
+        o->kind = ES_OPK_YMM;
+        break;
     case ZYDIS_REGCLASS_MMX:
         o->kind = ES_OPK_MMX;
         break;
@@ -95,7 +98,7 @@ static int convert_reg(ZydisRegister r, es_operand *o)
         o->kind = ES_OPK_DR;
         break;
     default:
-        return -1; /* ymm, zmm, mask, bound...: not modelled */
+        return -1; /* zmm, mask, bound...: not modelled */
     }
     o->reg = (uint8_t)ZydisRegisterGetId(r);
     return 0;
@@ -113,14 +116,26 @@ static int convert_operand(const ZydisDecodedInstruction *in, const ZydisDecoded
     case ZYDIS_OPERAND_TYPE_REGISTER:
         if (convert_reg(z->reg.value, o) != 0)
             return -1;
+        o->vvvv = z->encoding == ZYDIS_OPERAND_ENCODING_NDSNDD;
         break;
     case ZYDIS_OPERAND_TYPE_MEMORY:
         o->kind = z->mem.type == ZYDIS_MEMOP_TYPE_AGEN ? ES_OPK_AGEN : ES_OPK_MEM;
-        if (z->mem.type == ZYDIS_MEMOP_TYPE_VSIB || z->mem.type == ZYDIS_MEMOP_TYPE_MIB)
+        if (z->mem.type == ZYDIS_MEMOP_TYPE_MIB)
             return -1;
         o->seg = seg_of(z->mem.segment);
         o->base = gpr_num(z->mem.base);
         o->index = gpr_num(z->mem.index);
+        if (z->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
+            /* the index is a vector register; the element width is the
+             * operand's element size */
+            es_operand ix;
+            if (convert_reg(z->mem.index, &ix) != 0 || ix.kind == ES_OPK_GPR)
+                return -1;
+            o->kind = ES_OPK_VSIB;
+            o->index = ix.reg;
+            o->vsib = ix.kind == ES_OPK_YMM ? 32 : 16;
+            o->size = (uint8_t)(z->element_size / 8);
+        }
         o->scale = o->index == ES_REG_NONE ? 0 : z->mem.scale;
         o->disp = z->mem.disp.has_displacement ? z->mem.disp.value : 0;
         if (o->base == ES_REG_RIP) {
@@ -191,6 +206,16 @@ int es_decode(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, es_ins
         out->pfx |= ES_PFX_SEGOVR;
     if (in.raw.rex.W)
         out->pfx |= ES_PFX_REXW;
+    if (in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX) {
+        out->pfx |= ES_PFX_VEX;
+        if (in.raw.vex.W)
+            out->pfx |= ES_PFX_REXW;
+        if (in.raw.vex.L)
+            out->pfx |= ES_PFX_VEXL;
+    } else if (in.encoding != ZYDIS_INSTRUCTION_ENCODING_LEGACY &&
+               in.encoding != ZYDIS_INSTRUCTION_ENCODING_3DNOW) {
+        return ES_DECODE_INVALID; /* EVEX, MVEX, XOP: not modelled */
+    }
     if (in.cpu_flags) {
         out->fl_undef = (uint16_t)in.cpu_flags->undefined;
         out->fl_mod = (uint16_t)(in.cpu_flags->modified | in.cpu_flags->set_0 |

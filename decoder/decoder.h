@@ -26,6 +26,7 @@ enum es_opk {
     ES_OPK_GPR,  /* reg = 0..15 (rax..r15); size 1 means low byte (al, spl, r8b) */
     ES_OPK_HI8,  /* reg = 0..3 for ah, ch, dh, bh */
     ES_OPK_XMM,  /* reg = 0..15 */
+    ES_OPK_YMM,  /* reg = 0..15: all 256 bits (the VEX.256 forms) */
     ES_OPK_MMX,  /* reg = 0..7 */
     ES_OPK_ST,   /* reg = 0..7: x87 st(i) */
     ES_OPK_SEG,  /* reg = enum es_seg */
@@ -36,6 +37,8 @@ enum es_opk {
     ES_OPK_REL,  /* branch target, already resolved to an absolute address in imm */
     ES_OPK_PTR,  /* far pointer: imm = offset, ptr_sel = selector */
     ES_OPK_AGEN, /* LEA-style address generation (no access) */
+    ES_OPK_VSIB, /* a gather's memory operand: base/scale/disp/seg as MEM, index =
+                  * the XMM/YMM register number, size = the element width */
 };
 
 enum es_seg { ES_SEG_ES = 0, ES_SEG_CS, ES_SEG_SS, ES_SEG_DS, ES_SEG_FS, ES_SEG_GS, ES_SEG_NONE = 7 };
@@ -52,12 +55,14 @@ typedef struct es_operand {
     uint8_t index; /* MEM/AGEN: GPR number or ES_REG_NONE */
     uint8_t scale; /* MEM/AGEN: 1, 2, 4, 8 (0 when no index) */
     uint8_t write; /* the instruction writes this operand */
+    uint8_t vvvv;  /* VEX: the register is encoded in VEX.vvvv (NDS/NDD) */
+    uint8_t vsib;  /* VSIB: 16 or 32, the index register's width in bytes */
     union {
         int64_t imm;  /* IMM/REL/PTR */
         int64_t disp; /* MEM/AGEN */
     };
     uint16_t ptr_sel; /* PTR: the selector of a far pointer */
-    uint8_t pad[6];
+    uint8_t pad[4];
 } es_operand;
 
 /* Prefix bits in es_insn.pfx. */
@@ -67,6 +72,8 @@ typedef struct es_operand {
 #define ES_PFX_OSIZE 0x08 /* 66 present */
 #define ES_PFX_REXW 0x10  /* REX.W */
 #define ES_PFX_SEGOVR 0x20
+#define ES_PFX_VEX 0x40   /* VEX-encoded (Zydis names these forms V*) */
+#define ES_PFX_VEXL 0x80  /* VEX.L = 1: the 256-bit form */
 
 typedef struct es_insn {
     uint16_t op;     /* enum es_op */

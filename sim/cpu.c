@@ -65,7 +65,7 @@ es_machine *es_machine_new(uint64_t mem_cap)
     m->cr0 = 0x80050033; /* PG, AM, WP, NE, ET, MP, PE as Linux runs */
     m->cr4 = 0x406f0;    /* PAE, MCE, PGE, OSFXSR, OSXMMEXCPT, OSXSAVE as Linux runs */
     m->efer = 0xd01;     /* SCE, LME, LMA, NXE */
-    m->xcr0 = 3;         /* x87 | SSE */
+    m->xcr0 = 7;         /* x87 | SSE | AVX, as Linux sets it */
     if (getrandom(&m->rng, sizeof m->rng, 0) != sizeof m->rng)
         m->rng = (uint64_t)es_now_ns() * 0x9e3779b97f4a7c15ull;
     /* raw descriptors as Linux's GDT_ENTRY_INIT values (arch/x86/kernel/cpu/common.c) */

@@ -32,9 +32,10 @@
 #define SIG_INTEL 0x000506e3u
 #define SIG_AMD 0x00a10f11u
 
-/* XSAVE area with x87 and SSE state only: 512-byte legacy area + 64-byte
- * header. */
+/* XSAVE area: the 512-byte legacy area (x87, SSE) + the 64-byte header,
+ * then the 256 bytes of the AVX component (YMM_Hi128). */
 #define XSAVE_SIZE 576u
+#define XSAVE_SIZE_AVX 832u
 
 static void cpuid_str(const char *s, uint32_t *r)
 {
@@ -79,16 +80,18 @@ void es_cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
         break;
     case 0xd:
         if (sub == 0) {
-            r[0] = 3; /* XCR0 may enable x87 | SSE */
-            r[1] = XSAVE_SIZE;
-            r[2] = XSAVE_SIZE;
+            r[0] = 7; /* XCR0 may enable x87 | SSE | AVX */
+            r[1] = (m->xcr0 & 4) ? XSAVE_SIZE_AVX : XSAVE_SIZE; /* for XCR0 as it is */
+            r[2] = XSAVE_SIZE_AVX;
         } else if (sub == 1) {
             /* XSAVEOPT and XSAVEC (fxsave.c); not XGETBV with ECX = 1, and
              * not XSAVES, which needs the IA32_XSS MSR the model lacks */
             r[0] = BIT(0) | BIT(1);
-            r[1] = XSAVE_SIZE; /* compacted size of XCR0 | XSS components */
+            /* compacted size of XCR0 | XSS components */
+            r[1] = (m->xcr0 & 4) ? XSAVE_SIZE_AVX : XSAVE_SIZE;
         } else if (sub == 2) {
-            /* no AVX component */
+            r[0] = 256; /* YMM_Hi128: 16 registers x 16 bytes ... */
+            r[1] = XSAVE_SIZE; /* ... after the legacy region and the header */
         }
         break;
     case 0x80000000:

@@ -82,6 +82,21 @@ typedef union es_xmm {
     double g[2];
 } es_xmm;
 
+/* A YMM value: the two 128-bit lanes, low first. */
+typedef union es_ymm {
+    es_xmm x[2];
+    uint8_t b[32];
+    uint16_t w[16];
+    uint32_t d[8];
+    uint64_t q[4];
+    int8_t sb[32];
+    int16_t sw[16];
+    int32_t sd[8];
+    int64_t sq[4];
+    float f[8];
+    double g[4];
+} es_ymm;
+
 typedef struct es_segreg {
     uint16_t sel;   /* visible selector */
     uint16_t attr;  /* descriptor access byte | flags nibble << 8 (G, D/B, L, AVL) */
@@ -312,7 +327,15 @@ struct es_machine {
      * it computes the flags before any other code can read them. */
     uint32_t lz_op;
     uint64_t lz_a, lz_b;
+    /* The vector registers, stored as the XSAVE state components are laid
+     * out (SDM Vol. 1, 13.4): bits 127:0 of each in xmm[] (component 1),
+     * bits 255:128 in ymmh[] (component 2, YMM_Hi128).  AVX-512 adds
+     * bits 511:256 of ZMM0-15 (component 6), ZMM16-31 whole (component 7)
+     * and the opmask registers (component 5) as arrays of their own here,
+     * so no access to the lower parts changes (es_vlane in sim/isa/vex.h
+     * is the one place that maps a register and lane to its storage). */
     es_xmm xmm[16];
+    es_xmm ymmh[16];
     uint32_t mxcsr;
     es_x87 fpu;
     es_segreg seg[8];  /* indexed by enum es_seg; [6],[7] stay zero (no segment) */
@@ -399,6 +422,12 @@ struct es_machine {
     const es_fence *fence; /* es_run_fenced's, for the blocks it decodes; NULL otherwise */
     es_wlog *wlog;         /* es_run_fenced's list of written frames; NULL otherwise */
     uint16_t unimpl_op;   /* es_op of the last unimplemented instruction hit */
+    /* es_vex_run (sim/isa/vex.c) runs an SSE handler once per lane: while
+     * fp_defer is set, sse_fp_commit collects the lanes' exception flags
+     * in fp_acc, so the instruction raises #XM or sets MXCSR once, for
+     * all of its elements (SDM Vol. 1, 11.5.1) */
+    bool fp_defer;
+    uint32_t fp_acc;
 
     /* --- run control --- */
     uint64_t icount;      /* instructions retired */

@@ -17,7 +17,7 @@ typedef struct es_srec {
  * one list. */
 #define SPEC_FIELDS(X)                                                                             \
     X(gpr) X(rip) X(nrip) X(rflags) X(lz_op) X(lz_a) X(lz_b) X(cr2) X(icount) X(tsc) X(mxcsr)   \
-    X(xmm) X(fpu) X(seg) X(fault) X(stop) X(exit_status) X(signal) X(unimpl_op) X(tlb_bypass)   \
+    X(xmm) X(ymmh) X(fpu) X(seg) X(fault) X(stop) X(exit_status) X(signal) X(unimpl_op) X(tlb_bypass)   \
     X(message)
 
 struct es_transient {

@@ -38,10 +38,11 @@ uint32_t host_mxcsr()
     return v;
 }
 
-void expect_ud(int mode, std::vector<uint8_t> bytes, const char *what)
+void expect_ud(int mode, std::vector<uint8_t> bytes, const char *what, uint64_t xcr0 = 7)
 {
     SCOPED_TRACE(what);
     Machine t(mode, std::move(bytes));
+    t.m->xcr0 = xcr0;
     t.set_xmm(0, 1, 2);
     t.m->gpr[ES_RDI] = EST_DATA;
     EXPECT_EQ(t.run(), ES_STOP_FAULT);
@@ -108,12 +109,38 @@ TEST(Sse, MmxFaultsLikeTheX87)
     }
 }
 
-TEST(Sse, VexFormsRaiseUd)
+// VEX forms need the AVX state enabled in XCR0 (SDM Vol. 2, 2.4): #UD
+// with XCR0 = x87 | SSE, whatever the instruction.
+TEST(Sse, VexFormsRaiseUdWithoutXcr0Avx)
 {
-    expect_ud(ES_MODE_64, {0xc5, 0xf8, 0x58, 0xc1}, "vaddps xmm0, xmm0, xmm1");
-    expect_ud(ES_MODE_64, {0xc5, 0xf9, 0xef, 0xc0}, "vpxor xmm0, xmm0, xmm0");
-    expect_ud(ES_MODE_64, {0xc5, 0xf8, 0xae, 0x17}, "vldmxcsr [rdi]");
-    expect_ud(ES_MODE_64, {0xc4, 0xe2, 0x79, 0x00, 0xc1}, "vpshufb xmm0, xmm0, xmm1");
+    expect_ud(ES_MODE_64, {0xc5, 0xf8, 0x58, 0xc1}, "vaddps xmm0, xmm0, xmm1", 3);
+    expect_ud(ES_MODE_64, {0xc5, 0xf9, 0xef, 0xc0}, "vpxor xmm0, xmm0, xmm0", 3);
+    expect_ud(ES_MODE_64, {0xc5, 0xf8, 0xae, 0x17}, "vldmxcsr [rdi]", 3);
+    expect_ud(ES_MODE_64, {0xc4, 0xe2, 0x79, 0x00, 0xc1}, "vpshufb xmm0, xmm0, xmm1", 3);
+    expect_ud(ES_MODE_64, {0xc5, 0xfc, 0x77}, "vzeroall", 3);
+}
+
+// A VEX.128 form computes from its non-destructive first source and zeroes
+// bits 255:128 of the destination; a VEX.256 form runs both lanes.
+TEST(Sse, VexFormsRunPerLane)
+{
+    // c5 f0 58 c2   vaddps xmm0, xmm1, xmm2
+    Machine t(ES_MODE_64, {0xc5, 0xf0, 0x58, 0xc2});
+    t.m->xmm[1].f[0] = 1.5f, t.m->xmm[1].f[3] = -2.0f;
+    t.m->xmm[2].f[0] = 2.25f, t.m->xmm[2].f[3] = 0.5f;
+    t.m->ymmh[0].q[0] = t.m->ymmh[0].q[1] = ~0ull;
+    t.m->ymmh[1].f[0] = 7.0f;
+    EXPECT_EQ(t.run(), 0);
+    EXPECT_EQ(t.m->xmm[0].f[0], 3.75f);
+    EXPECT_EQ(t.m->xmm[0].f[3], -1.5f);
+    EXPECT_EQ(t.m->ymmh[0].q[0] | t.m->ymmh[0].q[1], 0u);
+    // c5 f4 58 c2   vaddps ymm0, ymm1, ymm2
+    Machine w(ES_MODE_64, {0xc5, 0xf4, 0x58, 0xc2});
+    w.m->xmm[1].f[0] = 1.0f, w.m->ymmh[1].f[2] = 4.0f;
+    w.m->xmm[2].f[0] = 2.0f, w.m->ymmh[2].f[2] = 0.25f;
+    EXPECT_EQ(w.run(), 0);
+    EXPECT_EQ(w.m->xmm[0].f[0], 3.0f);
+    EXPECT_EQ(w.m->ymmh[0].f[2], 4.25f);
 }
 
 TEST(Sse, LoadPageFaultIsPrecise)

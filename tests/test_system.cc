@@ -299,12 +299,20 @@ TEST(System, Cpuid)
     cpuid(m.m, 7, 1, r);
     EXPECT_EQ(r[1], 0u);
     cpuid(m.m, 0xd, 0, r);
-    EXPECT_EQ(r[0], 3u);
-    EXPECT_EQ(r[1], 576u);
-    EXPECT_EQ(r[2], 576u);
+    EXPECT_EQ(r[0], 7u);   // x87 SSE AVX
+    EXPECT_EQ(r[1], 832u); // for XCR0 = 7: legacy 512 + header 64 + YMM_Hi128 256
+    EXPECT_EQ(r[2], 832u);
     cpuid(m.m, 0xd, 1, r);
     EXPECT_EQ(r[0], 3u); // XSAVEOPT, XSAVEC; no XGETBV1, no XSAVES
+    EXPECT_EQ(r[1], 832u);
+    cpuid(m.m, 0xd, 2, r);
+    EXPECT_EQ(r[0], 256u); // YMM_Hi128: size, standard offset
     EXPECT_EQ(r[1], 576u);
+    m->xcr0 = 3; // sizes follow XCR0
+    cpuid(m.m, 0xd, 0, r);
+    EXPECT_EQ(r[1], 576u);
+    EXPECT_EQ(r[2], 832u);
+    m->xcr0 = 7;
     cpuid(m.m, 0x80000000, 0, r);
     EXPECT_GE(r[0], 0x80000004u);
     cpuid(m.m, 0x80000001, 0, r);
@@ -350,10 +358,10 @@ TEST(System, Xgetbv)
 {
     run_cases({
         {"xgetbv, ecx = 0", M64, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}, {ES_RDX, ~0ull}},
-         {{ES_RAX, 3}, {ES_RDX, 0}}},
+         {{ES_RAX, 7}, {ES_RDX, 0}}},
         {"xgetbv, ecx = 1: #GP(0)", M64, {0x0f, 0x01, 0xd0}, {{ES_RCX, 1}}, {}, 0x202, 0, 0, {},
          {}, ES_VEC_GP, 0},
-        {"xgetbv (32-bit mode)", M32, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}}, {{ES_RAX, 3}}},
+        {"xgetbv (32-bit mode)", M32, {0x0f, 0x01, 0xd0}, {{ES_RCX, 0}}, {{ES_RAX, 7}}},
     });
 }
 

@@ -669,6 +669,7 @@ void es_start_thread(es_machine *m, const es_image *img, uint64_t sp)
 {
     memset(m->gpr, 0, sizeof m->gpr);
     memset(m->xmm, 0, sizeof m->xmm);
+    memset(m->ymmh, 0, sizeof m->ymmh);
     m->gpr[ES_RSP] = sp;
     m->rip = img->entry;
     m->nrip = img->entry;

@@ -242,6 +242,7 @@ static int start_regs(es_machine *m, const es_exec_start *st)
     es_x87_init(m); /* fpu__clear: FCW 0x37f, MXCSR 0x1f80, registers zero */
     m->mxcsr = 0x1f80;
     memset(m->xmm, 0, sizeof m->xmm);
+    memset(m->ymmh, 0, sizeof m->ymmh);
     es_task *t = es_task_cur(m);
     if (!t)
         return 0;

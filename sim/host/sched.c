@@ -31,6 +31,7 @@
 void es_tctx_save(es_machine *m, es_tctx *x)
 {
     memcpy(x->xmm, m->xmm, sizeof x->xmm);
+    memcpy(x->ymmh, m->ymmh, sizeof x->ymmh);
     x->mxcsr = m->mxcsr;
     x->fpu = m->fpu;
     x->es = m->seg[ES_SEG_ES];
@@ -44,6 +45,7 @@ void es_tctx_save(es_machine *m, es_tctx *x)
 void es_tctx_load(es_machine *m, const es_tctx *x)
 {
     memcpy(m->xmm, x->xmm, sizeof x->xmm);
+    memcpy(m->ymmh, x->ymmh, sizeof x->ymmh);
     m->mxcsr = x->mxcsr;
     m->fpu = x->fpu;
     m->seg[ES_SEG_ES] = x->es;

@@ -73,6 +73,7 @@ typedef struct es_tthread {
  * in IA32_KERNEL_GS_BASE while the kernel runs, the TLS descriptors). */
 typedef struct es_tctx {
     es_xmm xmm[16];
+    es_xmm ymmh[16];
     uint32_t mxcsr;
     es_x87 fpu;
     es_segreg es, ds, fs, gs; /* gs.base is the kernel's: not switched */

@@ -1,13 +1,15 @@
 /* fxsave.c - FXSAVE/FXRSTOR (and the REX.W "64" forms), XSAVE, XSAVEOPT,
  * XSAVEC, XRSTOR and the supervisor XSAVES/XRSTORS (and their 64 forms)
- * for the two state components entrysim has: x87 (bit 0) and SSE (bit 1).
- * XCR0 is m->xcr0 (3); IA32_XSS is 0.
+ * for the three state components entrysim has: x87 (bit 0), SSE (bit 1)
+ * and AVX (bit 2, bits 255:128 of the YMM registers).  XCR0 is m->xcr0
+ * (7 as Linux sets it; XSETBV may clear AVX); IA32_XSS is 0.
  *
  * Layouts: SDM Vol. 1, 10.5.1 (the 512-byte FXSAVE area) and 13.4 (the
  * XSAVE area: the same legacy region, then a 64-byte header at 512 with
  * XSTATE_BV and XCOMP_BV).  Components 0 and 1 live in the legacy region
- * in both the standard and the compacted format, so compaction only
- * changes the header.
+ * in both the standard and the compacted format; component 2 follows the
+ * header at 576 in both (the standard offset, CPUID.(0DH,2).EBX, and the
+ * first compacted one), so compaction only changes the header.
  *
  * Pointer registers: AMD processors (m->vendor == 1, like the Zen 4 host)
  * write FOP, FIP and FDP (and the selectors) as zero unless FSW.ES is set
@@ -21,6 +23,9 @@
 
 #define XFEATURE_X87 1ull
 #define XFEATURE_SSE 2ull
+#define XFEATURE_YMM 4ull
+#define XSAVE_YMM_OFF 576u
+#define XSAVE_END 832u
 #define XCOMP_COMPACT (1ull << 63)
 
 /* Bytes of the legacy region FXSAVE writes: through XMM15 in 64-bit mode,
@@ -86,6 +91,12 @@ static void put_xmm(const es_machine *m, uint8_t *b)
     memcpy(b + 160, m->xmm, 16 * nxmm(m));
 }
 
+/* Component 2: bits 255:128 of YMM0..15 (YMM0..7 outside 64-bit mode). */
+static void put_ymmh(const es_machine *m, uint8_t *b)
+{
+    memcpy(b + XSAVE_YMM_OFF, m->ymmh, 16 * nxmm(m));
+}
+
 /* Loads the x87 part of a legacy region (already validated). */
 static void get_x87(es_machine *m, const uint8_t *b, int rex_w)
 {
@@ -148,6 +159,11 @@ static uint64_t xinuse(const es_machine *m)
         sse = (m->xmm[i].q[0] | m->xmm[i].q[1]) != 0;
     if (sse)
         r |= XFEATURE_SSE;
+    for (unsigned i = 0; i < nxmm(m); i++)
+        if (m->ymmh[i].q[0] | m->ymmh[i].q[1]) {
+            r |= XFEATURE_YMM;
+            break;
+        }
     return r;
 }
 
@@ -252,9 +268,11 @@ int op_xsave(es_machine *m, const es_insn *d)
     if (sup && m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
     uint64_t rf = rfbm(m), inuse = xinuse(m);
-    enum { N = 512 + 16 };
-    uint8_t b[N];
-    TRY(es_read(m, lin, b, N));
+    /* the bytes written: through the header's XCOMP_BV, and component 2
+     * when it is requested */
+    unsigned n = (rf & XFEATURE_YMM) ? XSAVE_END : 512 + 16;
+    uint8_t b[XSAVE_END];
+    TRY(es_read(m, lin, b, n));
     /* XSAVEOPT and XSAVEC skip components in their initial configuration
      * (the init optimization); MXCSR is saved whenever SSE is requested,
      * because a standard-form XRSTOR loads it even when XSTATE_BV[1] = 0
@@ -266,6 +284,8 @@ int op_xsave(es_machine *m, const es_insn *d)
         put_mxcsr(m, b);
     if (save & XFEATURE_SSE)
         put_xmm(m, b);
+    if (save & XFEATURE_YMM)
+        put_ymmh(m, b);
     uint64_t xstate_bv;
     memcpy(&xstate_bv, b + 512, 8);
     if (compact) {
@@ -278,7 +298,7 @@ int op_xsave(es_machine *m, const es_insn *d)
         xstate_bv = (xstate_bv & ~rf) | (rf & inuse);
     }
     memcpy(b + 512, &xstate_bv, 8);
-    TRY(es_write(m, lin, b, N));
+    TRY(es_write(m, lin, b, n));
     return ES_OK;
 }
 
@@ -290,9 +310,10 @@ int op_xrstor(es_machine *m, const es_insn *d)
     int sup = d->op == ES_OP_XRSTORS || d->op == ES_OP_XRSTORS64;
     if (sup && m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
-    uint8_t b[576];
-    TRY(es_read(m, lin, b, sizeof b));
-    uint64_t xstate_bv, xcomp_bv, rf = rfbm(m);
+    uint64_t rf = rfbm(m);
+    uint8_t b[XSAVE_END];
+    TRY(es_read(m, lin, b, (rf & XFEATURE_YMM) ? XSAVE_END : 576u));
+    uint64_t xstate_bv, xcomp_bv;
     memcpy(&xstate_bv, b + 512, 8);
     memcpy(&xcomp_bv, b + 520, 8);
     /* header checks (SDM Vol. 1, 13.8): #GP(0) on any violation; XRSTORS
@@ -333,6 +354,14 @@ int op_xrstor(es_machine *m, const es_insn *d)
             memcpy(m->xmm, b + 160, 16 * nxmm(m));
         else
             memset(m->xmm, 0, 16 * nxmm(m));
+    }
+    /* a compacted area holds component 2 at 576 only when XCOMP_BV
+     * lists it (it is then the first beyond the legacy region) */
+    if (rf & XFEATURE_YMM) {
+        if ((xstate_bv & XFEATURE_YMM) && (!compact || (xcomp_bv & XFEATURE_YMM)))
+            memcpy(m->ymmh, b + XSAVE_YMM_OFF, 16 * nxmm(m));
+        else
+            memset(m->ymmh, 0, 16 * nxmm(m));
     }
     return ES_OK;
 }

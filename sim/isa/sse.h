@@ -12,8 +12,9 @@
  *   sse_str.c  PCMPxSTRx, CRC32, PTEST, MPSADBW, PHMINPOSUW
  * with one isa.tbl row per instruction.
  *
- * Only legacy (non-VEX) encodings are handled: Zydis gives VEX forms their
- * own V* mnemonics, which have no handler in isa.tbl and raise #UD.  MMX
+ * The VEX forms run through the same handlers, a lane at a time (vex.h):
+ * with ES_PFX_VEX the m128 alignment rule is off and the floating-point
+ * exception flags are committed once for all lanes.  MMX
  * forms share mnemonics with the SSE ones: the dispatch sends them to
  * sim/isa/mmx.c, which runs these handlers on XMM registers (mmx.h), so
  * the handlers here only ever see XMM operands.
@@ -57,7 +58,8 @@ static inline int sse_read_mem(es_machine *m, const es_insn *d, const es_operand
                                unsigned n, int align)
 {
     uint64_t va = es_lin(m, d, o);
-    if (align && (va & 15))
+    /* the VEX forms run through these handlers have no alignment rule */
+    if (align && (va & 15) && !(d->pfx & ES_PFX_VEX))
         return es_raise(m, ES_VEC_GP, 0);
     const uint8_t *p = es_host_ptr(m, va, n, 0);
     if (__builtin_expect(p != NULL, 1)) {
@@ -71,7 +73,7 @@ static inline int sse_write_mem(es_machine *m, const es_insn *d, const es_operan
                                 const void *v, unsigned n, int align)
 {
     uint64_t va = es_lin(m, d, o);
-    if (align && (va & 15))
+    if (align && (va & 15) && !(d->pfx & ES_PFX_VEX))
         return es_raise(m, ES_VEC_GP, 0);
     uint8_t *p = es_host_ptr(m, va, n, 1);
     if (__builtin_expect(p != NULL, 1)) {
@@ -215,6 +217,10 @@ static inline double sse_round_unbounded_f(const es_machine *m, double v, uint32
  * clear the exception is #UD instead.  Returns nonzero on a fault. */
 static inline int sse_fp_commit(es_machine *m, uint32_t f)
 {
+    if (__builtin_expect(m->fp_defer, 0)) {
+        m->fp_acc |= f; /* a lane of a VEX form: es_vex_run commits */
+        return 0;
+    }
     uint32_t unmasked = f & ~(m->mxcsr >> 7) & ES_MXCSR_FLAGS;
     if (__builtin_expect(unmasked != 0, 0)) {
         uint32_t pre = f & (ES_MXCSR_IE | ES_MXCSR_DE | ES_MXCSR_ZE);

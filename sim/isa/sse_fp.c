@@ -431,9 +431,15 @@ int op_maxsd(es_machine *m, const es_insn *d)
 }
 
 /* CMPcc predicates 0..7: EQ LT LE UNORD NEQ NLT NLE ORD (imm8[2:0]; the
- * legacy encodings ignore bits 7:3).  LT, LE, NLT, NLE signal on QNaN. */
+ * legacy encodings ignore bits 7:3).  LT, LE, NLT, NLE signal on QNaN.
+ * The VEX forms have 32 (imm8[4:0], SDM Vol. 2, CMPPS, Table 3-1): 8..15
+ * are 0..7 with the unordered outcome inverted (EQ_UQ, NGE, NGT, FALSE,
+ * NEQ_OQ, GE, GT, TRUE), and 16..31 are 0..15 with the opposite QNaN
+ * signalling. */
 static inline int pred(unsigned p, int unord, int c)
 {
+    if (unord)
+        return ((p & 7) >= 3 && (p & 7) <= 6) ^ ((p >> 3) & 1);
     switch (p & 7) {
     case 0: return !unord && c == 0;
     case 1: return !unord && c < 0;
@@ -448,15 +454,14 @@ static inline int pred(unsigned p, int unord, int c)
 
 static inline int pred_signals(unsigned p)
 {
-    p &= 3;
-    return p == 1 || p == 2;
+    return ((p & 3) == 1 || (p & 3) == 2) ^ ((p >> 4) & 1);
 }
 
 #define DEF_CMP(W, T, FT, L, P)                                                                    \
     static inline int cmp_##P(es_machine *m, const es_insn *d, int n)                              \
     {                                                                                              \
         SSE_OPERANDS(x, s, t, 1);                                                                  \
-        unsigned p = sse_imm8(d, 2);                                                               \
+        unsigned p = sse_imm8(d, 2) & ((d->pfx & ES_PFX_VEX) ? 31 : 7);                            \
         es_xmm r = *x;                                                                             \
         uint32_t f = 0;                                                                            \
         for (int i = 0; i < n; i++) {                                                              \

@@ -134,8 +134,9 @@ int op_xsetbv(es_machine *m, const es_insn *d)
     if (m->cpl != 0)
         return es_raise(m, ES_VEC_GP, 0);
     uint64_t v = (m->gpr[ES_RAX] & 0xffffffffull) | (m->gpr[ES_RDX] << 32);
-    /* x87 must stay enabled and only x87 | SSE exist */
-    if ((uint32_t)m->gpr[ES_RCX] != 0 || !(v & 1) || (v & ~3ull))
+    /* x87 must stay enabled, only x87 | SSE | AVX exist, and AVX needs SSE
+     * (SDM Vol. 1, 13.3 "Enabling the XSAVE feature set") */
+    if ((uint32_t)m->gpr[ES_RCX] != 0 || !(v & 1) || (v & ~7ull) || (v & 6) == 4)
         return es_raise(m, ES_VEC_GP, 0);
     m->xcr0 = v;
     return ES_OK;
