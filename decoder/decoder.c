@@ -204,7 +204,9 @@ int es_decode(const uint8_t *bytes, size_t avail, int mode, uint64_t rip, es_ins
         out->pfx |= ES_PFX_OSIZE;
     if (in.attributes & ZYDIS_ATTRIB_HAS_SEGMENT)
         out->pfx |= ES_PFX_SEGOVR;
-    if (in.raw.rex.W)
+    /* raw.rex and raw.vex share storage in Zydis: REX.W only means
+     * something for the legacy encodings */
+    if (in.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY && in.raw.rex.W)
         out->pfx |= ES_PFX_REXW;
     if (in.encoding == ZYDIS_INSTRUCTION_ENCODING_VEX) {
         out->pfx |= ES_PFX_VEX;

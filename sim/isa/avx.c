@@ -2,7 +2,9 @@
  * 256-bit moves (with the aligned forms' own rule), VZEROUPPER/VZEROALL,
  * the mask extractions and tests over all 256 bits, broadcasts, the
  * 128-bit-lane inserts, extracts and permutes, VPERMILPS/PD and the masked
- * moves VMASKMOVPS/PD.  Semantics: SDM Vol. 2, each instruction's page. */
+ * moves VMASKMOVPS/PD, with their AVX2 integer twins (VBROADCASTI128,
+ * VINSERTI128, VEXTRACTI128, VPERM2I128, VPMASKMOVD/Q).  Semantics: SDM
+ * Vol. 2, each instruction's page. */
 #include "vex.h"
 
 #include "sse.h"

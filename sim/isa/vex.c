@@ -191,10 +191,21 @@ static int run_lane(es_machine *m, const vex_plan *p, es_handler sse, int layout
     return rc;
 }
 
+/* Whether d is a 256-bit form: a YMM operand or an m256.  Not VEX.L
+ * alone: the scalar forms ignore it (LIG in the SDM's opcode tables), and
+ * Zydis gives them XMM operands whatever L is. */
+static bool wide_form(const es_insn *d)
+{
+    for (int i = 0; i < d->nops; i++)
+        if (d->o[i].kind == ES_OPK_YMM || (d->o[i].kind == ES_OPK_MEM && d->o[i].size == 32))
+            return true;
+    return false;
+}
+
 int es_vex_run(es_machine *m, const es_insn *d, es_handler sse, int layout)
 {
     TRY(es_vex_check(m));
-    bool wide = (d->pfx & ES_PFX_VEXL) != 0;
+    bool wide = (d->pfx & ES_PFX_VEXL) && wide_form(d);
     bool nds = d->nops > 1 && (d->o[0].vvvv || d->o[1].vvvv);
     if (!wide && !nds && layout != ES_VEX_BLENDV)
         return run_direct(m, d, sse);

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "case_spec.h"
 #include "machine.h"
 
 struct EstReg {
@@ -128,10 +129,8 @@ static inline void est_check_case(const EstCase &c)
             << c.fl_out;
         EXPECT_EQ(m->rflags & ~(uint64_t)ES_ARITH_FLAGS, fl0 & ~(uint64_t)ES_ARITH_FLAGS);
     }
-    static const char *const names[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-                                          "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
     for (int i = 0; i < 16; i++)
-        EXPECT_EQ(m->gpr[i], regs[i]) << names[i] << " = 0x" << std::hex << m->gpr[i]
+        EXPECT_EQ(m->gpr[i], regs[i]) << kCaseGprNames[i] << " = 0x" << std::hex << m->gpr[i]
                                       << ", expected 0x" << regs[i];
     // a fault changes no memory: check the initial contents are still there
     for (const EstMem &w : c.fault >= 0 ? c.mem_in : c.mem_out) {

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "case_spec.h"
 #include "es_shim.h"
 #include "mem.h"
 
@@ -53,20 +54,7 @@ static const uint64_t kSseData = EST_DATA + 0x100; // "D"
 
 static inline void sse_parse(const char *spec, SseState *s)
 {
-    static const char *const names[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-                                          "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
-    std::string all(spec);
-    size_t pos = 0;
-    while (pos < all.size()) {
-        size_t end = all.find(' ', pos);
-        if (end == std::string::npos)
-            end = all.size();
-        std::string tok = all.substr(pos, end - pos);
-        pos = end + 1;
-        if (tok.empty())
-            continue;
-        size_t eq = tok.find('=');
-        std::string k = tok.substr(0, eq), v = eq == std::string::npos ? "" : tok.substr(eq + 1);
+    case_tokens(spec, [s](const std::string &k, const std::string &v) {
         if (k == "m32") {
             s->m32 = true;
         } else if (k[0] == 'x' && isdigit((unsigned char)k[1])) {
@@ -97,13 +85,11 @@ static inline void sse_parse(const char *spec, SseState *s)
         } else if (k == "mem") {
             for (size_t i = 0; i + 1 < v.size() && i / 2 < 64; i += 2)
                 s->mem[i / 2] = (uint8_t)strtoul(v.substr(i, 2).c_str(), nullptr, 16);
-        } else {
-            for (int i = 0; i < 16; i++)
-                if (k == names[i])
-                    s->g[i] = v[0] == 'D' ? kSseData + strtoll(v.c_str() + 1, nullptr, 0)
-                                          : strtoull(v.c_str(), nullptr, 16);
+        } else if (int r = case_gpr(k); r >= 0) {
+            s->g[r] = v[0] == 'D' ? kSseData + strtoll(v.c_str() + 1, nullptr, 0)
+                                  : strtoull(v.c_str(), nullptr, 16);
         }
-    }
+    });
 }
 
 static inline void sse_check_mode(const SseCase &c, int mode)
