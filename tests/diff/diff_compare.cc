@@ -4,7 +4,9 @@
 // Compared: the GPRs (the low eight in 32-bit mode), the arithmetic flags
 // and DF the SDM defines for the instruction (es_insn.fl_undef masked
 // out: a difference there only sets undef_diff), MXCSR, the XMM
-// registers, FCW/FSW/abridged FTW and the valid x87 registers, and both
+// registers and the upper halves of the YMM registers (by register: a
+// legacy SSE instruction keeps bits 255:128, a VEX.128 one zeroes them),
+// FCW/FSW/abridged FTW and the valid x87 registers, and both
 // memory windows.  A native fault must be the simulator's fault, with the
 // same state at the fault.
 #include <cinttypes>
@@ -62,6 +64,12 @@ std::string f80_text(const uint8_t *v) // sign+exponent_mantissa
     return q;
 }
 
+// A YMM register: bits 255:128, then 127:0.
+std::string ymm_text(const diff_state &st, int r)
+{
+    return xmm_text(st.ymmh[r]) + "_" + xmm_text(st.xmm[r]);
+}
+
 // The address and first 16 bytes of a memory operand.
 std::string mem_input(const Case &c, const es_operand &op)
 {
@@ -72,12 +80,20 @@ std::string mem_input(const Case &c, const es_operand &op)
         a += c.st.gpr[op.index] * op.scale;
     if (c.d.asize == 4)
         a = (uint32_t)a;
+    uint64_t q[2] = {0, 0}; // bytes 31:16 of a 32-byte operand
+    bool wide = op.size == 32 && a >= DIFF_DATA && a + 32 <= DIFF_DATA + DIFF_DATA_SIZE;
     if (a >= DIFF_DATA && a + 16 <= DIFF_DATA + DIFF_DATA_SIZE) {
         memcpy(&lo, c.data + (a - DIFF_DATA), 8);
         memcpy(&hi, c.data + (a - DIFF_DATA) + 8, 8);
     }
-    char b[96];
-    snprintf(b, sizeof b, " [%#" PRIx64 "]=%016" PRIx64 "_%016" PRIx64, a, hi, lo);
+    if (wide)
+        memcpy(q, c.data + (a - DIFF_DATA) + 16, 16);
+    char b[128];
+    if (wide)
+        snprintf(b, sizeof b, " [%#" PRIx64 "]=%016" PRIx64 "_%016" PRIx64 "_%016" PRIx64
+                 "_%016" PRIx64, a, q[1], q[0], hi, lo);
+    else
+        snprintf(b, sizeof b, " [%#" PRIx64 "]=%016" PRIx64 "_%016" PRIx64, a, hi, lo);
     return b;
 }
 
@@ -115,12 +131,28 @@ std::string inputs(const Case &c)
             out += b;
         } else if (op.kind == ES_OPK_XMM) {
             out += " xmm" + std::to_string(op.reg) + "=" + xmm_text(c.st.xmm[op.reg]);
+        } else if (op.kind == ES_OPK_YMM) {
+            out += " ymm" + std::to_string(op.reg) + "=" + ymm_text(c.st, op.reg);
         } else if (op.kind == ES_OPK_MEM) {
             out += mem_input(c, op);
+        } else if (op.kind == ES_OPK_VSIB) {
+            // a gather: base (its value is in the GPRs above) and the index vector
+            char b2[96];
+            snprintf(b2, sizeof b2, " vsib[%s=%s + v%u*%u %+" PRId64 "] v%u=",
+                     op.base < 16 ? kGprName[op.base] : "none",
+                     hex(op.base < 16 ? c.st.gpr[op.base] : 0).c_str(), op.index, op.scale,
+                     op.disp, op.index);
+            out += b2 + ymm_text(c.st, op.index);
         }
     }
     if (c.d.opmap == 0 && c.d.opcode >= 0xd8 && c.d.opcode <= 0xdf) // x87
         out += x87_inputs(c);
+    if (c.d.op == ES_OP_PCMPESTRI || c.d.op == ES_OP_PCMPESTRM || c.d.op == ES_OP_VPCMPESTRI ||
+        c.d.op == ES_OP_VPCMPESTRM) { // the implicit lengths
+        snprintf(b, sizeof b, " rax=%s rdx=%s", hex(c.st.gpr[ES_RAX]).c_str(),
+                 hex(c.st.gpr[ES_RDX]).c_str());
+        out += b;
+    }
     snprintf(b, sizeof b, " rflags=%#" PRIx64 " mxcsr=%#x\n", c.st.rflags, c.st.mxcsr);
     return out + b;
 }
@@ -182,6 +214,17 @@ void cmp_xmm(Cmp &k)
                   xmm_text(k.s.st.xmm[i]).c_str());
 }
 
+// Bits 255:128 by register; a report line shows the whole YMM value (in:
+// bits 255:128 of the initial state).
+void cmp_ymmh(Cmp &k)
+{
+    for (int i = 0; i < k.nreg; i++)
+        if (memcmp(k.n.st.ymmh[i], k.s.st.ymmh[i], 16))
+            k.say("  ymm%-2d[255:128] in %s\n         native %s\n         sim    %s\n", i,
+                  xmm_text(k.c.st.ymmh[i]).c_str(), xmm_text(k.n.st.ymmh[i]).c_str(),
+                  xmm_text(k.s.st.ymmh[i]).c_str());
+}
+
 void cmp_x87(Cmp &k)
 {
     const uint8_t *nf = k.n.st.fx, *sf = k.s.st.fx, *cf = k.c.st.fx;
@@ -222,7 +265,8 @@ void cmp_memory(Cmp &k)
 }
 
 // In this order: the order of the lines in a mismatch report.
-void (*const kChecks[])(Cmp &) = {cmp_gprs, cmp_flags, cmp_mxcsr, cmp_xmm, cmp_x87, cmp_memory};
+void (*const kChecks[])(Cmp &) = {cmp_gprs,  cmp_flags, cmp_mxcsr, cmp_xmm,
+                                          cmp_ymmh, cmp_x87,   cmp_memory};
 
 // Faults: false when the outcome is decided (a harness problem, or the two
 // sides did not fault alike); true when the states are to be compared

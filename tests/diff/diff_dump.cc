@@ -36,6 +36,7 @@ uint64_t result_hash(const diff_result &r, int mode)
     h = fnv(&fl, sizeof fl, h);
     h = fnv(&r.st.mxcsr, sizeof r.st.mxcsr, h);
     h = fnv(r.st.xmm, 16 * nreg, h);
+    h = fnv(r.st.ymmh, 16 * nreg, h);
     h = fnv(r.st.fx, 5, h); // FCW, FSW, abridged FTW
     unsigned top = (r.st.fx[3] >> 3) & 7;
     for (int i = 0; i < 8; i++)
@@ -66,6 +67,7 @@ void dump_case(FILE *f, const char *fam, int mode, unsigned i, long tmpl, const 
         fprintf(f, " %" PRIx64, c.st.gpr[k]);
     fprintf(f, " fl=%" PRIx64 " mx=%x", c.st.rflags, c.st.mxcsr);
     dump_hex(f, "xmm", &c.st.xmm[0][0], sizeof c.st.xmm);
+    dump_hex(f, "ymmh", &c.st.ymmh[0][0], sizeof c.st.ymmh);
     dump_hex(f, "fx", c.st.fx, 160);
     fprintf(f, " data=%016" PRIx64 " stack=%016" PRIx64, fnv(c.data, sizeof c.data),
             fnv(c.stack, sizeof c.stack));

@@ -29,6 +29,7 @@ struct Gen {
     unsigned osz = 4;
     bool has_modrm = false, vex = false, mem = false, plain_rex = false;
     unsigned reg = 0, rm = 0, vvvv = 0;
+    unsigned vl = 16; // VEX.L = 1: 32 (the vector length in bytes)
     uint8_t mb[8] = {}; // ModRM, SIB, displacement
     size_t mbn = 0;
     unsigned base = 0, index = 4, scale = 0;
@@ -46,6 +47,13 @@ void init_state(Gen &g)
     Case &c = g.c;
     const Tmpl &t = g.t;
     const bool m64 = g.m64;
+    // Bits 255:128 of the YMM registers, from a stream of their own (seeded
+    // by, but not drawing from, the case's): every other draw stays what
+    // it was before the harness had YMM state, so the older families keep
+    // their cases.
+    Rng yr(mix(r.s, 0x594d4d48u));
+    for (int i = 0; i < 16; i++)
+        xval(yr, c.st.ymmh[i]);
     for (int i = 0; i < 16; i++)
         c.st.gpr[i] = m64 ? rval(r) : (uint32_t)rval(r);
     c.st.gpr[ES_RSP] = DIFF_STACK + 0x1000 + (r.below(0x40) * 8) + (r.chance(10) ? r.below(8) : 0);
@@ -93,6 +101,21 @@ void register_fields(Gen &g)
     g.rm = r.below(g.nreg);
     g.vvvv = (t.f & T_VVVV) ? r.below(g.nreg) : 0;
     g.plain_rex = g.m64 && !g.vex && r.chance(30);
+    // (the draws below happen for the VEX vector templates only)
+    if (t.f & T_VX) {
+        // a gather's mask (vvvv) and destination (reg) differ but now and
+        // then: the same register is #UD
+        g.vvvv = r.below(g.nreg);
+        if ((t.f & T_VSIB) && r.chance(95))
+            while (g.vvvv == g.reg)
+                g.vvvv = r.below(g.nreg);
+        else if (t.f & T_VSIB)
+            g.vvvv = g.reg;
+    }
+    if (t.f & T_L1)
+        g.vl = 32;
+    else if ((t.f & T_LR) && r.chance(50))
+        g.vl = 32;
 }
 
 // Base and index: any register but RSP and the instruction's other
@@ -120,6 +143,19 @@ void mem_registers(Gen &g)
     };
     g.base = pick();
     ex.push_back(g.base);
+    if (t.f & T_VSIB) {
+        // the index is a vector register: not the destination or the mask
+        // but now and then (#UD)
+        g.use_index = true;
+        g.index = g.r.below(g.nreg);
+        if (g.r.chance(95))
+            while (g.index == g.reg || g.index == g.vvvv)
+                g.index = g.r.below(g.nreg);
+        else
+            g.index = g.r.chance(50) ? g.reg : g.vvvv;
+        g.scale = g.r.below(4);
+        return;
+    }
     g.use_index = g.r.chance(30);
     if (g.use_index) {
         g.index = pick();
@@ -135,10 +171,22 @@ unsigned mem_address(Gen &g, int64_t *disp_out)
     Rng &r = g.r;
     const bool m64 = g.m64, amem32 = g.amem32;
     g.target = DIFF_DATA + 0x400 + r.below(0x1400);
-    if (t.f & T_A16)
+    // the alignment of a vector operand: 16, or 32 for a VEX.256 form
+    const int64_t al = g.vl;
+    if ((t.f & T_A16) && g.vl == 16 && !(t.f & T_MISAL)) {
         g.target = (g.target & ~15ull) + (r.chance(4) ? 8 : 0); // rarely misaligned: #GP
-    else if (r.chance(70) && g.osz > 1)
+    } else if (t.f & T_A16) {
+        // (VEX only) an aligned move misaligned a quarter of the time, the
+        // rest now and then (no alignment rule: they must not fault)
+        static const unsigned mis[] = {8, 4, 16};
+        g.target &= ~(uint64_t)(al - 1);
+        if (r.chance((t.f & T_MISAL) ? 25 : 6))
+            g.target += mis[r.below(al == 32 ? 3 : 2)];
+    } else if (r.chance(70) && g.osz > 1) {
         g.target &= ~(uint64_t)(g.osz - 1);
+    }
+    if (t.f & T_VSIB) // the middle of the window: the index vector reaches +-2 KiB
+        g.target = DIFF_DATA + 0xc00 + (r.below(0x800) & ~7u);
     int64_t disp = 0;
     unsigned mod;
     unsigned dk = r.below(3);
@@ -153,16 +201,18 @@ unsigned mem_address(Gen &g, int64_t *disp_out)
     if (mod == 2 && (!m64 || amem32) && r.chance(30))
         disp = (int32_t)r.next(); // the address wraps around 4 GiB
     if (t.f & T_A16)
-        disp &= ~15ll;
-    uint64_t ival = g.use_index ? r.below(64) : 0;
+        disp &= ~(al - 1);
+    const bool gpr_index = g.use_index && !(t.f & T_VSIB);
+    uint64_t ival = gpr_index ? r.below(64) : 0;
     uint64_t bval = g.target - disp - (ival << g.scale);
     if (!m64 || amem32)
         bval &= 0xffffffffu;
     if (amem32) {
         bval |= r.next() << 32;
-        ival |= r.chance(50) ? r.next() << 32 : 0;
+        if (!(t.f & T_VSIB)) // (drawn without an index too: the older families' draws)
+            ival |= r.chance(50) ? r.next() << 32 : 0;
     }
-    if (g.use_index)
+    if (gpr_index)
         g.gpr()[g.index] = ival;
     g.gpr()[g.base] = bval;
     *disp_out = disp;
@@ -249,9 +299,19 @@ void opcode(Gen &g)
     g.rex = g.m64 && !g.vex && (W || R || X || B || g.plain_rex);
     if (g.vex) {
         unsigned pp = t.pfx == 0x66 ? 1 : t.pfx == 0xf3 ? 2 : t.pfx == 0xf2 ? 3 : 0;
-        *p++ = 0xc4;
-        *p++ = (uint8_t)((!R << 7) | (!X << 6) | (!B << 5) | t.map);
-        *p++ = (uint8_t)((W << 7) | ((~g.vvvv & 15) << 3) | pp);
+        unsigned L = g.vl == 32;
+        // (the draws happen for the VEX vector templates only)
+        if ((t.f & T_W1) || ((t.f & T_WIG) && g.r.chance(30)))
+            W = true;
+        // the two-byte form C5 when it can say the same (0F map, no W, X, B)
+        if (t.map == 1 && !W && !X && !B && g.r.chance(40)) {
+            *p++ = 0xc5;
+            *p++ = (uint8_t)((!R << 7) | ((~g.vvvv & 15) << 3) | (L << 2) | pp);
+        } else {
+            *p++ = 0xc4;
+            *p++ = (uint8_t)((!R << 7) | (!X << 6) | (!B << 5) | t.map);
+            *p++ = (uint8_t)((W << 7) | ((~g.vvvv & 15) << 3) | (L << 2) | pp);
+        }
     } else {
         if (g.rex)
             *p++ = (uint8_t)(0x40 | (W << 3) | (R << 2) | (X << 1) | B);
@@ -283,6 +343,12 @@ void immediates(Gen &g)
     if ((t.f & T_SMALL) && r.chance(50))
         iv = r.below(40);
     if (t.f & T_CMPIMM)
+        iv = r.below(8);
+    if (t.f & T_CMP32)
+        iv = r.below(32);
+    if (t.f & T_IS4) // a register of the mode (bit 7 is ignored in 32-bit mode)
+        iv = (iv & 0x0f) | (r.below(g.nreg) << 4);
+    if ((t.f & T_RND8) && r.chance(75))
         iv = r.below(8);
     if (t.f & T_MOFFS)
         iv = DIFF_DATA + 0x400 + r.below(0x1400);
@@ -395,8 +461,11 @@ void fix_cmpxchg(Gen &g) // the comparison succeeds half the time
 
 void fix_simd_memory(Gen &g) // floats rather than noise in a SIMD operand
 {
-    if (g.mem && g.r.chance(50))
+    if (g.mem && g.r.chance(50)) {
         xval(g.r, g.at_target());
+        if (g.vl == 32) // (VEX.256 only) an m256 operand
+            xval(g.r, g.at_target() + 16);
+    }
 }
 
 void fix_xlat(Gen &g)
@@ -442,6 +511,67 @@ void fix_unmask_simd(Gen &g) // an unmasked SIMD exception: #XM
         g.c.st.mxcsr &= ~(1u << (7 + g.r.below(6)));
 }
 
+// A gather (VPGATHERDD & co.): the index vector's elements reach +-2 KiB
+// around the target, mostly aligned to the element; a tenth of the cases
+// one element points below the data window's mapping (a #PF if its mask
+// bit is set: the elements below it must be done, SDM Vol. 2 VPGATHERDD
+// "faults are delivered in a right-to-left manner").  The mask: random
+// sign bits, or all set, or all clear.  Half the time the window holds
+// floats rather than noise.
+void fix_vsib(Gen &g)
+{
+    Rng &r = g.r;
+    Case &c = g.c;
+    const bool qidx = g.t.opc & 1;             // 91, 93: qword indices
+    const unsigned dw = (g.t.f & T_W1) ? 8 : 4; // the data element
+    const unsigned sc = 1u << g.scale;
+    const unsigned n = qidx ? 4 : 8;            // index elements of a YMM register
+    uint8_t v[32];
+    for (unsigned i = 0; i < n; i++) {
+        int64_t off = (int64_t)r.below(0xff0) - 0x800;
+        off &= ~(int64_t)((r.chance(80) ? std::max(dw, sc) : sc) - 1);
+        int64_t idx = off / sc;
+        if (qidx)
+            memcpy(v + 8 * i, &idx, 8);
+        else
+            memcpy(v + 4 * i, &idx, 4);
+    }
+    if (r.chance(10)) { // one element below the mapping (0x5e8000..0x5f0000)
+        int64_t off = -(int64_t)(0x11000 + (r.below(0x8000) & ~7u)), idx = off / sc;
+        unsigned i = r.below(n);
+        if (qidx)
+            memcpy(v + 8 * i, &idx, 8);
+        else
+            memcpy(v + 4 * i, &idx, 4);
+    }
+    memcpy(c.st.xmm[g.index], v, 16);
+    memcpy(c.st.ymmh[g.index], v + 16, 16);
+    unsigned mk = r.below(10); // 0..2: all set, 3: all clear, else as drawn
+    for (unsigned i = 0; mk < 4 && i < 32; i += dw) {
+        uint8_t *top = (i < 16 ? c.st.xmm[g.vvvv] + i : c.st.ymmh[g.vvvv] + i - 16) + dw - 1;
+        *top = (uint8_t)(mk < 3 ? *top | 0x80 : *top & 0x7f);
+    }
+    if (r.chance(50))
+        for (unsigned a = 0x400; a < 0x1c00; a += 16)
+            xval(r, c.data + a);
+}
+
+// VCVTPH2PS: half-precision values in most vector registers and in the
+// memory operand.
+void fix_half(Gen &g)
+{
+    Rng &r = g.r;
+    for (unsigned i = 0; i < g.nreg; i++)
+        if (r.chance(60)) {
+            hval(r, g.c.st.xmm[i]);
+            hval(r, g.c.st.ymmh[i]);
+        }
+    if (g.mem && r.chance(70)) {
+        hval(r, g.at_target());
+        hval(r, g.at_target() + 16);
+    }
+}
+
 // In this order (each draws from the PRNG), where the template has a flag.
 const struct Fixup {
     uint64_t when;
@@ -452,6 +582,7 @@ const struct Fixup {
     {T_CMPX, fix_cmpxchg},        {T_RX | T_MX, fix_simd_memory},
     {T_XLAT, fix_xlat},           {T_RDI, fix_rdi},       {T_LDMX, fix_ldmxcsr},
     {T_X87, fix_x87},             {T_RX | T_MX, fix_unmask_simd},
+    {T_VSIB, fix_vsib},           {T_HALF, fix_half},
 };
 
 // The host cannot run compatibility mode: the same operation in 64-bit
@@ -482,6 +613,9 @@ bool native_equivalent(Gen &g)
     q += c.len - i;
     c.nlen = (size_t)(q - c.native);
     es_insn nd;
+    if (c.d.op == ES_OP_INVALID) // a gather's #UD (see generate): #UD as well
+        return c.nlen <= 15 &&
+               es_decode(c.native, c.nlen, ES_MODE_64, EST_CODE, &nd) == ES_DECODE_INVALID;
     return !(c.nlen > 15 ||
              es_decode(c.native, c.nlen, ES_MODE_64, EST_CODE, &nd) != ES_DECODE_OK ||
              nd.len != c.nlen || nd.op != c.d.op);
@@ -509,8 +643,19 @@ bool generate(const Tmpl &t, int mode, bool emu32, Rng &r, Case &c)
         for (int i = 0; i < 16; i++)
             c.st.gpr[i] &= 0xffffffffu;
 
-    if (es_decode(c.code, c.len, mode, EST_CODE, &c.d) != ES_DECODE_OK || c.d.len != c.len)
+    int rc = es_decode(c.code, c.len, mode, EST_CODE, &c.d);
+    if (rc == ES_DECODE_INVALID && (t.f & T_VSIB) &&
+        (g.index == g.reg || g.index == g.vvvv || g.vvvv == g.reg)) {
+        // a gather whose destination, index and mask are not three
+        // registers: #UD (SDM Vol. 2, VPGATHERDD), which the decoder
+        // already knows; the case is kept, reported as "invalid"
+        memset(&c.d, 0, sizeof c.d);
+        c.d.op = ES_OP_INVALID;
+        c.d.len = (uint8_t)c.len;
+        c.d.mode = (uint8_t)mode;
+    } else if (rc != ES_DECODE_OK || c.d.len != c.len) {
         return false;
+    }
     memcpy(c.native, c.code, c.len);
     c.nlen = c.len;
     return !emu32 || native_equivalent(g);

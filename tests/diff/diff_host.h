@@ -49,6 +49,8 @@ inline uint64_t mix(uint64_t a, uint64_t b)
 uint64_t rval(Rng &r);
 // XMM values: raw bits, or lanes of interesting floats / doubles.
 void xval(Rng &r, uint8_t *x);
+// 16 bytes of half-precision values of every class (F16C sources).
+void hval(Rng &r, uint8_t *x);
 // x87 values of every class (zero, NaN, denormal, unnormal...).
 void f80val(Rng &r, uint8_t *v);
 // A random x87 state in an FXSAVE image.
@@ -91,6 +93,18 @@ enum : uint64_t {
     T_RDI = 1ull << 31,    // implicit [RDI] (MASKMOVDQU): RDI points into the window
     T_LDMX = 1ull << 32,   // LDMXCSR: a mostly valid MXCSR image in memory
     T_BOUND = 1ull << 33,  // BOUND: bounds in memory around the index most of the time
+    // the VEX forms (AVX, AVX2, FMA, F16C)
+    T_VX = 1ull << 34,     // VEX.vvvv names a vector register (NDS/NDD operand)
+    T_LR = 1ull << 35,     // VEX.L random: the VEX.128 and VEX.256 forms (or L ignored)
+    T_L1 = 1ull << 36,     // VEX.L = 1: the VEX.256 form only
+    T_W1 = 1ull << 37,     // VEX.W = 1 (an opcode bit: the D/Q, PS/PD forms)
+    T_WIG = 1ull << 38,    // VEX.W ignored: drawn at random
+    T_IS4 = 1ull << 39,    // imm8[7:4] names a vector register (VBLENDVPS & co.)
+    T_CMP32 = 1ull << 40,  // imm8 is a VCMPPS predicate 0..31
+    T_VSIB = 1ull << 41,   // gather: VSIB memory operand, index vector into the window
+    T_HALF = 1ull << 42,   // half-precision sources (VCVTPH2PS)
+    T_RND8 = 1ull << 43,   // imm8 is mostly a rounding control 0..7 (VCVTPS2PH)
+    T_MISAL = 1ull << 44,  // an aligned move: misaligned (#GP) a quarter of the time
 };
 // implicit memory operands: 32-bit addressing in the emulated 32-bit mode
 const uint64_t T_IMPLMEM = T_STR | T_XLAT | T_MOFFS | T_RDI;

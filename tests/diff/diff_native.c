@@ -18,6 +18,7 @@
  */
 #include "diff_native.h"
 
+#include <cpuid.h>
 #include <setjmp.h>
 #include <stddef.h>
 #include <signal.h>
@@ -30,7 +31,7 @@
 
 #define DIFF_RB 0x20000000ull
 #define DIFF_IN (DIFF_RB + 0x1000)
-#define DIFF_OUT (DIFF_RB + 0x1400)
+#define DIFF_OUT (DIFF_RB + 0x1800) /* diff_stub.S: the same */
 #define DIFF_STUB32_AT (DIFF_RB + 0x800)
 #define DIFF_SLOT 16
 
@@ -39,7 +40,9 @@ _Static_assert(offsetof(diff_state, rflags) == 128, "diff_state layout");
 _Static_assert(offsetof(diff_state, mxcsr) == 136, "diff_state layout");
 _Static_assert(offsetof(diff_state, xmm) == 144, "diff_state layout");
 _Static_assert(offsetof(diff_state, fx) == 400, "diff_state layout");
-_Static_assert(sizeof(diff_state) <= 0x400, "diff_state must fit between DIFF_IN and DIFF_OUT");
+_Static_assert(offsetof(diff_state, ymmh) == 912, "diff_state layout");
+_Static_assert(sizeof(diff_state) <= DIFF_OUT - DIFF_IN,
+               "diff_state must fit between DIFF_IN and DIFF_OUT");
 
 extern const uint8_t diff_stub64[], diff_stub64_slot[], diff_stub64_end[];
 extern const uint8_t diff_stub32[], diff_stub32_slot[], diff_stub32_end[];
@@ -52,6 +55,26 @@ static diff_state g_fstate; /* registers at the fault, from the signal frame */
 static uint64_t g_frip;
 static const char *g_context; /* the case under way, told if the harness crashes */
 static struct sigaction g_old[32];
+static unsigned g_ymm_off; /* YMM_Hi128 in the standard XSAVE layout: CPUID.(0DH,2).EBX */
+
+/* Bits 255:128 of the YMM registers at a fault, from the XSAVE image the
+ * kernel puts in the signal frame (an FXSAVE image, then the XSAVE header
+ * at 512 and the components at their standard offsets; the FXSAVE image's
+ * software-reserved bytes at 464 say that the rest is there).  A component
+ * whose XSTATE_BV bit is clear is in its initial state, zero, and its
+ * bytes in the image are not written. */
+static void ymmh_at_fault(const uint8_t *fp, uint8_t ymmh[16][16])
+{
+    uint32_t magic1;
+    uint64_t xstate_bv;
+    memset(ymmh, 0, 16 * 16);
+    memcpy(&magic1, fp + 464, 4);
+    if (magic1 != 0x46505853u /* FP_XSTATE_MAGIC1 */ || !g_ymm_off)
+        return;
+    memcpy(&xstate_bv, fp + 512, 8);
+    if (xstate_bv & 4)
+        memcpy(ymmh, fp + g_ymm_off, 16 * 16);
+}
 
 void diff_set_context(const char *what)
 {
@@ -76,6 +99,7 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
             memcpy(g_fstate.xmm, uc->uc_mcontext.fpregs->_xmm, sizeof g_fstate.xmm);
             /* the kernel's 64-bit frame holds an FXSAVE image */
             memcpy(g_fstate.fx, uc->uc_mcontext.fpregs, sizeof g_fstate.fx);
+            ymmh_at_fault((const uint8_t *)uc->uc_mcontext.fpregs, g_fstate.ymmh);
         }
         g_armed = 0;
         siglongjmp(g_jb, sig);
@@ -124,6 +148,15 @@ int diff_native_init(char *err, size_t errsz)
         return -1;
     memcpy((void *)DIFF_RB, diff_stub64, diff_stub64_end - diff_stub64);
     memcpy((void *)DIFF_STUB32_AT, diff_stub32, diff_stub32_end - diff_stub32);
+    /* the stubs load and store the YMM upper halves with VINSERTF128 and
+     * VEXTRACTF128 (AVX: no AVX2 needed) */
+    if (!__builtin_cpu_supports("avx")) {
+        snprintf(err, errsz, "the host has no AVX (the stubs move YMM registers)");
+        return -1;
+    }
+    unsigned a, b, c, d;
+    if (__get_cpuid_count(0xd, 2, &a, &b, &c, &d))
+        g_ymm_off = b;
 
     static uint8_t altstack[1 << 16];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};

@@ -24,6 +24,9 @@ typedef struct diff_state {
     /* 400: FXSAVE image; only its x87 part is used (FCW 0, FSW 2, abridged
      * FTW 4, ST(i) at 32 + 16 * i) */
     uint8_t fx[512] __attribute__((aligned(16)));
+    /* 912: bits 255:128 of YMM0-15 (the state's last field, so the offsets
+     * above stay those the stubs always used) */
+    uint8_t ymmh[16][16];
 } diff_state;
 
 /* Memory the instruction may touch: a window at the start of the shim's

@@ -9,7 +9,14 @@
 
 es_machine *diff_sim_new(int mode)
 {
-    return est_new(mode);
+    es_machine *m = est_new(mode);
+    /* The native side runs in a Linux process, whose XCR0 enables the x87,
+     * SSE and AVX state (and more the simulator does not model): without
+     * XCR0[2:1] = 11b every VEX instruction is #UD (SDM Vol. 2, 2.4), and
+     * the comparison would mean nothing. */
+    if (m)
+        m->xcr0 |= 7;
+    return m;
 }
 
 /* Writes the instruction at EST_CODE as the kernel would and invalidates
@@ -98,6 +105,7 @@ void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_sta
     m->rflags = (in->rflags & 0x3f7fd7) | 0x202; /* IF and bit 1 set, as natively */
     m->mxcsr = in->mxcsr;
     memcpy(m->xmm, in->xmm, sizeof m->xmm);
+    memcpy(m->ymmh, in->ymmh, sizeof m->ymmh);
     x87_in(m, in->fx);
     m->fault.vector = 0;
     m->unimpl_op = 0;
@@ -127,6 +135,7 @@ void diff_sim_run(es_machine *m, const uint8_t *insn, size_t len, const diff_sta
     out->st.rflags = m->rflags;
     out->st.mxcsr = m->mxcsr;
     memcpy(out->st.xmm, m->xmm, sizeof out->st.xmm);
+    memcpy(out->st.ymmh, m->ymmh, sizeof out->st.ymmh);
     x87_out(m, out->st.fx);
     es_copy_from_guest(m, out->data, DIFF_DATA, DIFF_DATA_SIZE);
     es_copy_from_guest(m, out->stack, DIFF_STACK, DIFF_STACK_SIZE);

@@ -14,18 +14,45 @@
  *
  * State layout (struct diff_state in diff_native.h): gpr[16] at 0,
  * rflags at 128, mxcsr at 136, xmm[16] at 144, an FXSAVE image at 400 (the
- * x87 state; loaded first, so MXCSR and XMM come from their own fields).
- * FNINIT after the final FXSAVE leaves the host's x87 unit clean (no
- * pending exception can surface later in the harness).
+ * x87 state; loaded first, so MXCSR and XMM come from their own fields),
+ * ymmh[16] (bits 255:128 of the YMM registers) at 912.  The XMM halves are
+ * loaded with MOVDQU (which keeps bits 255:128), then VINSERTF128 puts the
+ * upper halves in, so the instruction starts from the full random YMM
+ * state: a legacy SSE instruction must keep the upper halves, a VEX.128
+ * one must zero them.  VEXTRACTF128 stores them after.  (VINSERTF128 and
+ * VEXTRACTF128 are AVX; the integer forms would need AVX2.)  FNINIT after
+ * the final FXSAVE leaves the host's x87 unit clean (no pending exception
+ * can surface later in the harness), VZEROUPPER the upper halves (no
+ * SSE/AVX transition penalty in the harness's own code on Intel hosts).
  */
 #define FX 400
 #define DIFF_RB 0x20000000
 #define DIFF_IN (DIFF_RB + 0x1000)
-#define DIFF_OUT (DIFF_RB + 0x1400)
-#define DIFF_SAVE (DIFF_RB + 0x1800)
+#define DIFF_OUT (DIFF_RB + 0x1800) /* sizeof(diff_state) is 1168 */
+#define DIFF_SAVE (DIFF_RB + 0x2000)
 #define DIFF_SCRATCH_TOP (DIFF_RB + 0x3000)
 #define DIFF_STUB32_AT (DIFF_RB + 0x800)
 #define X(i) (144 + 16 * (i))
+#define Y(i) (912 + 16 * (i))
+
+/* The vector registers 0..n-1 from DIFF_IN (XMM halves, then bits
+ * 255:128) and to DIFF_OUT. */
+        .macro LOAD_VREGS n
+        .irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        .if \i < \n
+        movdqu DIFF_IN + X(\i), %xmm\i
+        vinsertf128 $1, DIFF_IN + Y(\i), %ymm\i, %ymm\i
+        .endif
+        .endr
+        .endm
+        .macro STORE_VREGS n
+        .irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        .if \i < \n
+        movdqu %xmm\i, DIFF_OUT + X(\i)
+        vextractf128 $1, %ymm\i, DIFF_OUT + Y(\i)
+        .endif
+        .endr
+        .endm
 
         .text
         .code64
@@ -43,22 +70,7 @@ diff_stub64:
         stmxcsr DIFF_SAVE + 8
         fxrstor64 DIFF_IN + FX
         ldmxcsr DIFF_IN + 136
-        movdqu DIFF_IN + X(0), %xmm0
-        movdqu DIFF_IN + X(1), %xmm1
-        movdqu DIFF_IN + X(2), %xmm2
-        movdqu DIFF_IN + X(3), %xmm3
-        movdqu DIFF_IN + X(4), %xmm4
-        movdqu DIFF_IN + X(5), %xmm5
-        movdqu DIFF_IN + X(6), %xmm6
-        movdqu DIFF_IN + X(7), %xmm7
-        movdqu DIFF_IN + X(8), %xmm8
-        movdqu DIFF_IN + X(9), %xmm9
-        movdqu DIFF_IN + X(10), %xmm10
-        movdqu DIFF_IN + X(11), %xmm11
-        movdqu DIFF_IN + X(12), %xmm12
-        movdqu DIFF_IN + X(13), %xmm13
-        movdqu DIFF_IN + X(14), %xmm14
-        movdqu DIFF_IN + X(15), %xmm15
+        LOAD_VREGS 16
         mov $DIFF_SCRATCH_TOP, %esp
         pushq DIFF_IN + 128
         popfq
@@ -101,24 +113,10 @@ diff_stub64_slot:
         popq DIFF_OUT + 128
         cld
         stmxcsr DIFF_OUT + 136
-        movdqu %xmm0, DIFF_OUT + X(0)
-        movdqu %xmm1, DIFF_OUT + X(1)
-        movdqu %xmm2, DIFF_OUT + X(2)
-        movdqu %xmm3, DIFF_OUT + X(3)
-        movdqu %xmm4, DIFF_OUT + X(4)
-        movdqu %xmm5, DIFF_OUT + X(5)
-        movdqu %xmm6, DIFF_OUT + X(6)
-        movdqu %xmm7, DIFF_OUT + X(7)
-        movdqu %xmm8, DIFF_OUT + X(8)
-        movdqu %xmm9, DIFF_OUT + X(9)
-        movdqu %xmm10, DIFF_OUT + X(10)
-        movdqu %xmm11, DIFF_OUT + X(11)
-        movdqu %xmm12, DIFF_OUT + X(12)
-        movdqu %xmm13, DIFF_OUT + X(13)
-        movdqu %xmm14, DIFF_OUT + X(14)
-        movdqu %xmm15, DIFF_OUT + X(15)
+        STORE_VREGS 16
         fxsave64 DIFF_OUT + FX
         fninit
+        vzeroupper
         ldmxcsr DIFF_SAVE + 8
         mov DIFF_SAVE, %rsp
         pop %r15
@@ -156,14 +154,7 @@ diff_stub32:
         mov $DIFF_SCRATCH_TOP, %esp
         fxrstor DIFF_IN + FX
         ldmxcsr DIFF_IN + 136
-        movdqu DIFF_IN + X(0), %xmm0
-        movdqu DIFF_IN + X(1), %xmm1
-        movdqu DIFF_IN + X(2), %xmm2
-        movdqu DIFF_IN + X(3), %xmm3
-        movdqu DIFF_IN + X(4), %xmm4
-        movdqu DIFF_IN + X(5), %xmm5
-        movdqu DIFF_IN + X(6), %xmm6
-        movdqu DIFF_IN + X(7), %xmm7
+        LOAD_VREGS 8
         pushl DIFF_IN + 128
         popfl
         mov DIFF_IN + 0, %eax
@@ -189,16 +180,10 @@ diff_stub32_slot:
         popl DIFF_OUT + 128
         cld
         stmxcsr DIFF_OUT + 136
-        movdqu %xmm0, DIFF_OUT + X(0)
-        movdqu %xmm1, DIFF_OUT + X(1)
-        movdqu %xmm2, DIFF_OUT + X(2)
-        movdqu %xmm3, DIFF_OUT + X(3)
-        movdqu %xmm4, DIFF_OUT + X(4)
-        movdqu %xmm5, DIFF_OUT + X(5)
-        movdqu %xmm6, DIFF_OUT + X(6)
-        movdqu %xmm7, DIFF_OUT + X(7)
+        STORE_VREGS 8
         fxsave DIFF_OUT + FX
         fninit
+        vzeroupper
         pushl $0x33
         pushl $(DIFF_STUB32_AT + (2f - diff_stub32))
         lret

@@ -79,6 +79,22 @@ const uint64_t XM = T_X87 | T_MEM, XR = T_X87 | T_REG;
 const uint64_t VEXG = T_Y | T_VEX | T_VVVV;
 const uint64_t STRB = T_B | T_STR | T_REPOK, STRV = T_V | T_STR | T_REPOK;
 const uint64_t BCD = T_NO64 | T_COMPAT;
+// VEX vector forms: reg and r/m name vector registers; the memory operand
+// is mostly aligned to the vector length (misaligned now and then: only the
+// aligned moves may fault).  VN: VEX.vvvv is the first source (NDS).
+// LR: VEX.128 and VEX.256 (or VEX.LIG, L drawn all the same).  WIG: VEX.W
+// is ignored, drawn at random.
+const uint64_t VV = T_VEX | T_RX | T_MX | T_A16, VN = VV | T_VX;
+const uint64_t LR = T_LR, L1 = T_L1, WIG = T_WIG, W1 = T_W1;
+// the SSE2 integer ops with a VEX.NDS form (66 0F xx)
+const std::vector<int> kVexInt0F = cat(
+    {span(0x60, 0x6d), {0x74, 0x75, 0x76}, span(0xd1, 0xfe, {0xd6, 0xd7, 0xe6, 0xe7, 0xf0, 0xf7})});
+// the SSSE3/SSE4.1/4.2 integer ops with a VEX.NDS form (66 0F38 xx)
+const std::vector<int> kVexInt38 = cat(
+    {span(0x00, 0x0b), {0x28, 0x29, 0x2b}, span(0x37, 0x40)});
+// PABS*, PMOVSX*, PMOVZX* (66 0F38 xx, no vvvv)
+const std::vector<int> kVexInt38Unary = {0x1c, 0x1d, 0x1e, 0x20, 0x21, 0x22, 0x23, 0x24,
+                                         0x25, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35};
 
 //   pfx   map opc   ext     imm  flags                       [k use, op2]
 const Group kGroups[] = {
@@ -375,6 +391,189 @@ const Group kGroups[] = {
         {0, 3, 0xcc, X_RAND, 1, XX}}},    // sha1rnds4
     // sha1nexte sha1msg1 sha1msg2 sha256rnds2 sha256msg1 sha256msg2
     {"crypto", span(0xc8, 0xcd), {{0, 2, 0, X_RAND, 0, XX, K_OPC}}},
+
+    // ---- avx: the VEX.128/VEX.256 forms of the SSE..SSE4.2, AES and
+    // PCLMULQDQ instructions (integer ops VEX.128: their VEX.256 forms are
+    // avx2's) and the AVX-only ones
+    {"avx", {0x58, 0x59, 0x5c, 0x5d, 0x5e, 0x5f}, { // add mul sub min div max
+        {0x00, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC},
+        {0x66, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC},
+        {0xf3, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC},  // ss: VEX.LIG
+        {0xf2, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC}}},
+    {"avx", {0x00, 0x66, 0xf3, 0xf2}, {{0, 1, 0xc2, X_RAND, 1, VN | LR | WIG | T_CMP32, K_PFX}}},
+    {"avx", {0x00, 0x66}, {{0, 1, 0x51, X_RAND, 0, VV | LR | WIG, K_PFX}}},   // sqrtps/pd
+    {"avx", {0xf3, 0xf2}, {{0, 1, 0x51, X_RAND, 0, VN | LR | WIG, K_PFX}}},   // sqrtss/sd
+    {"avx", {0x54, 0x55, 0x56, 0x57, 0x14, 0x15}, { // and andn or xor unpcklp unpckhp
+        {0x00, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC},
+        {0x66, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC}}},
+    {"avx", {0x00, 0x66}, {{0, 1, 0xc6, X_RAND, 1, VN | LR | WIG, K_PFX}}},   // shufps/pd
+    {"avx", {0x7c, 0x7d, 0xd0}, {                   // hadd hsub addsub
+        {0x66, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC},
+        {0xf2, 1, 0, X_RAND, 0, VN | LR | WIG, K_OPC}}},
+    {"avx", {0x00, 0x66}, {
+        {0, 1, 0x10, X_RAND, 0, VV | LR | WIG, K_PFX},                 // vmovups/pd load
+        {0, 1, 0x11, X_RAND, 0, VV | LR | WIG, K_PFX},                 // store
+        {0, 1, 0x28, X_RAND, 0, VV | LR | WIG | T_MISAL, K_PFX},       // vmovaps/pd load
+        {0, 1, 0x29, X_RAND, 0, VV | LR | WIG | T_MISAL, K_PFX},       // store
+        {0, 1, 0x2b, X_RAND, 0, VV | T_MEM | LR | WIG | T_MISAL, K_PFX}, // vmovntps/pd
+        {0, 1, 0x2e, X_RAND, 0, VV | LR | WIG, K_PFX},                 // vucomiss/sd
+        {0, 1, 0x2f, X_RAND, 0, VV | LR | WIG, K_PFX},                 // vcomiss/sd
+        {0, 1, 0x50, X_RAND, 0, T_VEX | T_MX | T_REG | LR | WIG, K_PFX}, // vmovmskps/pd
+        {0, 1, 0x12, X_RAND, 0, VN | T_MEM | WIG, K_PFX},              // vmovlps/pd m64
+        {0, 1, 0x13, X_RAND, 0, VV | T_MEM | WIG, K_PFX},              // vmovlps/pd store
+        {0, 1, 0x16, X_RAND, 0, VN | T_MEM | WIG, K_PFX},              // vmovhps/pd m64
+        {0, 1, 0x17, X_RAND, 0, VV | T_MEM | WIG, K_PFX}}},            // vmovhps/pd store
+    {"avx", k0, {
+        {0, 1, 0x12, X_RAND, 0, VN | T_REG | WIG},           // vmovhlps
+        {0, 1, 0x16, X_RAND, 0, VN | T_REG | WIG},           // vmovlhps
+        {0xf3, 1, 0x12, X_RAND, 0, VV | LR | WIG},           // vmovsldup
+        {0xf3, 1, 0x16, X_RAND, 0, VV | LR | WIG},           // vmovshdup
+        {0xf2, 1, 0x12, X_RAND, 0, VV | LR | WIG}}},         // vmovddup
+    {"avx", {0xf3, 0xf2}, {
+        {0, 1, 0x10, X_RAND, 0, VN | T_REG | LR | WIG, K_PFX}, // vmovss/sd xmm, xmm, xmm
+        {0, 1, 0x10, X_RAND, 0, VV | T_MEM | LR | WIG, K_PFX}, // vmovss/sd xmm, m
+        {0, 1, 0x11, X_RAND, 0, VN | T_REG | LR | WIG, K_PFX}, // 11 /r reg form
+        {0, 1, 0x11, X_RAND, 0, VV | T_MEM | LR | WIG, K_PFX}, // vmovss/sd m, xmm
+        {0, 1, 0x5a, X_RAND, 0, VN | LR | WIG, K_PFX},        // vcvtss2sd vcvtsd2ss
+        {0, 1, 0x2a, X_RAND, 0, T_VEX | T_RX | T_VX | T_Y | LR, K_PFX}, // vcvtsi2ss/sd
+        {0, 1, 0x2c, X_RAND, 0, T_VEX | T_MX | T_Y | LR, K_PFX}, // vcvttss2si
+        {0, 1, 0x2d, X_RAND, 0, T_VEX | T_MX | T_Y | LR, K_PFX}}}, // vcvtss2si
+    {"avx", {0x00, 0x66}, {{0, 1, 0x5a, X_RAND, 0, VV | LR | WIG, K_PFX}}}, // vcvtps2pd vcvtpd2ps
+    {"avx", {0x00, 0x66, 0xf3}, {{0, 1, 0x5b, X_RAND, 0, VV | LR | WIG, K_PFX}}}, // dq2ps ps2dq tps2dq
+    {"avx", {0x66, 0xf3, 0xf2}, {{0, 1, 0xe6, X_RAND, 0, VV | LR | WIG, K_PFX}}}, // tpd2dq dq2pd pd2dq
+    {"avx", k0, {
+        {0, 1, 0xae, 3, 0, T_VEX | T_MEM | WIG},             // vstmxcsr
+        {0, 1, 0xae, 2, 0, T_VEX | T_MEM | T_LDMX | WIG},    // vldmxcsr
+        {0, 1, 0x77, X_NONE, 0, T_VEX | WIG},                // vzeroupper
+        {0, 1, 0x77, X_NONE, 0, T_VEX | WIG | L1}}},         // vzeroall
+    // SSE4.1 floating point
+    {"avx", {0x08, 0x09}, {{0x66, 3, 0, X_RAND, 1, VV | LR | WIG, K_OPC}}}, // vroundps/pd
+    {"avx", {0x0a, 0x0b, 0x0c, 0x0d, 0x40}, // vroundss/sd vblendps/pd vdpps
+     {{0x66, 3, 0, X_RAND, 1, VN | LR | WIG, K_OPC}}},
+    {"avx", k0, {
+        {0x66, 3, 0x41, X_RAND, 1, VN | WIG},                     // vdppd
+        {0x66, 3, 0x21, X_RAND, 1, VN | WIG},                     // vinsertps
+        {0x66, 3, 0x17, X_RAND, 1, T_VEX | T_RX | WIG},           // vextractps
+        {0x66, 3, 0x4a, X_RAND, 1, VN | LR | T_IS4},              // vblendvps
+        {0x66, 3, 0x4b, X_RAND, 1, VN | LR | T_IS4}}},            // vblendvpd
+    // the AVX-only ones
+    {"avx", k0, {
+        {0x66, 2, 0x0c, X_RAND, 0, VN | LR},                      // vpermilps ymm
+        {0x66, 2, 0x0d, X_RAND, 0, VN | LR},                      // vpermilpd ymm
+        {0x66, 3, 0x04, X_RAND, 1, VV | LR},                      // vpermilps imm
+        {0x66, 3, 0x05, X_RAND, 1, VV | LR},                      // vpermilpd imm
+        {0x66, 3, 0x06, X_RAND, 1, VN | L1},                      // vperm2f128
+        {0x66, 3, 0x18, X_RAND, 1, VN | L1},                      // vinsertf128
+        {0x66, 3, 0x19, X_RAND, 1, VV | L1},                      // vextractf128
+        {0x66, 2, 0x18, X_RAND, 0, VV | T_MEM | LR},              // vbroadcastss m32
+        {0x66, 2, 0x19, X_RAND, 0, VV | T_MEM | L1},              // vbroadcastsd m64
+        {0x66, 2, 0x1a, X_RAND, 0, VV | T_MEM | L1},              // vbroadcastf128
+        {0x66, 2, 0x2c, X_RAND, 0, VN | T_MEM | LR},              // vmaskmovps load
+        {0x66, 2, 0x2d, X_RAND, 0, VN | T_MEM | LR},              // vmaskmovpd load
+        {0x66, 2, 0x2e, X_RAND, 0, VN | T_MEM | LR},              // vmaskmovps store
+        {0x66, 2, 0x2f, X_RAND, 0, VN | T_MEM | LR},              // vmaskmovpd store
+        {0x66, 2, 0x0e, X_RAND, 0, VV | LR},                      // vtestps
+        {0x66, 2, 0x0f, X_RAND, 0, VV | LR},                      // vtestpd
+        {0x66, 2, 0x17, X_RAND, 0, VV | LR | WIG}}},              // vptest
+    // integer, VEX.128 (and the moves, VEX.256 too)
+    {"avx", kVexInt0F, {{0x66, 1, 0, X_RAND, 0, VN | WIG, K_OPC}}},
+    {"avx", kVexInt38, {{0x66, 2, 0, X_RAND, 0, VN | WIG, K_OPC}}},
+    {"avx", kVexInt38Unary, {{0x66, 2, 0, X_RAND, 0, VV | WIG, K_OPC}}},
+    {"avx", {0x66, 0xf2, 0xf3}, {{0, 1, 0x70, X_RAND, 1, VV | WIG, K_PFX}}}, // vpshufd/lw/hw
+    {"avx", {2, 4, 6}, {
+        {0x66, 1, 0x71, X_K, 1, T_VEX | T_MX | T_REG | T_VX | T_SMALL | WIG},
+        {0x66, 1, 0x72, X_K, 1, T_VEX | T_MX | T_REG | T_VX | T_SMALL | WIG}}},
+    {"avx", {2, 3, 6, 7}, {{0x66, 1, 0x73, X_K, 1, T_VEX | T_MX | T_REG | T_VX | T_SMALL | WIG}}},
+    {"avx", k0, {
+        {0x66, 1, 0x6f, X_RAND, 0, VV | LR | WIG | T_MISAL},      // vmovdqa load
+        {0x66, 1, 0x7f, X_RAND, 0, VV | LR | WIG | T_MISAL},      // vmovdqa store
+        {0xf3, 1, 0x6f, X_RAND, 0, VV | LR | WIG},                // vmovdqu load
+        {0xf3, 1, 0x7f, X_RAND, 0, VV | LR | WIG},                // vmovdqu store
+        {0x66, 1, 0xe7, X_RAND, 0, VV | T_MEM | LR | WIG | T_MISAL}, // vmovntdq
+        {0xf2, 1, 0xf0, X_RAND, 0, VV | T_MEM | LR | WIG},        // vlddqu
+        {0x66, 1, 0xd7, X_RAND, 0, T_VEX | T_MX | T_REG | LR | WIG}, // vpmovmskb
+        {0xf3, 1, 0x7e, X_RAND, 0, VV | WIG},                     // vmovq xmm, xmm/m64
+        {0x66, 1, 0xd6, X_RAND, 0, VV | WIG},                     // vmovq xmm/m64, xmm
+        {0x66, 1, 0x6e, X_RAND, 0, T_VEX | T_RX | T_Y},           // vmovd/q xmm, r/m
+        {0x66, 1, 0x7e, X_RAND, 0, T_VEX | T_RX | T_Y},           // vmovd/q r/m, xmm
+        {0x66, 1, 0xc4, X_RAND, 1, T_VEX | T_RX | T_VX},          // vpinsrw
+        {0x66, 1, 0xc5, X_RAND, 1, T_VEX | T_MX | T_REG},         // vpextrw r, xmm
+        {0x66, 1, 0xf7, X_RAND, 0, T_VEX | T_RX | T_MX | T_REG | T_RDI | WIG}, // vmaskmovdqu
+        {0x66, 2, 0x2a, X_RAND, 0, VV | T_MEM | WIG | T_MISAL},   // vmovntdqa (128)
+        {0x66, 2, 0x41, X_RAND, 0, VV | WIG},                     // vphminposuw
+        {0x66, 3, 0x0e, X_RAND, 1, VN | WIG},                     // vpblendw
+        {0x66, 3, 0x0f, X_RAND, 1, VN | WIG},                     // vpalignr
+        {0x66, 3, 0x42, X_RAND, 1, VN | WIG},                     // vmpsadbw
+        {0x66, 3, 0x4c, X_RAND, 1, VN | T_IS4},                   // vpblendvb
+        {0x66, 3, 0x14, X_RAND, 1, T_VEX | T_RX},                 // vpextrb
+        {0x66, 3, 0x15, X_RAND, 1, T_VEX | T_RX},                 // vpextrw r/m16
+        {0x66, 3, 0x16, X_RAND, 1, T_VEX | T_RX | T_Y},           // vpextrd/q
+        {0x66, 3, 0x20, X_RAND, 1, T_VEX | T_RX | T_VX},          // vpinsrb
+        {0x66, 3, 0x22, X_RAND, 1, T_VEX | T_RX | T_VX | T_Y}}},  // vpinsrd/q
+    // SSE4.2 string compares (VEX.W1: RAX/RDX lengths), AES, PCLMULQDQ
+    {"avx", span(0x60, 0x63), {{0x66, 3, 0, X_RAND, 1, VV | T_Y, K_OPC}}},
+    {"avx", {0xdc, 0xdd, 0xde, 0xdf}, {{0x66, 2, 0, X_RAND, 0, VN | WIG, K_OPC}}},
+    {"avx", k0, {
+        {0x66, 2, 0xdb, X_RAND, 0, VV | WIG},                     // vaesimc
+        {0x66, 3, 0xdf, X_RAND, 1, VV | WIG},                     // vaeskeygenassist
+        {0x66, 3, 0x44, X_RAND, 1, VN | WIG}}},                   // vpclmulqdq
+
+    // ---- avx2: the VEX.256 integer forms and the AVX2-only ops
+    {"avx2", kVexInt0F, {{0x66, 1, 0, X_RAND, 0, VN | L1 | WIG, K_OPC}}},
+    {"avx2", kVexInt38, {{0x66, 2, 0, X_RAND, 0, VN | L1 | WIG, K_OPC}}},
+    {"avx2", kVexInt38Unary, {{0x66, 2, 0, X_RAND, 0, VV | L1 | WIG, K_OPC}}},
+    {"avx2", {0x66, 0xf2, 0xf3}, {{0, 1, 0x70, X_RAND, 1, VV | L1 | WIG, K_PFX}}},
+    {"avx2", {2, 4, 6}, {
+        {0x66, 1, 0x71, X_K, 1, T_VEX | T_MX | T_REG | T_VX | T_SMALL | L1 | WIG},
+        {0x66, 1, 0x72, X_K, 1, T_VEX | T_MX | T_REG | T_VX | T_SMALL | L1 | WIG}}},
+    {"avx2", {2, 3, 6, 7},
+     {{0x66, 1, 0x73, X_K, 1, T_VEX | T_MX | T_REG | T_VX | T_SMALL | L1 | WIG}}},
+    {"avx2", k0, {
+        {0x66, 2, 0x2a, X_RAND, 0, VV | T_MEM | L1 | WIG | T_MISAL}, // vmovntdqa ymm
+        {0x66, 3, 0x0e, X_RAND, 1, VN | L1 | WIG},                // vpblendw
+        {0x66, 3, 0x0f, X_RAND, 1, VN | L1 | WIG},                // vpalignr
+        {0x66, 3, 0x42, X_RAND, 1, VN | L1 | WIG},                // vmpsadbw
+        {0x66, 3, 0x4c, X_RAND, 1, VN | L1 | T_IS4},              // vpblendvb
+        {0x66, 2, 0x58, X_RAND, 0, VV | LR},                      // vpbroadcastd
+        {0x66, 2, 0x59, X_RAND, 0, VV | LR},                      // vpbroadcastq
+        {0x66, 2, 0x78, X_RAND, 0, VV | LR},                      // vpbroadcastb
+        {0x66, 2, 0x79, X_RAND, 0, VV | LR},                      // vpbroadcastw
+        {0x66, 2, 0x5a, X_RAND, 0, VV | T_MEM | L1},              // vbroadcasti128
+        {0x66, 2, 0x18, X_RAND, 0, VV | T_REG | LR},              // vbroadcastss xmm
+        {0x66, 2, 0x19, X_RAND, 0, VV | T_REG | L1},              // vbroadcastsd xmm
+        {0x66, 2, 0x16, X_RAND, 0, VN | L1},                      // vpermps
+        {0x66, 2, 0x36, X_RAND, 0, VN | L1},                      // vpermd
+        {0x66, 3, 0x00, X_RAND, 1, VV | L1 | W1},                 // vpermq
+        {0x66, 3, 0x01, X_RAND, 1, VV | L1 | W1},                 // vpermpd
+        {0x66, 3, 0x46, X_RAND, 1, VN | L1},                      // vperm2i128
+        {0x66, 3, 0x38, X_RAND, 1, VN | L1},                      // vinserti128
+        {0x66, 3, 0x39, X_RAND, 1, VV | L1},                      // vextracti128
+        {0x66, 3, 0x02, X_RAND, 1, VN | LR},                      // vpblendd
+        {0x66, 2, 0x47, X_RAND, 0, VN | LR},                      // vpsllvd
+        {0x66, 2, 0x47, X_RAND, 0, VN | LR | W1},                 // vpsllvq
+        {0x66, 2, 0x45, X_RAND, 0, VN | LR},                      // vpsrlvd
+        {0x66, 2, 0x45, X_RAND, 0, VN | LR | W1},                 // vpsrlvq
+        {0x66, 2, 0x46, X_RAND, 0, VN | LR},                      // vpsravd
+        {0x66, 2, 0x8c, X_RAND, 0, VN | T_MEM | LR},              // vpmaskmovd load
+        {0x66, 2, 0x8c, X_RAND, 0, VN | T_MEM | LR | W1},         // vpmaskmovq load
+        {0x66, 2, 0x8e, X_RAND, 0, VN | T_MEM | LR},              // vpmaskmovd store
+        {0x66, 2, 0x8e, X_RAND, 0, VN | T_MEM | LR | W1}}},       // vpmaskmovq store
+    // gathers: dd dq qd qq, ps pd
+    {"avx2", span(0x90, 0x93), {
+        {0x66, 2, 0, X_RAND, 0, T_VEX | T_RX | T_VX | T_MEM | T_VSIB | LR, K_OPC},
+        {0x66, 2, 0, X_RAND, 0, T_VEX | T_RX | T_VX | T_MEM | T_VSIB | LR | W1, K_OPC}}},
+
+    // ---- fma: FMA3 (W0 ps/ss, W1 pd/sd) and F16C
+    {"fma", {0x96, 0x97, 0x98, 0x9a, 0x9c, 0x9e, 0xa6, 0xa7, 0xa8, 0xaa, 0xac, 0xae,
+             0xb6, 0xb7, 0xb8, 0xba, 0xbc, 0xbe}, { // packed: fmaddsub fmsubadd fmadd fmsub
+        {0x66, 2, 0, X_RAND, 0, VN | LR, K_OPC},    // fnmadd fnmsub, 132 213 231
+        {0x66, 2, 0, X_RAND, 0, VN | LR | W1, K_OPC}}},
+    {"fma", {0x99, 0x9b, 0x9d, 0x9f, 0xa9, 0xab, 0xad, 0xaf, 0xb9, 0xbb, 0xbd, 0xbf}, {
+        {0x66, 2, 0, X_RAND, 0, VN | LR, K_OPC},    // scalar (VEX.LIG)
+        {0x66, 2, 0, X_RAND, 0, VN | LR | W1, K_OPC}}},
+    {"fma", k0, {
+        {0x66, 2, 0x13, X_RAND, 0, VV | LR | T_HALF},             // vcvtph2ps
+        {0x66, 3, 0x1d, X_RAND, 1, VV | LR | T_RND8}}},           // vcvtps2ph
 };
 
 // One template from a row at the group's value k.

@@ -60,6 +60,25 @@ void xval(Rng &r, uint8_t *x)
     }
 }
 
+// Half-precision values (VCVTPH2PS): zeros, ones, infinities, quiet and
+// signalling NaNs, denormals, the largest and smallest normals, random
+// normals near one, or raw bits.
+void hval(Rng &r, uint8_t *x)
+{
+    static const uint16_t f16[] = {0x0000, 0x8000, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00,
+                                   0xfe00, 0x7d00, 0x7c01, 0xfd55, 0x0001, 0x83ff, 0x03ff,
+                                   0x0400, 0x7bff, 0xfbff, 0x3555, 0x4248};
+    bool raw = r.chance(20);
+    for (int i = 0; i < 16; i += 2) {
+        uint16_t v = (uint16_t)r.next();
+        if (!raw)
+            v = r.chance(50) ? f16[r.below(sizeof f16 / 2)]
+                             : (uint16_t)((r.below(2) << 15) | ((10 + r.below(12)) << 10) |
+                                          (r.next() & 0x3ff));
+        memcpy(x + i, &v, 2);
+    }
+}
+
 // x87 values: zeros, ones, infinities, NaNs, denormals, unnormals, integers,
 // normal numbers of every magnitude.
 void f80val(Rng &r, uint8_t *v)
