@@ -2,6 +2,7 @@
  * Linux's selectors, the 64-bit TSS (RSP0 = top of the task stack), the IDT,
  * the SYSCALL/SYSENTER MSRs and the per-cpu GS base. */
 #include "kmodel.h"
+#include "signal_int.h"
 
 extern char es_task_stack_top[];
 extern const unsigned long es_image_patches; /* bootinfo.c: this image's ES_PATCHES */
@@ -144,6 +145,7 @@ void es_setup(void)
     wrmsr(MSR_GS_BASE, (u64)&es_percpu);
     wrmsr(MSR_KERNEL_GS_BASE, 0);
 
+    es_fpu_boot();
     es_signal_init();
     es_sched_init();
 }

@@ -10,7 +10,7 @@
  *   setup_rt_frame writes struct rt_sigframe below the red zone (or on the
  *   sigaltstack): return address sa_restorer, ucontext with the interrupted
  *   registers in uc_mcontext and the blocked set, siginfo, and the FPU state
- *   (FXSAVE format, 64-byte aligned) below it; then regs->ip = handler, sp =
+ *   (an XSAVE image, 64-byte aligned: xstate.c) below it; then regs->ip = handler, sp =
  *   the frame, di/si/dx = signal, &info, &uc.  The return to the handler
  *   goes by IRET, not SYSRET: SYSRET would take RIP from RCX and RFLAGS from
  *   R11, which still hold the interrupted context's values; the entry code's
@@ -39,6 +39,7 @@
 #define SA_RESTART 0x10000000ul
 #define SS_ONSTACK 1
 #define SS_DISABLE 2
+#define UC_FP_XSTATE 0x1
 #define UC_SIGCONTEXT_SS 0x2
 #define UC_STRICT_RESTORE_SS 0x4
 
@@ -97,7 +98,6 @@ _Static_assert(__builtin_offsetof(struct kucontext_x32, uc_mcontext) == 24, "x32
 _Static_assert(__builtin_offsetof(struct kucontext_x32, uc_sigmask) == 280, "x32 uc_sigmask");
 _Static_assert(__builtin_offsetof(struct rt_sigframe_x32, info) == 296, "x32 info");
 
-#define FXSAVE_SIZE 512
 
 /* The last user exception (Linux keeps it in current->thread): what the
  * frame reports as trapno, err and cr2 for a fault's signal. */
@@ -145,19 +145,10 @@ void es_sig_return(u64 mask, unsigned long uss, bool compat)
     (void)r;
 }
 
-/* The handler starts with the FPU in its initial state (fpu__clear):
- * FCW 0x37f, MXCSR 0x1f80, registers zero. */
-void es_fpu_init_state(void)
+/* UC_FP_XSTATE says the FPU image is an XSAVE one (frame_uc_flags). */
+static u64 frame_uc_flags(void)
 {
-    static const u32 mxcsr = 0x1f80;
-    __asm__ volatile("fninit; ldmxcsr %0; pxor %%xmm0,%%xmm0; pxor %%xmm1,%%xmm1;"
-                     "pxor %%xmm2,%%xmm2; pxor %%xmm3,%%xmm3; pxor %%xmm4,%%xmm4;"
-                     "pxor %%xmm5,%%xmm5; pxor %%xmm6,%%xmm6; pxor %%xmm7,%%xmm7;"
-                     "pxor %%xmm8,%%xmm8; pxor %%xmm9,%%xmm9; pxor %%xmm10,%%xmm10;"
-                     "pxor %%xmm11,%%xmm11; pxor %%xmm12,%%xmm12; pxor %%xmm13,%%xmm13;"
-                     "pxor %%xmm14,%%xmm14; pxor %%xmm15,%%xmm15"
-                     :
-                     : "m"(mxcsr));
+    return UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS | (es_fpu_xstate() ? UC_FP_XSTATE : 0);
 }
 
 static void save_sigcontext(struct sigcontext_64 *sc, const struct pt_regs *regs)
@@ -183,7 +174,7 @@ static unsigned long frame_address(const struct es_ksignal *k, const struct pt_r
     sp -= 128;
     if ((k->flags & SA_ONSTACK) && *ss_flags == 0)
         sp = k->ss_sp + k->ss_size;
-    *fp = (sp - FXSAVE_SIZE) & ~63ul;
+    *fp = (sp - es_fpu_frame_size()) & ~63ul;
     return ((*fp - size) & ~15ul) - 8;
 }
 
@@ -192,12 +183,10 @@ static unsigned long frame_address(const struct es_ksignal *k, const struct pt_r
 static int save_context(struct sigcontext_64 *sc, const struct es_ksignal *k,
                         const struct pt_regs *regs, unsigned long fp)
 {
-    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
-    __asm__ volatile("fxsave64 %0" : "=m"(fx));
     save_sigcontext(sc, regs);
     sc->fpstate = fp;
     sc->oldmask = k->oldmask;
-    return copy_to_user((void __user *)fp, fx, sizeof fx) ? -EFAULT : 0;
+    return es_fpu_save_user(fp, true);
 }
 
 /* The handler's registers (64-bit and x32): signal, &info, &uc as its
@@ -229,7 +218,7 @@ static int setup_rt_frame(const struct es_ksignal *k, struct pt_regs *regs)
         return -EFAULT;
     memset(&f, 0, sizeof f);
     f.pretcode = k->restorer;
-    f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+    f.uc.uc_flags = frame_uc_flags();
     f.uc.uc_stack = (struct kstack_t){.ss_sp = k->ss_sp, .ss_flags = (s32)ss_flags,
                                       .ss_size = k->ss_size};
     f.uc.uc_sigmask = k->oldmask;
@@ -257,7 +246,7 @@ static int setup_rt_frame_x32(const struct es_ksignal *k, struct pt_regs *regs)
         return -EFAULT;
     memset(&f, 0, sizeof f);
     f.pretcode = (u32)k->restorer;
-    f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+    f.uc.uc_flags = frame_uc_flags();
     f.uc.uc_stack = (struct kstack_x32){.ss_sp = (u32)k->ss_sp, .ss_flags = (s32)ss_flags,
                                         .ss_size = (u32)k->ss_size};
     f.uc.uc_sigmask = k->oldmask;
@@ -375,29 +364,6 @@ static bool restore_sigcontext(struct pt_regs *regs, const struct sigcontext_64 
     regs->cs = cs;
     regs->ss = ss;
     regs->orig_ax = -1; /* no syscall restart from here */
-    return true;
-}
-
-/* The FPU image at fpstate (FXSAVE format; 0: the initial state).  MXCSR's
- * reserved bits would make FXRSTOR fault: masked, as Linux masks them
- * with mxcsr_feature_mask. */
-bool es_restore_fpu(unsigned long fpstate, bool is64)
-{
-    static unsigned char fx[FXSAVE_SIZE] __attribute__((aligned(64)));
-    if (!fpstate) {
-        es_fpu_init_state();
-        return true;
-    }
-    if (copy_from_user(fx, (const void __user *)fpstate, sizeof fx))
-        return false;
-    u32 mxcsr;
-    memcpy(&mxcsr, fx + 24, 4);
-    mxcsr &= 0xffff;
-    memcpy(fx + 24, &mxcsr, 4);
-    if (is64)
-        __asm__ volatile("fxrstor64 %0" ::"m"(fx));
-    else
-        __asm__ volatile("fxrstor %0" ::"m"(fx));
     return true;
 }
 

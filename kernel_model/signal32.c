@@ -83,18 +83,19 @@ void es_info32(unsigned char out[128], const unsigned char in[128])
     memcpy(out + 12, in + 16, 8);
 }
 
-/* The FPU image (_fpstate_32) at fp: FNSAVE header (which also resets the
- * FPU, as the handler wants anyway), status, magic 0, FXSAVE. */
+/* The FPU image (_fpstate_32) at fp: the XSAVE (or FXSAVE) image at
+ * fp + FSAVE_HDR (xstate.c), then below it the FNSAVE header (which also
+ * resets the FPU, as the handler wants anyway), status, magic 0 (FXSR
+ * data follows). */
 static int save_fpu32(unsigned long fp)
 {
-    static unsigned char buf[FPSTATE32_SIZE] __attribute__((aligned(64)));
-    static unsigned char fx[512] __attribute__((aligned(64)));
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("fxsave %0" : "=m"(fx));
-    __asm__ volatile("fnsave %0" : "=m"(*(unsigned char(*)[108])buf));
-    memcpy(buf + 108, buf + 4, 2); /* status = the saved FSW */
-    memcpy(buf + FSAVE_HDR, fx, 512);
-    return copy_to_user((void __user *)fp, buf, sizeof buf) ? -EFAULT : 0;
+    static unsigned char hdr[FSAVE_HDR] __attribute__((aligned(16)));
+    if (es_fpu_save_user(fp + FSAVE_HDR, false))
+        return -EFAULT;
+    memset(hdr, 0, sizeof hdr);
+    __asm__ volatile("fnsave %0" : "=m"(*(unsigned char(*)[108])hdr));
+    memcpy(hdr + 108, hdr + 4, 2); /* status = the saved FSW */
+    return copy_to_user((void __user *)fp, hdr, sizeof hdr) ? -EFAULT : 0;
 }
 
 /* get_sigframe for an i386 frame of `size` bytes: *fp the FPU image. */
@@ -106,7 +107,7 @@ static unsigned long frame32(const struct es_ksignal *k, const struct pt_regs *r
     *ss_flags = on_alt ? 1 : (k->ss_flags & 2) ? 2 : 0;
     if ((k->flags & 0x08000000ul) && *ss_flags == 0) /* SA_ONSTACK */
         sp = k->ss_sp + k->ss_size;
-    sp = (sp - 512) & ~63ul; /* the FXSAVE part, 64-byte aligned ... */
+    sp = (sp - es_fpu_frame_size()) & ~63ul; /* the XSAVE part, 64-byte aligned ... */
     *fp = sp - FSAVE_HDR;    /* ... the FNSAVE header below it */
     sp = *fp - size;
     return ((sp + 4) & ~15ul) - 4;

@@ -12,10 +12,20 @@
 struct pt_regs *es_current_pt_regs(void);
 /* trapno, err and cr2 of the last user fault (0 after a syscall) */
 void es_sig_fault_info(u32 *trapno, u32 *err, u32 *cr2);
-/* The FPU's initial state for a handler (fpu__clear). */
+/* xstate.c: XSAVE enabled at boot (CR4.OSXSAVE, XCR0 = the user features
+ * CPUID offers of x87, SSE, AVX). */
+void es_fpu_boot(void);
+/* xstate.c: whether frames carry XSAVE images; the bytes one takes (the
+ * area and FP_XSTATE_MAGIC2, or 512 for FXSAVE). */
+bool es_fpu_xstate(void);
+unsigned long es_fpu_frame_size(void);
+/* xstate.c: the current state as the image at user address fx (64-bit or
+ * 32-bit format, 64-byte aligned); 0 or -EFAULT. */
+int es_fpu_save_user(unsigned long fx, bool is64);
+/* xstate.c: the FPU's initial state for a handler (fpu__clear). */
 void es_fpu_init_state(void);
-/* FXRSTOR from the user image at fx (64-bit or 32-bit format; 0 = the
- * initial state); false when it cannot be read. */
+/* xstate.c: the state from the user image at fx (0 = the initial state);
+ * false when it cannot be read or its XSAVE header is invalid. */
 bool es_restore_fpu(unsigned long fx, bool is64);
 /* ES_SIG_KILL: the process dies of sig (the run stops). */
 void es_sig_kill(unsigned long sig);
