@@ -6,13 +6,16 @@
 
 #define BIT(n) (1u << (n))
 
-/* Features this simulator implements, and only those.  No AVX, FMA; CR4.OSXSAVE is treated as set, as Linux sets it on every
- * XSAVE-capable CPU. */
+/* Features this simulator implements, and only those: x86-64-v3 (AVX,
+ * AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE) and the crypto extensions; no
+ * AVX-512.  OSXSAVE (bit 27) is not a feature but CR4.OSXSAVE, added by
+ * es_cpuid from the control register (SDM Vol. 2A CPUID, Table 3-10). */
 #define CPUID1_ECX                                                                                 \
-    (BIT(0) /* SSE3 */ | BIT(1) /* PCLMULQDQ */ | BIT(9) /* SSSE3 */ | BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ |         \
-     BIT(20) /* SSE4.2 */ | BIT(22) /* MOVBE */ | BIT(23) /* POPCNT */ | BIT(26) /* XSAVE */ |    \
-     BIT(27) /* OSXSAVE */ | BIT(17) /* PCID (mov.c: CR4.PCIDE, CR3 bit 63) */ |                \
-     BIT(25) /* AES */ | BIT(30) /* RDRAND */)
+    (BIT(0) /* SSE3 */ | BIT(1) /* PCLMULQDQ */ | BIT(9) /* SSSE3 */ | BIT(12) /* FMA */ |        \
+     BIT(13) /* CX16 */ | BIT(19) /* SSE4.1 */ | BIT(20) /* SSE4.2 */ | BIT(22) /* MOVBE */ |     \
+     BIT(23) /* POPCNT */ | BIT(26) /* XSAVE */ | BIT(28) /* AVX */ | BIT(29) /* F16C */ |        \
+     BIT(17) /* PCID (mov.c: CR4.PCIDE, CR3 bit 63) */ | BIT(25) /* AES */ | BIT(30) /* RDRAND */)
+#define ES_CR4_OSXSAVE_BIT (1ull << 18)
 /* SEP (bit 11): SYSENTER/SYSEXIT are implemented (--cpu intel, and 32-bit
  * code on AMD); both vendors set it in CPUID.1:EDX (SDM Vol. 2A CPUID,
  * Table 3-11; AMD APM Vol. 3, CPUID Fn0000_0001_EDX). */
@@ -21,8 +24,8 @@
      BIT(11) /* SEP */ | BIT(15) /* CMOV */ | BIT(19) /* CLFSH */ | BIT(23) /* MMX */ |            \
      BIT(24) /* FXSR */ | BIT(25) /* SSE */ | BIT(26) /* SSE2 */)
 #define CPUID7_EBX                                                                                 \
-    (BIT(3) /* BMI1 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ | BIT(18) /* RDSEED */ |            \
-     BIT(19) /* ADX */ | BIT(29) /* SHA */)
+    (BIT(3) /* BMI1 */ | BIT(5) /* AVX2 */ | BIT(8) /* BMI2 */ | BIT(9) /* ERMS */ |               \
+     BIT(18) /* RDSEED */ | BIT(19) /* ADX */ | BIT(29) /* SHA */)
 #define CPUID7_EDX (BIT(4) /* FSRM */)
 #define CPUIDX1_ECX (BIT(0) /* LAHF-SAHF */ | BIT(5) /* LZCNT (ABM) */ | BIT(8) /* PREFETCHW */)
 #define CPUIDX1_EDX (BIT(11) /* SYSCALL */ | BIT(20) /* NX */ | BIT(27) /* RDTSCP */ | BIT(29) /* LM */)
@@ -56,7 +59,7 @@ void es_cpuid(const es_machine *m, uint32_t leaf, uint32_t sub, uint32_t r[4])
     case 1:
         r[0] = amd ? SIG_AMD : SIG_INTEL;
         r[1] = (1u << 16) | (8u << 8); /* 1 logical CPU, 64-byte CLFLUSH line, APIC ID 0 */
-        r[2] = CPUID1_ECX;
+        r[2] = CPUID1_ECX | ((m->cr4 & ES_CR4_OSXSAVE_BIT) ? BIT(27) : 0);
         r[3] = CPUID1_EDX;
         break;
     case 4: /* Intel deterministic cache parameters (glibc's cache sizing) */

@@ -127,9 +127,10 @@ TEST(Xsave, RestoreInitAndHeaderChecks)
     sim_run(c, ES_MODE_64, code, d, dirty);
     ASSERT_EQ(c.rc, 0);
     EXPECT_EQ(c.m->mxcsr, 0x1f80u);
-    // XSTATE_BV with a bit outside XCR0: #GP(0), nothing restored
+    // XSTATE_BV with a bit outside XCR0 (x87 | SSE | AVX): #GP(0), nothing
+    // restored
     put(d, 520, (uint64_t)0);
-    put(d, 512, (uint64_t)4);
+    put(d, 512, (uint64_t)8);
     SimOut g;
     sim_run(g, ES_MODE_64, code, d, dirty);
     EXPECT_EQ(g.m->fault.vector, ES_VEC_GP);
@@ -139,6 +140,53 @@ TEST(Xsave, RestoreInitAndHeaderChecks)
     sim_run(a, ES_MODE_64, {0xb8, 0x03, 0x00, 0x00, 0x00, 0x31, 0xd2, 0x0f, 0xae, 0x6b, 0x10}, d,
             dirty); // xrstor [rbx+0x10]
     EXPECT_EQ(a.m->fault.vector, ES_VEC_GP);
+}
+
+// The AVX component (bits 255:128 of YMM0-15) at offset 576 in both formats
+// (CPUID.(0DH,2).EBX; the first compacted component after the header):
+// XSAVE stores it, XSAVEC only when it is in use, XRSTOR loads it or, with
+// XSTATE_BV[2] = 0, initialises it to zero.
+TEST(Xsave, AvxComponent)
+{
+    // b8 07 00 00 00  mov eax, 7 / 31 d2  xor edx, edx /
+    // 48 0f ae 23  xsave64 [rbx] / 48 0f c7 a3 00 04 00 00  xsavec64 [rbx+0x400]
+    Bytes d(0x800, 0xaa);
+    SimOut s;
+    sim_run(s, ES_MODE_64, {0xb8, 0x07, 0x00, 0x00, 0x00, 0x31, 0xd2, 0x48, 0x0f, 0xae, 0x23,
+                            0x48, 0x0f, 0xc7, 0xa3, 0x00, 0x04, 0x00, 0x00},
+            d, [](es_machine *m) { m->ymmh[3].q[1] = 0x1234; });
+    ASSERT_EQ(s.rc, 0);
+    EXPECT_EQ(rd<uint64_t>(s, 512) & 4, 4u);              // XSTATE_BV: AVX in use
+    EXPECT_EQ(rd<uint64_t>(s, 576 + 3 * 16 + 8), 0x1234u); // YMM3[255:192]
+    EXPECT_EQ(rd<uint64_t>(s, 576), 0u);                    // YMM0's upper half
+    EXPECT_EQ(rd<uint64_t>(s, 0x400 + 520), 0x8000000000000007ull);
+    EXPECT_EQ(rd<uint64_t>(s, 0x400 + 576 + 3 * 16 + 8), 0x1234u);
+    // with the upper halves all zero, XSAVEC skips the component
+    SimOut z;
+    sim_run(z, ES_MODE_64, {0xb8, 0x07, 0x00, 0x00, 0x00, 0x31, 0xd2, 0x48, 0x0f, 0xc7, 0xa3,
+                            0x00, 0x04, 0x00, 0x00},
+            d);
+    ASSERT_EQ(z.rc, 0);
+    EXPECT_EQ(rd<uint64_t>(z, 0x400 + 512) & 4, 0u);
+    EXPECT_EQ(z.data[0x400 + 576], 0xaa);
+    // b8 07 00 00 00 / 31 d2 / 0f ae 2b  xrstor [rbx]: YMM from the image,
+    // then with XSTATE_BV[2] = 0 the initial (zero) upper halves
+    Bytes r(832, 0);
+    put(r, 24, (uint32_t)0x1f80);
+    put(r, 512, (uint64_t)7);
+    put(r, 576 + 5 * 16, (uint64_t)0x55);
+    const Bytes xrstor = {0xb8, 0x07, 0x00, 0x00, 0x00, 0x31, 0xd2, 0x0f, 0xae, 0x2b};
+    auto dirty = [](es_machine *m) { m->ymmh[7].q[0] = 9; };
+    SimOut l;
+    sim_run(l, ES_MODE_64, xrstor, r, dirty);
+    ASSERT_EQ(l.rc, 0);
+    EXPECT_EQ(l.m->ymmh[5].q[0], 0x55u);
+    EXPECT_EQ(l.m->ymmh[7].q[0], 0u);
+    put(r, 512, (uint64_t)3);
+    SimOut i;
+    sim_run(i, ES_MODE_64, xrstor, r, dirty);
+    ASSERT_EQ(i.rc, 0);
+    EXPECT_EQ(i.m->ymmh[5].q[0], 0u);
 }
 
 TEST(Fxsave, ImageMatchesHostSpecialTagsAndPendingException)

@@ -284,17 +284,22 @@ TEST(System, Cpuid)
                               1u << 23 | 1u << 26 | 1u << 27 |
                               1u << 17 | // PCID (issue 4: pti's CR3 switches)
                               1u << 30 | // RDRAND
-                              1u << 1 | 1u << 25; // PCLMULQDQ, AES (sim/isa/crypto.c)
+                              1u << 1 | 1u << 25 | // PCLMULQDQ, AES (sim/isa/crypto.c)
+                              1u << 12 | 1u << 28 | 1u << 29; // FMA, AVX, F16C (x86-64-v3)
     EXPECT_EQ(r[3], want_edx); // no HTT, no APIC
-    EXPECT_EQ(r[2], want_ecx); // no AVX (28), FMA (12)
+    EXPECT_EQ(r[2], want_ecx);
+    m->cr4 &= ~(1ull << 18); // OSXSAVE (27) is CR4.OSXSAVE
+    cpuid(m.m, 1, 0, r);
+    EXPECT_EQ(r[2], want_ecx & ~(1u << 27));
+    m->cr4 |= 1ull << 18;
     m->vendor = 0;
     cpuid(m.m, 1, 0, r);
     EXPECT_EQ(r[3], want_edx); // Intel: the same features, SEP included
     EXPECT_NE(r[3] & 1u << 11, 0u);
     m->vendor = 1;
     cpuid(m.m, 7, 0, r);
-    // BMI1 BMI2 ERMS RDSEED ADX; no AVX2 (5)
-    EXPECT_EQ(r[1], 1u << 3 | 1u << 8 | 1u << 9 | 1u << 18 | 1u << 19 | 1u << 29); // and SHA
+    // BMI1 AVX2 BMI2 ERMS RDSEED ADX SHA; no AVX-512
+    EXPECT_EQ(r[1], 1u << 3 | 1u << 5 | 1u << 8 | 1u << 9 | 1u << 18 | 1u << 19 | 1u << 29);
     EXPECT_EQ(r[3], 1u << 4);                                 // FSRM
     cpuid(m.m, 7, 1, r);
     EXPECT_EQ(r[1], 0u);

@@ -25,7 +25,9 @@ static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
     case ES_OPK_HI8:
         return "r8";
     case ES_OPK_XMM:
-        return o->size >= 64 ? "zmm" : o->size == 32 ? "ymm" : "xmm";
+        return "xmm";
+    case ES_OPK_YMM:
+        return "ymm";
     case ES_OPK_MMX:
         return "mm";
     case ES_OPK_ST:
@@ -63,6 +65,15 @@ static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
         return buf;
     case ES_OPK_REL:
         return "rel";
+    case ES_OPK_VSIB: {
+        /* LLVM's names: vm32x, vm64y...: the index elements' width (the D
+         * or Q after GATHER) and the index register's */
+        const char *nm = es_op_name(d->op);
+        const char *g = strstr(nm, "GATHER");
+        bool q = g && g[6] == 'Q';
+        snprintf(buf, n, "vm%d%c", q ? 64 : 32, o->vsib == 32 ? 'y' : 'x');
+        return buf;
+    }
     default:
         return "?";
     }
@@ -112,7 +123,7 @@ static bool is_zero_idiom(const es_insn *d, uint32_t tc)
         return false;
     const es_operand *a = &d->o[d->nops - 2], *b = &d->o[d->nops - 1];
     if (a->kind != b->kind || a->reg != b->reg ||
-        (a->kind != ES_OPK_GPR && a->kind != ES_OPK_XMM))
+        (a->kind != ES_OPK_GPR && a->kind != ES_OPK_XMM && a->kind != ES_OPK_YMM))
         return false;
     return d->nops != 3 || d->o[0].kind == a->kind;
 }
@@ -126,7 +137,7 @@ static bool is_move(const es_insn *d, uint32_t tc)
         return false;
     if (d->o[0].kind == ES_OPK_GPR)
         return d->o[0].size >= 4 && d->o[0].size == d->o[1].size;
-    return d->o[0].kind == ES_OPK_XMM;
+    return d->o[0].kind == ES_OPK_XMM || d->o[0].kind == ES_OPK_YMM;
 }
 
 static uint8_t priv_of(const es_insn *d, uint32_t tc)
@@ -202,6 +213,14 @@ static void operand_regs(const es_insn *d, uint32_t tc, tm_sinfo *s, uint64_t *a
                 *addr |= 1ull << o->base;
             if (o->index < 16)
                 *addr |= 1ull << o->index;
+        } else if (o->kind == ES_OPK_VSIB) {
+            /* a gather: the base is an address register, the index
+             * vector a source; its several accesses have no one address
+             * for the memory model (the row's load cost stands for them) */
+            if (o->base < 16)
+                *addr |= 1ull << o->base;
+            s->src |= 1ull << (TR_XMM + o->index);
+            s->fp = 1;
         } else if (o->kind == ES_OPK_AGEN) {
             /* lea computes from its address registers: they are sources
              * (es_decode_access reports no read for an AGEN operand) */
@@ -214,7 +233,8 @@ static void operand_regs(const es_insn *d, uint32_t tc, tm_sinfo *s, uint64_t *a
             /* 8/16-bit destinations merge into the old value */
             if (o->write && (o->size < 4 || o->kind == ES_OPK_HI8))
                 s->src |= 1ull << o->reg;
-        } else if (o->kind == ES_OPK_XMM) {
+        } else if (o->kind == ES_OPK_XMM || o->kind == ES_OPK_YMM) {
+            /* one register to the renamer, whatever the width */
             uint64_t bit = 1ull << (TR_XMM + o->reg);
             if (o->write) {
                 s->dst |= bit;
