@@ -140,9 +140,9 @@ static void plan(const es_machine *m, const es_insn *d, int layout, bool nds, ve
      * makes `op dst, src1, src2...` into the SSE `op dst(=src1), src2...` */
     lanes_of(m, &d->o[nds ? 1 : 0], layout, p->val[1]);
     if (nds) {
-        for (int i = 1; i + 1 < d->nops; i++)
-            c->o[i] = d->o[i + 1];
-        memset(&c->o[d->nops - 1], 0, sizeof c->o[0]);
+        /* constant sizes: no rep-string copy in this hot path */
+        memcpy(&c->o[1], &d->o[2], 2 * sizeof c->o[0]);
+        memset(&c->o[3], 0, sizeof c->o[3]);
         c->nops--;
     }
     if (layout == ES_VEX_BLENDV) {
@@ -172,21 +172,21 @@ static void plan(const es_machine *m, const es_insn *d, int layout, bool nds, ve
     }
 }
 
-/* Runs lane `lane` of the plan: the result (XMM1) in *r. */
-static int run_lane(es_machine *m, const vex_plan *p, es_handler sse, int layout, int lane,
-                    es_xmm *r)
+/* Runs lane `lane` of the plan: the result (XMM1) in *r.  Lane 1 moves
+ * the plan's memory operand and immediate on in place (lane 0 ran). */
+static int run_lane(es_machine *m, vex_plan *p, es_handler sse, int layout, int lane, es_xmm *r)
 {
-    es_insn c = p->c;
+    es_insn *c = &p->c;
     if (lane) {
         if (p->mem >= 0)
-            c.o[p->mem].disp += p->memstep;
+            c->o[p->mem].disp += p->memstep;
         if (p->imm >= 0 && layout >= ES_VEX_IMM2 && layout <= ES_VEX_IMM4)
-            c.o[p->imm].imm = (int64_t)((uint64_t)c.o[p->imm].imm >> (2 + layout - ES_VEX_IMM2));
+            c->o[p->imm].imm = (int64_t)((uint64_t)c->o[p->imm].imm >> (2 + layout - ES_VEX_IMM2));
     }
     m->xmm[0] = p->val[0][lane];
     for (unsigned s = 1; s < p->nslots; s++)
         m->xmm[s] = p->val[s][lane];
-    int rc = sse(m, &c);
+    int rc = sse(m, c);
     *r = m->xmm[1];
     return rc;
 }
@@ -212,7 +212,7 @@ int es_vex_run(es_machine *m, const es_insn *d, es_handler sse, int layout)
     if (d->o[0].kind != ES_OPK_XMM && d->o[0].kind != ES_OPK_YMM)
         return es_unimplemented(m, d);
     vex_plan p;
-    memset(p.val, 0, sizeof p.val);
+    p.val[0][0] = p.val[0][1] = m->xmm[0]; /* XMM0 as it is, but for blendv's mask */
     plan(m, d, layout, nds, &p);
     /* XMM0..3 are borrowed: the operands were read into the plan, and the
      * destination is written after they are put back */
