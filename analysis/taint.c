@@ -19,6 +19,7 @@
 
 #include "es_isa_taint.h"
 #include "mem.h"
+#include "taint_vec.h"
 
 #define PAGE 4096ull
 #define RSP_BIT (1u << ES_RSP)
@@ -39,6 +40,7 @@ enum { F_NONE = 0, F_REPLACE, F_MERGE };
 
 struct es_taint {
     es_label reg[16];
+    es_tvec vec; /* XMM/YMM lanes, and their writes in flight */
     es_label flags;     /* the arithmetic flags */
     es_label rip_label; /* label of the user RIP (frames, RCX on SYSCALL) */
     es_label rflags_label;
@@ -181,6 +183,7 @@ void es_taint_free(es_taint *t)
 void es_taint_clear(es_taint *t)
 {
     memset(t->reg, 0, sizeof t->reg);
+    es_tvec_clear(&t->vec);
     t->flags = t->rip_label = t->rflags_label = 0;
     for (size_t i = 0; i < t->cap; i++)
         if (t->pages[i].lab)
@@ -200,12 +203,26 @@ void es_taint_regs(const es_taint *t, es_label out[17])
 }
 void es_taint_set_flags(es_taint *t, es_label l) { t->flags = l; }
 
+es_label es_taint_vreg(const es_taint *t, int reg, int lane)
+{
+    if (reg < 0 || reg >= ES_TAINT_NVREG || lane < 0 || lane >= ES_TAINT_NLANE)
+        return 0;
+    return t->vec.lab[reg][lane];
+}
+
+void es_taint_set_vreg(es_taint *t, int reg, int lane, es_label l)
+{
+    if (reg >= 0 && reg < ES_TAINT_NVREG && lane >= 0 && lane < ES_TAINT_NLANE)
+        t->vec.lab[reg][lane] = l;
+}
+
 void es_taint_label_user_regs(es_taint *t, es_machine *m, int abi)
 {
     (void)m;
     for (int i = 0; i < 16; i++)
         t->reg[i] = (abi == 1 && i >= 8) ? 0 : ES_TL_REG(i);
     t->reg[ES_RAX] = ES_TL_NR;
+    es_tvec_clear(&t->vec); /* no name to give them: see taint.h */
     t->flags = ES_TL_RFLAGS;
     t->rflags_label = ES_TL_RFLAGS;
     t->rip_label = ES_TL_RIP;
@@ -323,7 +340,10 @@ static bool same_reg(const es_insn *d)
 
 /* Everything the instruction reads goes to everything it writes (implicit
  * operands included; RSP only when named explicitly, since stack-pointer
- * arithmetic does not carry data). */
+ * arithmetic does not carry data).  Vector registers are among both
+ * (taint_vec.c): movd eax, xmm0 gives eax xmm0's label, movq xmm0, rdi
+ * gives xmm0 rdi's, a gather's destination its index register's and, at
+ * retire, what its element reads delivered as rd. */
 static void fallback(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
 {
     uint8_t buf[16];
@@ -338,12 +358,13 @@ static void fallback(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
             expl |= 1u << d->o[i].reg;
     unsigned rmask = a.gpr_read & ~(RSP_BIT & ~expl);
     unsigned wmask = a.gpr_write & ~(RSP_BIT & ~expl);
-    es_label l = 0;
+    es_label l = es_tvec_reads(&t->vec, d);
     for (int i = 0; i < 16; i++)
         if (rmask & (1u << i))
             l |= t->reg[i];
     if (a.flags_read & ES_ARITH_FLAGS)
         l |= t->flags;
+    es_tvec_writes(&t->vec, d, l);
     for (int i = 0; i < 16; i++) {
         if (!(wmask & (1u << i)))
             continue;
@@ -385,6 +406,13 @@ static void r_fallback(es_taint *t, es_machine *m, const es_insn *d, uint64_t ri
 }
 
 static void r_none(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip) {}
+
+/* VZEROUPPER/VZEROALL: constants into the upper lanes (all lanes),
+ * which `none` would leave labelled. */
+static void r_vzero(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    es_tvec_vzero(&t->vec, d);
+}
 
 static void r_move(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
 {
@@ -687,6 +715,7 @@ static rule_fn *const rules[TR_COUNT] = {
     [TR_CMPS] = r_cmps,         [TR_SYSCALL] = r_syscall,   [TR_SYSENTER] = r_sysenter,
     [TR_SYSRET] = r_sysret,     [TR_SYSEXIT] = r_sysexit,   [TR_INT] = r_int,
     [TR_IRET] = r_iret,         [TR_VMCALL] = r_vmcall,     [TR_MACHINE] = r_machine,
+    [TR_VZERO] = r_vzero,
 };
 
 /* The previous instruction faulted and the fault went through the IDT:
@@ -735,6 +764,7 @@ static void before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     t->fmode = F_NONE;
     t->int_frame = false;
     t->cpl0 = m->cpl;
+    es_tvec_begin(&t->vec);
     rules[es_isa_taint[d->op]](t, m, d, rip);
 }
 
@@ -783,6 +813,7 @@ static void retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         es_label l = t->fl | (t->f_rd ? t->rd : 0);
         t->flags = t->fmode == F_MERGE ? (t->flags | l) : l;
     }
+    es_tvec_retire(&t->vec, t->rd);
     if (t->int_frame && m->cpl == 0) {
         /* SDM Vol. 3A, 6.14.2: SS, RSP, RFLAGS, CS, RIP pushed on the new
          * stack; RSP itself came from the TSS if the privilege changed */
@@ -801,6 +832,8 @@ static void exception(void *ctx, es_machine *m, int vector, uint32_t error)
 {
     es_taint *t = ctx;
     (void)error;
+    if (t->live) /* a gather that faults keeps what it completed */
+        es_tvec_fault(&t->vec, t->rd);
     t->live = false;
     if (!m->has_kernel)
         return;

@@ -13,8 +13,11 @@
  * stack moving labels through the shadow, and every instruction without a
  * specific rule sending the union of everything it reads (register,
  * memory, flags, implicit operands included, from es_decode_access) to
- * everything it writes.  Nothing is tracked for XMM/x87 state (the guest
- * kernel is built without SSE).
+ * everything it writes.  XMM/YMM registers carry a label set per 128-bit
+ * lane (analysis/taint_vec.c): the fallback reads and writes them as
+ * operands, VEX.128 writes clear the upper lane, VZEROUPPER/VZEROALL clear
+ * lanes, a gather's index register and every element it reads flow to its
+ * destination.  Nothing is tracked for x87/MMX state.
  *
  * With the observer not attached nothing runs; attached, every memory
  * access takes the slow path (that is the price of the mem hook).
@@ -54,11 +57,12 @@ int es_taint_attach(es_machine *m, es_taint *t);
 
 /* Labels every user GPR with itself (user RAX with `nr`, since it holds the
  * syscall number at the syscall instruction), the arithmetic flags with
- * `rflags` and RIP with `rip`.  abi (enum es_abi: 0 x64, 1 i386, 2 x32):
+ * `rflags` and RIP with `rip`; the vector registers are cleared (see
+ * ES_TAINT_NVREG).  abi (enum es_abi: 0 x64, 1 i386, 2 x32):
  * for i386, R8..R15 are not user-controllable (a 32-bit program cannot
  * name them) and stay clean.  Memory shadow is left as it is. */
 void es_taint_label_user_regs(es_taint *t, es_machine *m, int abi);
-/* Clears every label (registers, flags, memory). */
+/* Clears every label (registers, vector registers, flags, memory). */
 void es_taint_clear(es_taint *t);
 
 /* With `on`, instructions at CPL 3 other than the kernel entries are not
@@ -74,6 +78,24 @@ void es_taint_set_flags(es_taint *t, es_label l);
 /* Union of the labels of n bytes at linear address va. */
 es_label es_taint_mem(const es_taint *t, uint64_t va, size_t n);
 int es_taint_set_mem(es_taint *t, uint64_t va, size_t n, es_label l);
+
+/* Vector registers: one label set per register per 128-bit lane, as the
+ * register file is laid out (lane 0 = XMM bits 127:0, lane 1 = YMM bits
+ * 255:128).  AVX-512 raises these to 32 and 4.
+ *
+ * They get no label of their own at an entry: the label vocabulary is a
+ * 32-bit set with 20 bits taken, too few to name 16 (or 32) more
+ * registers, and widening es_label would change the shadow memory's size
+ * and every consumer that stores labels (the debugger's undo records).
+ * The kernel never reads vector registers, so only labels flowing in
+ * from GPRs and memory are followed; es_taint_label_user_regs clears
+ * them, since a user vector value at an entry derives from no labelled
+ * user register. */
+#define ES_TAINT_NVREG 16
+#define ES_TAINT_NLANE 2
+/* 0 for a register or lane out of range. */
+es_label es_taint_vreg(const es_taint *t, int reg, int lane);
+void es_taint_set_vreg(es_taint *t, int reg, int lane, es_label l);
 
 /* Name of label bit `bit` (0..ES_TL_NBITS-1) as the user knows it: "rdi"
  * for x64/x32, "edi" for i386; "rip"/"eip", "rflags"/"eflags", "nr",

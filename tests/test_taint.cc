@@ -5,6 +5,7 @@
 
 #include "seg.h"
 #include "taint.h"
+#include "taint_fixture.h"
 
 using namespace ctl;
 
@@ -13,20 +14,7 @@ static const uint64_t S = EST_STACK_TOP - 0x100; // initial RSP of est_new
 
 #define L(r) ES_TL_REG(ES_##r)
 
-struct T {
-    M m{ES_MODE_64};
-    es_taint *t = es_taint_new();
-    explicit T(std::vector<Reg> regs = {})
-    {
-        for (auto &r : regs)
-            m->gpr[r.r] = r.v;
-        EXPECT_EQ(es_taint_attach(m.m, t), 0);
-        es_taint_label_user_regs(t, m.m, 0);
-    }
-    ~T() { es_taint_free(t); }
-    void run(const std::vector<uint8_t> &code) { ASSERT_EQ(m.run(code), 0) << m->message; }
-    es_label reg(int r) { return es_taint_reg(t, r); }
-};
+using T = TaintRun;
 
 TEST(Taint, LabelsStartAsTheRegistersThemselves)
 {
