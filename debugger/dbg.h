@@ -145,6 +145,26 @@ typedef struct es_dbg_reg {
  * selectors, fs.base, gs.base; star, lstar, cstar, sfmask, sysenter_cs,
  * sysenter_esp, sysenter_eip, kernel_gs_base.  Returns the row count. */
 size_t es_dbg_regs(const es_dbg *d, es_dbg_reg *out, size_t max);
+/* The vector registers as YMM (AVX): bits 255:0 of each, the XMM register
+ * being the low half.  Code in compat mode reaches YMM0-7 only (SDM Vol. 1,
+ * 14.1), so there only those 8 are listed; in 64-bit mode all 16. */
+#define ES_DBG_MAX_VREGS 16
+typedef struct es_dbg_vreg {
+    char name[8];      /* "ymm0".."ymm15" */
+    es_ymm value;      /* value.x[0]: bits 127:0 (xmmN), value.x[1]: bits 255:128 */
+    bool changed;      /* differs from before the last run-control command */
+} es_dbg_vreg;
+/* Fills out[] (at most max rows) in register order; returns the row count. */
+size_t es_dbg_vregs(const es_dbg *d, es_dbg_vreg *out, size_t max);
+/* How vector values are shown: 64-bit words in hex, 32-bit floats or
+ * 64-bit doubles, the highest element first; ES_DBG_VF_OFF is the window's
+ * panel hidden. */
+enum es_dbg_vfmt { ES_DBG_VF_HEX = 0, ES_DBG_VF_FLOAT, ES_DBG_VF_DOUBLE, ES_DBG_VF_OFF };
+/* The window's vector register panel (set by the `vregs` command, so a
+ * script's screenshot can show it): an es_dbg_vfmt, ES_DBG_VF_OFF at
+ * first. */
+int es_dbg_vregs_view(const es_dbg *d);
+void es_dbg_set_vregs_view(es_dbg *d, int fmt);
 /* RFLAGS decoded: "IF ZF PF" (set flags, the SDM's names, IOPL=n when not 0). */
 void es_dbg_flags_str(uint64_t rflags, char *buf, size_t n);
 
@@ -251,6 +271,7 @@ void es_dbg_get_status(es_dbg *d, es_dbg_status *out);
  * step [N] | next | finish | continue | syscall | kentry | kexit |
  * until SYM|ADDR | break SYM|ADDR | delete N | reverse [N] | rstep |
  * rcontinue | print REG|regs|ptregs|taint|exposure|status|output|mem ADDR [N] |
+ * print vregs [/x|/f|/d] | print ymmN|xmmN [/x|/f|/d] | vregs [off|hex|float|double] |
  * x ADDR [N] | mem ADDR|REG | syntax intel|att | restart [--convention v4.16|v4.17]
  * [--patches LIST] [--mitigations LIST] [--cpu intel|amd] | disas [N] | caption TEXT |
  * screenshot FILE |

@@ -22,11 +22,12 @@ typedef int dbg_cmd_fn(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out);
 struct dbg_cmd {
     const char *name;
     const char *aliases;  /* other words for it, space-separated, or NULL */
-    const char *args;     /* as help and usage errors show them ("" none, NULL print_args) */
+    const char *args;     /* as help and usage errors show them ("" none, NULL: args_fn) */
     const char *help;     /* NULL: the help line is the usage alone */
     bool runs;            /* runs the guest: refused once the program stopped */
     int arg;              /* for fn (the es_dbg_run_to target of syscall/kentry/kexit) */
     dbg_cmd_fn *fn;
+    void (*args_fn)(char *buf, size_t cap); /* args built from a table (print, vregs) */
 };
 
 static void say(FILE *out, const char *fmt, ...)
@@ -196,7 +197,11 @@ static int print_status(es_dbg *d, char **t, int n, FILE *out)
 
 static int cmd_usage(FILE *out, const dbg_cmd *c, const char *tail)
 {
-    return err(out, "%s%s%s%s", c->name, c->args[0] ? " " : "", c->args, tail);
+    char a[256];
+    snprintf(a, sizeof a, "%s", c->args ? c->args : "");
+    if (!c->args)
+        c->args_fn(a, sizeof a);
+    return err(out, "%s%s%s%s", c->name, a[0] ? " " : "", a, tail);
 }
 
 /* ---- print: its items, a table like the commands' ---- */
@@ -263,23 +268,183 @@ static int print_mem(es_dbg *d, char **t, int n, FILE *out)
     return ES_DBG_CMD_OK;
 }
 
+/* ---- vector registers ---- */
+
+/* The formats of vector values: the flag after `print ymmN` / `print
+ * vregs`, the word of the `vregs` command, and what `help` says. */
+static const struct vfmt_name {
+    const char *flag, *word;
+    int fmt; /* enum es_dbg_vfmt */
+} vfmts[] = {
+    {"/x", "hex", ES_DBG_VF_HEX},
+    {"/f", "float", ES_DBG_VF_FLOAT},
+    {"/d", "double", ES_DBG_VF_DOUBLE},
+};
+#define N_VFMTS (sizeof vfmts / sizeof *vfmts)
+
+/* "/x|/f|/d" (flags) or "hex|float|double" (words), from the table */
+static size_t vfmt_list(char *buf, size_t cap, bool words)
+{
+    size_t o = 0;
+    if (cap)
+        buf[0] = 0;
+    for (size_t i = 0; i < N_VFMTS && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "|" : "",
+                              words ? vfmts[i].word : vfmts[i].flag);
+    return o < cap ? o : cap;
+}
+
+/* A format flag ("/f") or word ("float"); -1 when it is neither. */
+static int vfmt_parse(const char *w)
+{
+    for (size_t i = 0; i < N_VFMTS; i++)
+        if (!strcmp(w, vfmts[i].flag) || !strcmp(w, vfmts[i].word))
+            return vfmts[i].fmt;
+    return -1;
+}
+
+/* The low `bytes` bytes of v (16: XMM, 32: YMM), highest element first
+ * (the SDM's notation, so the hex words read as one number); with pad,
+ * floats are right-aligned in columns for the list.  Returns the element
+ * range as a hint ("q3..q0"). */
+static const char *vfmt_str(const es_ymm *v, unsigned bytes, int fmt, bool pad, char *buf,
+                            size_t cap)
+{
+    static const char *const hint[3][2] = {
+        {"q1..q0", "q3..q0"}, {"f3..f0", "f7..f0"}, {"d1..d0", "d3..d0"}};
+    unsigned size = fmt == ES_DBG_VF_FLOAT ? 4 : 8, n = bytes / size;
+    size_t o = 0;
+    buf[0] = 0;
+    for (unsigned k = n; k-- > 0 && o < cap;) {
+        const char *sep = k + 1 < n ? " " : "";
+        int w = 0;
+        if (fmt == ES_DBG_VF_FLOAT) /* %.9g / %.17g: the exact value back (IEEE 754, 5.12) */
+            w = snprintf(buf + o, cap - o, "%s%*.9g", sep, pad ? 15 : 0, (double)v->f[k]);
+        else if (fmt == ES_DBG_VF_DOUBLE)
+            w = snprintf(buf + o, cap - o, "%s%*.17g", sep, pad ? 24 : 0, v->g[k]);
+        else
+            w = snprintf(buf + o, cap - o, "%s0x%016llx", sep, (unsigned long long)v->q[k]);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    return hint[fmt == ES_DBG_VF_FLOAT ? 1 : fmt == ES_DBG_VF_DOUBLE ? 2 : 0][bytes == 32];
+}
+
+/* The optional format flag at t[i] (default hex); -1 after an error. */
+static int vfmt_arg(char **t, int n, int i, FILE *out)
+{
+    if (n <= i)
+        return ES_DBG_VF_HEX;
+    int f = vfmt_parse(t[i]);
+    char l[64];
+    vfmt_list(l, sizeof l, false);
+    if (f < 0 || n > i + 1)
+        return err(out, "%s: the formats are %s", t[i], l), -1;
+    return f;
+}
+
+/* print vregs [/x|/f|/d]: the registers the current mode has, as YMM, " *"
+ * against those the last run-control command changed */
+static int print_vregs(es_dbg *d, char **t, int n, FILE *out)
+{
+    int fmt = vfmt_arg(t, n, 2, out);
+    if (fmt < 0)
+        return ES_DBG_CMD_ERROR;
+    es_dbg_vreg v[ES_DBG_MAX_VREGS];
+    size_t k = es_dbg_vregs(d, v, ES_DBG_MAX_VREGS);
+    char s[512];
+    for (size_t i = 0; i < k; i++) {
+        const char *hint = vfmt_str(&v[i].value, 32, fmt, true, s, sizeof s);
+        if (i == 0)
+            say(out, "%-6s (%s)\n", "", hint); /* the element order, once */
+        say(out, "%-6s %s%s\n", v[i].name, s, v[i].changed ? " *" : "");
+    }
+    return ES_DBG_CMD_OK;
+}
+
+/* print ymmN|xmmN [/x|/f|/d]: one register, all 256 bits or the low 128;
+ * false when w names no vector register */
+static bool print_vreg(es_dbg *d, const char *w, char **t, int n, FILE *out, int *rc)
+{
+    if (strncmp(w, "ymm", 3) && strncmp(w, "xmm", 3))
+        return false;
+    es_dbg_vreg v[ES_DBG_MAX_VREGS];
+    size_t k = es_dbg_vregs(d, v, ES_DBG_MAX_VREGS);
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(v[i].name + 1, w + 1)) {
+            int fmt = vfmt_arg(t, n, 2, out);
+            if (fmt < 0) {
+                *rc = ES_DBG_CMD_ERROR;
+                return true;
+            }
+            char s[512];
+            const char *hint = vfmt_str(&v[i].value, w[0] == 'y' ? 32 : 16, fmt, false, s,
+                                        sizeof s);
+            say(out, "%s = %s  (%s)\n", w, s, hint);
+            *rc = ES_DBG_CMD_OK;
+            return true;
+        }
+    if (k < ES_DBG_MAX_VREGS) {
+        *rc = err(out, "%s: compat mode has %cmm0-%zu only", w, w[0], k - 1);
+        return true;
+    }
+    return false;
+}
+
+static void vregs_cmd_args(char *buf, size_t cap)
+{
+    size_t o = (size_t)snprintf(buf, cap, "[off|");
+    if (o < cap)
+        o += vfmt_list(buf + o, cap - o, true);
+    if (o < cap)
+        snprintf(buf + o, cap - o, "]");
+}
+
+/* vregs [off|hex|float|double]: the window's vector register panel; with
+ * no argument hex when hidden, else hidden (the window's key) */
+static int cmd_vregs(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
+{
+    int f = n == 2 ? vfmt_parse(t[1]) : -1;
+    if (n == 2 && !strcmp(t[1], "off"))
+        f = ES_DBG_VF_OFF;
+    if (n > 2 || (n == 2 && f < 0))
+        return cmd_usage(out, c, "");
+    if (n == 1)
+        f = es_dbg_vregs_view(d) == ES_DBG_VF_OFF ? ES_DBG_VF_HEX : ES_DBG_VF_OFF;
+    es_dbg_set_vregs_view(d, f);
+    for (size_t i = 0; i < N_VFMTS; i++)
+        if (vfmts[i].fmt == f)
+            say(out, "vector registers shown as %s\n", vfmts[i].word);
+    if (f == ES_DBG_VF_OFF)
+        say(out, "vector registers hidden\n");
+    return ES_DBG_CMD_OK;
+}
+
+/* ---- print's items ---- */
+
 static const struct print_item {
     const char *name, *args;
     print_fn *fn;
+    bool vfmt; /* takes a vector format flag (listed after args) */
 } print_items[] = {
-    {"regs", "", print_all_regs},   {"ptregs", "", print_ptregs},
-    {"taint", "", print_taint},     {"exposure", "", print_exposure},
-    {"status", "", print_status},   {"output", "", print_output},
-    {"mem", " ADDR [N]", print_mem},      {"wrongpath", "", print_wrongpath},
+    {"regs", "", print_all_regs, false},   {"ptregs", "", print_ptregs, false},
+    {"taint", "", print_taint, false},     {"exposure", "", print_exposure, false},
+    {"status", "", print_status, false},   {"output", "", print_output, false},
+    {"mem", " ADDR [N]", print_mem, false}, {"wrongpath", "", print_wrongpath, false},
+    {"vregs", "", print_vregs, true},
 };
 #define N_PRINT_ITEMS (sizeof print_items / sizeof *print_items)
 
-/* "REG|regs|ptregs|...|mem ADDR [N]", from the table */
+/* "REG|ymmN|xmmN [/x|/f|/d]|regs|...|mem ADDR [N]|vregs [/x|/f|/d]", from
+ * the tables */
 static void print_args(char *buf, size_t cap)
 {
-    size_t o = (size_t)snprintf(buf, cap, "REG|pt_regs.FIELD|*ADDR");
+    char f[64];
+    vfmt_list(f, sizeof f, false);
+    size_t o = (size_t)snprintf(buf, cap, "REG|ymmN|xmmN [%s]|pt_regs.FIELD|*ADDR", f);
     for (size_t i = 0; i < N_PRINT_ITEMS && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, "|%s%s", print_items[i].name, print_items[i].args);
+        o += (size_t)snprintf(buf + o, cap - o, "|%s%s%s%s%s", print_items[i].name,
+                              print_items[i].args, print_items[i].vfmt ? " [" : "",
+                              print_items[i].vfmt ? f : "", print_items[i].vfmt ? "]" : "");
 }
 
 /* print REG: a register by its name in the register list, or by the 32-bit
@@ -356,7 +521,7 @@ static int cmd_print(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
 {
     (void)c;
     if (n < 2) {
-        char a[160];
+        char a[256];
         print_args(a, sizeof a);
         return err(out, "print what? %s", a);
     }
@@ -367,6 +532,11 @@ static int cmd_print(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
         return print_slot(d, strchr(t[1], '.') ? strchr(t[1], '.') + 1 : t[1] + 9, out);
     if (t[1][0] == '*')
         return print_deref(d, t[1] + 1, out);
+    int rc;
+    if (print_vreg(d, t[1], t, n, out, &rc))
+        return rc;
+    if (n > 2)
+        return err(out, "print %s: no format or count after it", t[1]);
     return print_reg(d, t[1], out);
 }
 
@@ -628,40 +798,45 @@ static int cmd_quit(es_dbg *d, const dbg_cmd *c, char **t, int n, FILE *out)
 /* In the order `help` lists them.  args NULL: built by print_args. */
 static const dbg_cmd commands[] = {
     {"step", "s stepi si", "[N]", "execute N instructions (into calls and the kernel)", true, 0,
-     cmd_step},
-    {"next", "n", "", "step over a call, or over a whole system call", true, 0, cmd_next},
+     cmd_step, NULL},
+    {"next", "n", "", "step over a call, or over a whole system call", true, 0, cmd_next, NULL},
     {"finish", NULL, "", "run to the return of the current function (kernel: to user mode)",
-     true, 0, cmd_finish},
+     true, 0, cmd_finish, NULL},
     {"continue", "c", "", "run to a breakpoint or the end of the program", true, 0,
-     cmd_continue},
+     cmd_continue, NULL},
     {"syscall", NULL, "", "run to the next syscall/sysenter/int 0x80 in user mode", true,
-     ES_DBG_TO_SYSCALL, cmd_run_to},
+     ES_DBG_TO_SYSCALL, cmd_run_to, NULL},
     {"kentry", NULL, "", "run to the next kernel entry (CPL 3 -> 0)", true, ES_DBG_TO_KENTRY,
-     cmd_run_to},
+     cmd_run_to, NULL},
     {"kexit", NULL, "", "run to the next return to user mode (CPL 0 -> 3)", true,
-     ES_DBG_TO_KEXIT, cmd_run_to},
-    {"until", NULL, "SYM|ADDR", "run until RIP reaches SYM or ADDR", true, 0, cmd_until},
+     ES_DBG_TO_KEXIT, cmd_run_to, NULL},
+    {"until", NULL, "SYM|ADDR", "run until RIP reaches SYM or ADDR", true, 0, cmd_until, NULL},
     {"break", "b", "SYM|ADDR",
-     "set a breakpoint (user ELF or guest kernel symbol, SYM+OFF, 0xADDR)", false, 0, cmd_break},
-    {"delete", "d", "N", "delete breakpoint N", false, 0, cmd_delete},
-    {"breaks", "info", "", "list breakpoints", false, 0, cmd_breaks},
+     "set a breakpoint (user ELF or guest kernel symbol, SYM+OFF, 0xADDR)", false, 0, cmd_break,
+     NULL},
+    {"delete", "d", "N", "delete breakpoint N", false, 0, cmd_delete, NULL},
+    {"breaks", "info", "", "list breakpoints", false, 0, cmd_breaks, NULL},
     {"reverse", "rstep rs", "[N]", "undo N instructions (rstep = reverse 1)", false, 0,
-     cmd_reverse},
+     cmd_reverse, NULL},
     {"rcontinue", "rc", "", "run backwards to a breakpoint or the oldest recorded state", false,
-     0, cmd_rcontinue},
-    {"print", "p", NULL, NULL, false, 0, cmd_print},
-    {"x", NULL, "ADDR [N]", "hex dump of N bytes (default 64)", false, 0, cmd_x},
+     0, cmd_rcontinue, NULL},
+    {"print", "p", NULL, NULL, false, 0, cmd_print, print_args},
+    {"x", NULL, "ADDR [N]", "hex dump of N bytes (default 64)", false, 0, cmd_x, NULL},
     {"mem", NULL, "ADDR|REG", "point the memory view at ADDR, or make it follow REG", false, 0,
-     cmd_mem},
-    {"syntax", NULL, "intel|att", "disassembly syntax", false, 0, cmd_syntax},
+     cmd_mem, NULL},
+    {"syntax", NULL, "intel|att", "disassembly syntax", false, 0, cmd_syntax, NULL},
+    {"vregs", NULL, NULL, "the window's vector register panel (no argument: shown/hidden)",
+     false, 0, cmd_vregs, vregs_cmd_args},
     {"restart", NULL,
      "[--convention v4.16|v4.17] [--patches LIST] [--mitigations LIST] [--cpu intel|amd]", NULL,
-     false, 0, cmd_restart},
-    {"disas", NULL, "[N]", "N instructions from rip as text (default 10)", false, 0, cmd_disas},
-    {"caption", NULL, "TEXT", "a line drawn on the next screenshot", false, 0, cmd_caption},
-    {"screenshot", NULL, "FILE", "save the window as a PNG", false, 0, cmd_screenshot},
-    {"help", "h", "", "this list", false, 0, cmd_help},
-    {"quit", "q", "", "end the session (a script stops here)", false, 0, cmd_quit},
+     false, 0, cmd_restart, NULL},
+    {"disas", NULL, "[N]", "N instructions from rip as text (default 10)", false, 0, cmd_disas,
+     NULL},
+    {"caption", NULL, "TEXT", "a line drawn on the next screenshot", false, 0, cmd_caption,
+     NULL},
+    {"screenshot", NULL, "FILE", "save the window as a PNG", false, 0, cmd_screenshot, NULL},
+    {"help", "h", "", "this list", false, 0, cmd_help, NULL},
+    {"quit", "q", "", "end the session (a script stops here)", false, 0, cmd_quit, NULL},
 };
 #define N_COMMANDS (sizeof commands / sizeof *commands)
 
@@ -691,11 +866,11 @@ void es_dbg_help(FILE *out)
 {
     for (size_t i = 0; i < N_COMMANDS; i++) {
         const dbg_cmd *c = &commands[i];
-        char args[160], use[200];
+        char args[256], use[300];
         if (c->args)
             snprintf(args, sizeof args, "%s", c->args);
         else
-            print_args(args, sizeof args);
+            c->args_fn(args, sizeof args);
         snprintf(use, sizeof use, "%s%s%s", c->name, args[0] ? " " : "", args);
         if (c->help)
             fprintf(out, "%-18s %s\n", use, c->help);

@@ -128,6 +128,9 @@ struct es_dbg {
     /* state before the last run-control command (change marks) */
     es_dbg_reg prev_regs[ES_DBG_MAX_REGS];
     size_t nprev;
+    es_ymm prev_vregs[ES_DBG_MAX_VREGS]; /* all 16, whatever the mode */
+    bool have_prev_v;
+    int vregs_view;          /* enum es_dbg_vfmt: the window's vector panel */
 
     uint64_t frame_base;     /* TSS.RSP0 - 168, refreshed at every CPL change */
     es_insn cur;             /* the instruction being stepped (from the before hook) */
@@ -213,6 +216,9 @@ bool dbg_walk(const es_machine *m, uint64_t va, uint64_t *pa, uint64_t *pte_pa);
 size_t dbg_read(es_machine *m, uint64_t va, void *buf, size_t n);
 uint64_t dbg_ptregs_base(es_dbg *d);
 int dbg_gpr_slot(int reg); /* pt_regs slot index of GPR reg, -1 for rsp */
+/* Remembers the registers (GPRs and the rest, vector registers) as the
+ * state the change marks compare with: before a run-control command. */
+void dbg_remember_regs(es_dbg *d);
 void dbg_output_poll(es_dbg *d);
 
 #endif

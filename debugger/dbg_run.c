@@ -148,11 +148,6 @@ static bool back_one(es_dbg *d)
     return true;
 }
 
-static void remember_regs(es_dbg *d)
-{
-    d->nprev = es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
-}
-
 static int finish_cmd(es_dbg *d, int why, int bp)
 {
     d->last_stop = why;
@@ -193,7 +188,7 @@ static bool reached_after(es_dbg *d, const goal *g, uint64_t done, int pcpl, boo
 static int run(es_dbg *d, goal g)
 {
     es_machine *m = d->m;
-    remember_regs(d);
+    dbg_remember_regs(d);
     if (d->exited)
         return finish_cmd(d, m->stop == ES_STOP_EXIT ? ES_DBG_EXITED : ES_DBG_FAULTED, 0);
     uint64_t budget = d->cfg.run_budget ? d->cfg.run_budget : 200000000u;
@@ -251,7 +246,7 @@ static int run(es_dbg *d, goal g)
 int es_dbg_step(es_dbg *d, uint64_t n)
 {
     if (n == 0) {
-        remember_regs(d);
+        dbg_remember_regs(d);
         return finish_cmd(d, ES_DBG_STEPPED, 0);
     }
     return run(d, (goal){.kind = G_STEP, .n = n});
@@ -297,7 +292,7 @@ int es_dbg_until(es_dbg *d, uint64_t addr)
 
 int es_dbg_reverse(es_dbg *d, uint64_t n)
 {
-    remember_regs(d);
+    dbg_remember_regs(d);
     for (uint64_t i = 0; i < n; i++)
         if (!back_one(d))
             return finish_cmd(d, ES_DBG_HISTORY_END, 0);
@@ -307,7 +302,7 @@ int es_dbg_reverse(es_dbg *d, uint64_t n)
 int es_dbg_reverse_continue(es_dbg *d)
 {
     es_machine *m = d->m;
-    remember_regs(d);
+    dbg_remember_regs(d);
     for (;;) {
         uint64_t span;
         if (!dbg_undo_pop(d, &span))

@@ -298,6 +298,7 @@ static void reset_run_state(es_dbg *d)
     memset(d->cyc, 0, sizeof d->cyc);
     d->nrecent = 0;
     d->nprev = 0;
+    d->have_prev_v = false;
     d->last_stop = ES_DBG_STEPPED;
     d->bp_hit = 0;
     d->exited = false;
@@ -388,7 +389,7 @@ static int start_run(es_dbg *d, char *err, size_t errlen)
         return -1;
     }
     dbg_breaks_rebind(d);
-    d->nprev = es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
+    dbg_remember_regs(d);
     dbg_output_poll(d);
     return 0;
 }
@@ -406,6 +407,7 @@ es_dbg *es_dbg_new(const es_dbg_cfg *cfg, char *err, size_t errlen)
     }
     d->out_fd = -1;
     d->syntax = ES_SYNTAX_INTEL;
+    d->vregs_view = ES_DBG_VF_OFF;
     copy_cfg(d, cfg);
     if (start_run(d, err, errlen)) {
         es_dbg_free(d);
@@ -439,6 +441,7 @@ int es_dbg_restart(es_dbg *d, const es_dbg_cfg *cfg, char *err, size_t errlen)
     }
     n->out_fd = -1;
     n->syntax = d->syntax;
+    n->vregs_view = d->vregs_view; /* view settings outlive the run, as the syntax */
     memcpy(n->bps, d->bps, sizeof d->bps);
     n->nbps = d->nbps;
     n->next_bp_id = d->next_bp_id;

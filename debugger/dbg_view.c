@@ -151,6 +151,44 @@ size_t es_dbg_regs(const es_dbg *d, es_dbg_reg *out, size_t max)
     return n;
 }
 
+size_t es_dbg_vregs(const es_dbg *d, es_dbg_vreg *out, size_t max)
+{
+    const es_machine *m = d->m;
+    /* compat-mode code encodes only 3 register bits (no REX/VEX.R, SDM
+     * Vol. 1, 14.1): YMM8-15 are out of its reach, and listing them would
+     * show state the program cannot have touched */
+    size_t n = m->mode == ES_MODE_64 ? 16 : 8;
+    if (n > max)
+        n = max;
+    for (size_t i = 0; i < n; i++) {
+        es_dbg_vreg *v = &out[i];
+        memset(v, 0, sizeof *v);
+        snprintf(v->name, sizeof v->name, "ymm%zu", i);
+        v->value.x[0] = m->xmm[i];
+        v->value.x[1] = m->ymmh[i];
+        v->changed = d->have_prev_v && memcmp(&d->prev_vregs[i], &v->value, sizeof v->value);
+    }
+    return n;
+}
+
+void dbg_remember_regs(es_dbg *d)
+{
+    d->nprev = es_dbg_regs(d, d->prev_regs, ES_DBG_MAX_REGS);
+    /* all 16 whatever the mode: a command that enters the kernel from
+     * compat mode still marks YMM8-15 against their values before it */
+    for (int i = 0; i < ES_DBG_MAX_VREGS; i++) {
+        d->prev_vregs[i].x[0] = d->m->xmm[i];
+        d->prev_vregs[i].x[1] = d->m->ymmh[i];
+    }
+    d->have_prev_v = true;
+}
+
+int es_dbg_vregs_view(const es_dbg *d) { return d->vregs_view; }
+void es_dbg_set_vregs_view(es_dbg *d, int fmt)
+{
+    d->vregs_view = fmt >= ES_DBG_VF_HEX && fmt <= ES_DBG_VF_OFF ? fmt : ES_DBG_VF_OFF;
+}
+
 void es_dbg_flags_str(uint64_t f, char *buf, size_t n)
 {
     /* SDM Vol. 1, 3.4.3: the names in bit order from the top */

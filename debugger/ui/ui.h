@@ -99,6 +99,12 @@ typedef struct es_ui_view {
     es_dbg_slot slots[ES_DBG_PTREGS_SLOTS];
     es_dbg_live live[ES_UI_MAX_LIVE];
     size_t nlive;
+    /* the vector register panel (the `vregs` command, key V): shown or
+     * not, and as what (enum es_dbg_vfmt) */
+    bool show_vregs;
+    int vregs_fmt;
+    es_dbg_vreg vregs[ES_DBG_MAX_VREGS];
+    size_t nvregs;
     const char *probe;              /* es_dbg_probe_table or NULL */
     uint64_t mem_addr;
     uint8_t mem[ES_UI_MEM_BYTES];
@@ -117,20 +123,25 @@ typedef struct es_ui_view {
 /* ---- layout ----
  * Three columns: disassembly over memory over output on the left,
  * registers over exposure in the middle, pt_regs on the right; a status
- * line on top and a message/key line at the bottom.  Computed from the
- * canvas size and the font cell, so a resize re-flows the panels.  Where
- * each panel goes, its title and its draw function are one row of the
- * panel table in ui_panels.c; a new panel is a name here (in drawing
- * order), a row there and its draw function. */
+ * line on top and a message/key line at the bottom; when the view shows
+ * them, the vector registers in a band across the window above the bottom
+ * line (the columns get shorter).  Computed from the canvas size, the font
+ * cell and which optional panels the view shows, so a resize or a toggle
+ * re-flows the panels.  Where each panel goes, its title and its draw
+ * function are one row of the panel table in ui_panels.c; a new panel is a
+ * name here (in drawing order), a row there and its draw function. */
 enum es_ui_panel {
     ES_UI_P_STATUS = 0, ES_UI_P_DISASM, ES_UI_P_MEM, ES_UI_P_OUTPUT, ES_UI_P_REGS,
-    ES_UI_P_EXPOSURE, ES_UI_P_PTREGS, ES_UI_P_MESSAGE, ES_UI_NPANELS
+    ES_UI_P_EXPOSURE, ES_UI_P_PTREGS, ES_UI_P_VREGS, ES_UI_P_MESSAGE, ES_UI_NPANELS
 };
 typedef struct es_ui_layout {
-    es_ui_rect p[ES_UI_NPANELS];    /* outer rectangles */
+    es_ui_rect p[ES_UI_NPANELS];    /* outer rectangles (all 0 when hidden) */
+    bool hidden[ES_UI_NPANELS];     /* an optional panel the view does not show */
     int cw, ch;                     /* font cell */
 } es_ui_layout;
-void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f);
+/* v: which optional panels are shown (NULL: none of them). */
+void es_ui_layout_compute(es_ui_layout *lo, const es_ui_view *v, int w, int h,
+                          const es_ui_font *f);
 /* The body (inside the title bar and margin) of panel p. */
 es_ui_rect es_ui_panel_body(const es_ui_layout *lo, int p);
 /* The rectangle of text row `row` (0-based) of panel p's body. */
@@ -138,6 +149,10 @@ es_ui_rect es_ui_panel_row(const es_ui_layout *lo, int p, int row);
 /* Where register i of the view is drawn (the registers panel shows GPRs in
  * one sub-column and the rest in a second one). */
 es_ui_rect es_ui_reg_rect(const es_ui_layout *lo, const es_ui_view *v, size_t i);
+/* Where vector register i of the view is drawn (name and value; the panel
+ * puts as many registers side by side as its width holds, ymm0.. down the
+ * first of them).  All 0 when the panel is hidden or too small for it. */
+es_ui_rect es_ui_vreg_rect(const es_ui_layout *lo, const es_ui_view *v, size_t i);
 
 /* The disassembly line (index into v->lines) drawn at pixel (x, y), or -1
  * (outside the panel, a symbol label row, past the last line). */

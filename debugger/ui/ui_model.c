@@ -26,6 +26,9 @@ void es_ui_view_fill(es_ui_view *v, es_dbg *d)
     v->wp_windows = windows;
     v->has_ptregs = es_dbg_ptregs(d, &v->ptregs_base, v->slots) == 0;
     v->nlive = es_dbg_exposure(d, v->live, ES_UI_MAX_LIVE);
+    v->vregs_fmt = es_dbg_vregs_view(d);
+    v->show_vregs = v->vregs_fmt != ES_DBG_VF_OFF;
+    v->nvregs = es_dbg_vregs(d, v->vregs, ES_DBG_MAX_VREGS);
     v->probe = es_dbg_probe_table(d);
     v->mem_addr = es_dbg_memview(d);
     v->mem_len = es_dbg_read(d, v->mem_addr, v->mem, sizeof v->mem);

@@ -38,26 +38,36 @@ uint32_t es_ui_taint_colour(es_label t)
  * Every panel is one row of `panels` (below, after the draw functions):
  * where it goes, its title and its draw function; the layout, the frames
  * and the drawing order all come from it.  A panel goes in a bar across the
- * window (top or bottom, one text line high) or in a column, where it takes
- * `share` percent of the height between the bars; the last panel of a
- * column has share 0 and takes the rest.  Columns take column_share
- * percent of the width, the last one the rest.  Adding a panel: an
- * ES_UI_P_ name in ui.h, a draw function and a row here. */
-enum { AT_TOP = -2, AT_BOTTOM = -1 };
+ * window (top or bottom, one text line high), in a band across the window
+ * above the bottom bar (as many text rows as its `rows` function asks for
+ * the view, none = hidden: an optional panel), or in a column, where it
+ * takes `share` percent of the height between the bars and bands; the last
+ * panel of a column has share 0 and takes the rest.  Columns take
+ * column_share percent of the width, the last one the rest.  Adding a
+ * panel: an ES_UI_P_ name in ui.h, a draw function and a row here. */
+enum { AT_BAND = -3, AT_TOP = -2, AT_BOTTOM = -1 };
 
 typedef void panel_draw_fn(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
                            const es_ui_view *v);
 typedef void panel_title_fn(const es_ui_view *v, char *buf, size_t n);
 typedef int panel_hit_fn(const es_ui_layout *lo, const es_ui_view *v, int x, int y);
+/* Text rows a band panel wants for the view, `cols` characters wide; 0
+ * hides it. */
+typedef int panel_rows_fn(const es_ui_view *v, int cols);
 
 typedef struct panel_def {
-    int column;               /* AT_TOP, AT_BOTTOM or a column (0 = left) */
+    int column;               /* AT_TOP, AT_BOTTOM, AT_BAND or a column (0 = left) */
     int share;                /* percent of the column's height, 0 = the rest */
     const char *title;        /* fixed title; NULL for a bar */
     panel_title_fn *title_fn; /* a title that depends on the view (instead of title) */
     panel_draw_fn *draw;
     panel_hit_fn *hit;        /* what a click at (x, y) hits, or NULL */
+    panel_rows_fn *rows;      /* AT_BAND: its height from the view */
 } panel_def;
+
+/* A band takes at most this percent of the height between the bars, so
+ * the columns keep room for pt_regs' 21 slots in a window of usual size. */
+#define BAND_MAX 40
 
 static const panel_def panels[ES_UI_NPANELS];
 
@@ -78,7 +88,37 @@ static void layout_columns(int w, int x[NCOLUMNS], int cw[NCOLUMNS])
     }
 }
 
-void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
+static bool is_bar(int p)
+{
+    return panels[p].column == AT_TOP || panels[p].column == AT_BOTTOM;
+}
+
+/* The bands the view shows, stacked up from the bottom of the middle area
+ * (top + *mid_h); *mid_h becomes what is left for the columns. */
+static void layout_bands(es_ui_layout *lo, const es_ui_view *v, int w, int top, int *mid_h)
+{
+    int y_end = top + *mid_h, cap = *mid_h * BAND_MAX / 100;
+    int cols = lo->cw ? (w - 2 * GAP - 2 * PAD) / lo->cw : 0;
+    for (int p = ES_UI_NPANELS - 1; p >= 0; p--) {
+        if (panels[p].column != AT_BAND)
+            continue;
+        int rows = v && panels[p].rows ? panels[p].rows(v, cols) : 0;
+        int ph = lo->ch + 2 + PAD + rows * lo->ch; /* title, margin, rows (es_ui_panel_body) */
+        if (ph > cap)
+            ph = cap;
+        lo->hidden[p] = rows <= 0 || ph <= lo->ch + 2 + PAD;
+        if (lo->hidden[p])
+            continue;
+        cap -= ph + GAP;
+        y_end -= ph;
+        lo->p[p] = (es_ui_rect){GAP, y_end, w - 2 * GAP, ph};
+        y_end -= GAP;
+    }
+    *mid_h = y_end - top > 0 ? y_end - top : 0;
+}
+
+void es_ui_layout_compute(es_ui_layout *lo, const es_ui_view *v, int w, int h,
+                          const es_ui_font *f)
 {
     memset(lo, 0, sizeof *lo);
     lo->cw = es_ui_font_cell_w(f), lo->ch = es_ui_font_cell_h(f);
@@ -86,11 +126,14 @@ void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
     int top = bar + GAP, mid_h = h - bar - GAP - top;
     if (mid_h < 0)
         mid_h = 0;
+    layout_bands(lo, v, w, top, &mid_h);
     int x[NCOLUMNS], cw[NCOLUMNS], used[NCOLUMNS] = {0}, count[NCOLUMNS] = {0};
     layout_columns(w, x, cw);
     for (int p = 0; p < ES_UI_NPANELS; p++) {
         const panel_def *d = &panels[p];
-        if (d->column < 0) {
+        if (d->column == AT_BAND)
+            continue;
+        if (is_bar(p)) {
             lo->p[p] = (es_ui_rect){0, d->column == AT_TOP ? 0 : h - bar, w, bar};
             continue;
         }
@@ -110,7 +153,7 @@ void es_ui_layout_compute(es_ui_layout *lo, int w, int h, const es_ui_font *f)
 es_ui_rect es_ui_panel_body(const es_ui_layout *lo, int p)
 {
     es_ui_rect r = lo->p[p];
-    if (panels[p].column < 0)
+    if (is_bar(p))
         return (es_ui_rect){r.x + PAD, r.y + 2, r.w - 2 * PAD, r.h - 4};
     int title = lo->ch + 2;
     es_ui_rect b = {r.x + PAD, r.y + title + PAD / 2, r.w - 2 * PAD, r.h - title - PAD};
@@ -125,7 +168,7 @@ int es_ui_hit(const es_ui_layout *lo, const es_ui_view *v, int x, int y, int *it
 {
     for (int p = 0; p < ES_UI_NPANELS; p++) {
         es_ui_rect r = lo->p[p];
-        if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) {
+        if (!lo->hidden[p] && x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) {
             *item = panels[p].hit ? panels[p].hit(lo, v, x, y) : -1;
             return p;
         }
@@ -216,6 +259,97 @@ static void draw_regs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout 
             es_ui_text(cv, f, (es_ui_rect){rr.x, rr.y + lo->ch, rr.w, lo->ch}, vx,
                        rr.y + lo->ch, ES_UI_DIM, v->flags);
     }
+}
+
+/* ---- vector registers ----
+ * A band across the window: "ymm0  q3 q2 q1 q0" per register (16 hex
+ * digits a word, or 8 floats, or 4 doubles, the highest element first, as
+ * `print ymmN` shows them), as many registers side by side as fit, ymm0..
+ * down the first of them. */
+#define VREG_NAME_COLS 6 /* "ymm15 " */
+#define VREG_GAP_COLS 3  /* between two registers side by side */
+
+/* Characters of one value in format fmt (enum es_dbg_vfmt): elements of
+ * fixed width so the columns line up from register to register. */
+static int vreg_value_cols(int fmt)
+{
+    return fmt == ES_DBG_VF_FLOAT ? 8 * 13 - 1 : fmt == ES_DBG_VF_DOUBLE ? 4 * 23 - 1 : 4 * 17 - 1;
+}
+
+static void vreg_value_str(const es_ymm *y, int fmt, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    int count = fmt == ES_DBG_VF_FLOAT ? 8 : 4;
+    for (int k = count - 1; k >= 0 && o < n; k--) {
+        const char *sep = k + 1 < count ? " " : "";
+        int w = fmt == ES_DBG_VF_FLOAT    ? snprintf(buf + o, n - o, "%s%12.6g", sep, (double)y->f[k])
+                : fmt == ES_DBG_VF_DOUBLE ? snprintf(buf + o, n - o, "%s%22.15g", sep, y->g[k])
+                                          : snprintf(buf + o, n - o, "%s%016" PRIx64, sep, y->q[k]);
+        o += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static int vregs_per_row(const es_ui_view *v, int cols)
+{
+    int cell = VREG_NAME_COLS + vreg_value_cols(v->vregs_fmt) + VREG_GAP_COLS;
+    int per = (cols + VREG_GAP_COLS) / cell;
+    return per < 1 ? 1 : per;
+}
+
+static int vregs_rows(const es_ui_view *v, int cols)
+{
+    if (!v->show_vregs || !v->nvregs)
+        return 0;
+    int per = vregs_per_row(v, cols);
+    return ((int)v->nvregs + per - 1) / per;
+}
+
+es_ui_rect es_ui_vreg_rect(const es_ui_layout *lo, const es_ui_view *v, size_t i)
+{
+    es_ui_rect b = es_ui_panel_body(lo, ES_UI_P_VREGS), none = {0, 0, 0, 0};
+    if (lo->hidden[ES_UI_P_VREGS] || i >= v->nvregs || !lo->cw)
+        return none;
+    int rows = vregs_rows(v, b.w / lo->cw);
+    int cell = (VREG_NAME_COLS + vreg_value_cols(v->vregs_fmt) + VREG_GAP_COLS) * lo->cw;
+    int row = (int)i % rows, col = (int)i / rows;
+    es_ui_rect r = {b.x + col * cell, b.y + row * lo->ch, cell - VREG_GAP_COLS * lo->cw, lo->ch};
+    if (r.y + r.h > b.y + b.h)
+        return none; /* a window too small for every register */
+    if (r.x + r.w > b.x + b.w)
+        r.w = b.x + b.w - r.x;
+    return r;
+}
+
+static void draw_vregs(es_ui_canvas *cv, const es_ui_font *f, const es_ui_layout *lo,
+                       const es_ui_view *v)
+{
+    for (size_t i = 0; i < v->nvregs; i++) {
+        const es_dbg_vreg *r = &v->vregs[i];
+        es_ui_rect rr = es_ui_vreg_rect(lo, v, i);
+        if (rr.w <= 0)
+            continue;
+        char val[256];
+        vreg_value_str(&r->value, v->vregs_fmt, val, sizeof val);
+        int vx = rr.x + VREG_NAME_COLS * lo->cw;
+        es_ui_text(cv, f, rr, rr.x, rr.y, ES_UI_DIM, r->name);
+        if (r->changed) {
+            es_ui_rect hl = {vx - 2, rr.y, (int)strlen(val) * lo->cw + 4, lo->ch};
+            if (hl.x + hl.w > rr.x + rr.w)
+                hl.w = rr.x + rr.w - hl.x;
+            es_ui_fill(cv, hl, ES_UI_CHANGED_BG);
+        }
+        es_ui_text(cv, f, rr, vx, rr.y, r->changed ? ES_UI_CHANGED_FG : ES_UI_FG, val);
+    }
+}
+
+static void title_vregs(const es_ui_view *v, char *buf, size_t n)
+{
+    int fmt = v->vregs_fmt;
+    snprintf(buf, n, "vector registers, %s (V hides; :vregs hex|float|double)",
+             fmt == ES_DBG_VF_FLOAT    ? "floats f7..f0"
+             : fmt == ES_DBG_VF_DOUBLE ? "doubles d3..d0"
+                                       : "hex q3..q0");
 }
 
 /* ---- disassembly ---- */
@@ -654,29 +788,30 @@ static void title_ptregs(const es_ui_view *v, char *buf, size_t n)
 
 /* In ES_UI_P_ order, which is also the drawing order. */
 static const panel_def panels[ES_UI_NPANELS] = {
-    [ES_UI_P_STATUS] = {AT_TOP, 0, NULL, NULL, draw_status, NULL},
-    [ES_UI_P_DISASM] = {0, 50, NULL, title_disasm, draw_disasm, es_ui_disasm_hit},
-    [ES_UI_P_MEM] = {0, 24, NULL, title_mem, draw_mem, NULL},
-    [ES_UI_P_OUTPUT] = {0, 0, "guest output", NULL, draw_output, NULL},
-    [ES_UI_P_REGS] = {1, 62, "registers (changed / from user)", NULL, draw_regs, NULL},
-    [ES_UI_P_EXPOSURE] = {1, 0, NULL, title_exposure, draw_exposure, NULL},
-    [ES_UI_P_PTREGS] = {2, 0, NULL, title_ptregs, draw_ptregs, NULL},
-    [ES_UI_P_MESSAGE] = {AT_BOTTOM, 0, NULL, NULL, draw_message, NULL},
+    [ES_UI_P_STATUS] = {AT_TOP, 0, NULL, NULL, draw_status, NULL, NULL},
+    [ES_UI_P_DISASM] = {0, 50, NULL, title_disasm, draw_disasm, es_ui_disasm_hit, NULL},
+    [ES_UI_P_MEM] = {0, 24, NULL, title_mem, draw_mem, NULL, NULL},
+    [ES_UI_P_OUTPUT] = {0, 0, "guest output", NULL, draw_output, NULL, NULL},
+    [ES_UI_P_REGS] = {1, 62, "registers (changed / from user)", NULL, draw_regs, NULL, NULL},
+    [ES_UI_P_EXPOSURE] = {1, 0, NULL, title_exposure, draw_exposure, NULL, NULL},
+    [ES_UI_P_PTREGS] = {2, 0, NULL, title_ptregs, draw_ptregs, NULL, NULL},
+    [ES_UI_P_VREGS] = {AT_BAND, 0, NULL, title_vregs, draw_vregs, NULL, vregs_rows},
+    [ES_UI_P_MESSAGE] = {AT_BOTTOM, 0, NULL, NULL, draw_message, NULL, NULL},
 };
 
 void es_ui_render(es_ui_canvas *cv, const es_ui_font *f, const es_ui_view *v)
 {
     es_ui_layout lo;
-    es_ui_layout_compute(&lo, cv->w, cv->h, f);
+    es_ui_layout_compute(&lo, v, cv->w, cv->h, f);
     es_ui_fill(cv, (es_ui_rect){0, 0, cv->w, cv->h}, ES_UI_BG);
     /* bar backgrounds, then frames, then contents: a title bar in a window
      * too small for its panel may cover the bottom bar's background */
     for (int p = 0; p < ES_UI_NPANELS; p++)
-        if (panels[p].column < 0)
+        if (is_bar(p))
             es_ui_fill(cv, lo.p[p], ES_UI_STATUS_BG);
     for (int p = 0; p < ES_UI_NPANELS; p++) {
         char t[128];
-        if (panels[p].column < 0)
+        if (is_bar(p) || lo.hidden[p])
             continue;
         if (panels[p].title_fn)
             panels[p].title_fn(v, t, sizeof t);
@@ -685,7 +820,8 @@ void es_ui_render(es_ui_canvas *cv, const es_ui_font *f, const es_ui_view *v)
         draw_frame(cv, f, &lo, p, t);
     }
     for (int p = 0; p < ES_UI_NPANELS; p++)
-        panels[p].draw(cv, f, &lo, v);
+        if (!lo.hidden[p])
+            panels[p].draw(cv, f, &lo, v);
     if (v->show_help)
         draw_help(cv, f, &lo, v);
 }

@@ -43,6 +43,7 @@ static const keybind keymap[] = {
     {"v", 0, false, "@convention", "v", "restart under the other convention (v4.16/v4.17)"},
     {"X", 0, false, "restart", "X", "restart the program"},
     {"m", 0, false, "@mem", "m", "memory view follows rsp, rdi, rsi, rip in turn"},
+    {"V", 0, false, "vregs", "V", "vector registers: show / hide (:vregs float for floats)"},
     {":", 0, false, "@prompt", ":", "type a command (break SYM, until SYM, mem ADDR...)"},
     {"+=", 0, false, "@bigger", "+ -", "font size"},
     {"-", 0, false, "@smaller", "", ""},
@@ -184,7 +185,7 @@ void es_ui_app_click(es_ui_app *a, int x, int y)
 {
     /* the view as last drawn: the click refers to what the user saw */
     es_ui_layout lo;
-    es_ui_layout_compute(&lo, a->w, a->h, a->font);
+    es_ui_layout_compute(&lo, &a->view, a->w, a->h, a->font);
     int i;
     if (es_ui_hit(&lo, &a->view, x, y, &i) == ES_UI_P_DISASM && i >= 0 && a->view.lines[i].len)
         toggle_break_at(a, a->view.lines[i].addr);

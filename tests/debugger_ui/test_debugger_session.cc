@@ -68,12 +68,12 @@ struct Session {
     es_dbg *d = nullptr;
     es_ui_app app;
     bool app_ok = false;
-    Session(unsigned patches, int w, int h)
+    Session(unsigned patches, int w, int h, const std::string &prog = hello)
     {
         es_dbg_cfg cfg;
         memset(&cfg, 0, sizeof cfg);
         static char *argv[] = {(char *)"asm_hello", nullptr};
-        cfg.launch.program = hello.c_str();
+        cfg.launch.program = prog.c_str();
         cfg.launch.argc = 1;
         cfg.launch.argv = argv;
         cfg.launch.root = ".";
@@ -245,7 +245,7 @@ TEST(DebuggerSession, PtRegsRowsDifferAtClearedSlotsBetweenConventions)
     ASSERT_EQ(pa.size(), (size_t)W * H);
     ASSERT_EQ(pb.size(), (size_t)W * H);
     es_ui_layout lo;
-    es_ui_layout_compute(&lo, W, H, a.app.font);
+    es_ui_layout_compute(&lo, &a.app.view, W, H, a.app.font);
     int differing_marks = 0;
     for (int i = 0; i < ES_DBG_PTREGS_SLOTS; i++) {
         es_ui_rect row = es_ui_panel_row(&lo, ES_UI_P_PTREGS, i);
@@ -279,7 +279,7 @@ TEST(DebuggerSession, ChangedRegistersAreHighlightedWhereTheyAre)
     static es_ui_view v;
     es_ui_view_fill(&v, s.d);
     es_ui_layout lo;
-    es_ui_layout_compute(&lo, W, H, s.app.font);
+    es_ui_layout_compute(&lo, &v, W, H, s.app.font);
     int changed = 0;
     for (size_t i = 0; i < v.nregs; i++) {
         int n = count(px, W, es_ui_reg_rect(&lo, &v, i), ES_UI_CHANGED_BG);
@@ -291,6 +291,45 @@ TEST(DebuggerSession, ChangedRegistersAreHighlightedWhereTheyAre)
         changed += v.regs[i].changed;
     }
     EXPECT_GT(changed, 0); // rip at least
+}
+
+// The vector register panel on a real session: key V shows it (the same
+// `vregs` command a script gives), the register a VEX instruction changed
+// is highlighted there and only it, and V hides it again.
+TEST(DebuggerSession, VectorPanelFollowsTheKeyAndMarksChanges)
+{
+    const int W = 1440, H = 860;
+    if (access(ES_YMM_GUEST, R_OK))
+        GTEST_SKIP() << ES_YMM_GUEST << " not built";
+    Session s(ES_CONV_V417, W, H, ES_YMM_GUEST);
+    ASSERT_TRUE(s.app_ok);
+    es_ui_app *a = &s.app;
+    EXPECT_TRUE(es_ui_app_text(a, "V"));
+    EXPECT_EQ(es_dbg_vregs_view(s.d), ES_DBG_VF_HEX);
+    EXPECT_STREQ(a->view.message, "vector registers shown as hex");
+    EXPECT_TRUE(es_ui_app_text(a, "s")); // vpcmpeqd ymm0, ymm0, ymm0
+    std::vector<uint32_t> px = s.shot("v.png");
+    ASSERT_EQ(px.size(), (size_t)W * H);
+    ASSERT_TRUE(a->view.show_vregs);
+    ASSERT_EQ(a->view.nvregs, 16u);
+    es_ui_layout lo;
+    es_ui_layout_compute(&lo, &a->view, W, H, a->font);
+    ASSERT_FALSE(lo.hidden[ES_UI_P_VREGS]);
+    for (size_t i = 0; i < a->view.nvregs; i++) {
+        int n = count(px, W, es_ui_vreg_rect(&lo, &a->view, i), ES_UI_CHANGED_BG);
+        if (i == 0) {
+            EXPECT_TRUE(a->view.vregs[0].changed);
+            EXPECT_GT(n, 20);
+        } else {
+            EXPECT_EQ(n, 0) << a->view.vregs[i].name;
+        }
+    }
+    EXPECT_TRUE(es_ui_app_text(a, "V"));
+    EXPECT_EQ(es_dbg_vregs_view(s.d), ES_DBG_VF_OFF);
+    s.shot("v2.png");
+    EXPECT_FALSE(a->view.show_vregs);
+    es_ui_layout_compute(&lo, &a->view, W, H, a->font);
+    EXPECT_TRUE(lo.hidden[ES_UI_P_VREGS]);
 }
 
 TEST(DebuggerSession, WindowFollowsASizeChange)
@@ -356,7 +395,7 @@ TEST(DebuggerSession, KeysDriveTheSession)
     // a click on another disassembly line toggles a breakpoint there
     s.shot("click.png"); // draws the view the click refers to
     es_ui_layout lo;
-    es_ui_layout_compute(&lo, a->w, a->h, a->font);
+    es_ui_layout_compute(&lo, &a->view, a->w, a->h, a->font);
     es_ui_rect body = es_ui_panel_body(&lo, ES_UI_P_DISASM);
     int x = body.x + 50, y = -1, line = -1;
     for (int yy = body.y; yy < body.y + body.h && y < 0; yy += lo.ch) {

@@ -134,22 +134,46 @@ void sample_view(es_ui_view *v, bool cleared)
     snprintf(v->message, sizeof v->message, "stepped");
 }
 
+// The vector register panel shown as fmt (enum es_dbg_vfmt): ymm0 all
+// ones and ymm1 the floats 1..8 (both changed by the last command), the
+// others a pattern; 8 registers for compat mode.
+void add_vregs(es_ui_view *v, int fmt, size_t n = 16)
+{
+    v->show_vregs = true;
+    v->vregs_fmt = fmt;
+    v->nvregs = n;
+    for (size_t i = 0; i < n; i++) {
+        es_dbg_vreg *r = &v->vregs[i];
+        memset(r, 0, sizeof *r);
+        snprintf(r->name, sizeof r->name, "ymm%zu", i);
+        for (int k = 0; k < 4; k++)
+            r->value.q[k] = 0x0101010101010101ull * (i + 1) + (uint64_t)k;
+        r->changed = i < 2;
+    }
+    memset(&v->vregs[0].value, 0xff, sizeof(es_ymm));
+    for (int k = 0; k < 8; k++)
+        v->vregs[1].value.f[k] = (float)(k + 1);
+}
+
 // The sample state rendered at w x h: the font, the view, the pixels and
-// the layout the renderer used.
+// the layout the renderer used; vregs: the vector panel as that format.
 struct Sample {
     Font font;
     std::unique_ptr<es_ui_view> v{new es_ui_view()};
     Canvas c;
     es_ui_layout lo;
-    Sample(bool cleared, int w, int h, int px = 13, const char *help = nullptr)
+    Sample(bool cleared, int w, int h, int px = 13, const char *help = nullptr,
+           int vregs = ES_DBG_VF_OFF)
         : font(px), c(w, h)
     {
         sample_view(v.get(), cleared);
+        if (vregs != ES_DBG_VF_OFF)
+            add_vregs(v.get(), vregs);
         v->help = help;
         v->show_help = help != nullptr;
         if (font.f) {
             es_ui_render(&c.cv, font.f, v.get());
-            es_ui_layout_compute(&lo, w, h, font.f);
+            es_ui_layout_compute(&lo, v.get(), w, h, font.f);
         }
     }
 };
@@ -219,7 +243,7 @@ TEST(DebuggerUiLayout, PanelsFitAndFollowTheWindowSize)
     ASSERT_NE(font.f, nullptr);
     for (auto wh : {std::pair<int, int>{1440, 860}, {900, 600}, {2000, 1200}}) {
         es_ui_layout lo;
-        es_ui_layout_compute(&lo, wh.first, wh.second, font.f);
+        es_ui_layout_compute(&lo, nullptr, wh.first, wh.second, font.f);
         for (int p = 0; p < ES_UI_NPANELS; p++) {
             es_ui_rect r = lo.p[p];
             EXPECT_GE(r.x, 0);
@@ -237,8 +261,8 @@ TEST(DebuggerUiLayout, PanelsFitAndFollowTheWindowSize)
         EXPECT_GE(es_ui_panel_body(&lo, ES_UI_P_PTREGS).h / lo.ch, 21) << wh.first;
     }
     es_ui_layout a, b;
-    es_ui_layout_compute(&a, 1440, 860, font.f);
-    es_ui_layout_compute(&b, 1000, 700, font.f);
+    es_ui_layout_compute(&a, nullptr, 1440, 860, font.f);
+    es_ui_layout_compute(&b, nullptr, 1000, 700, font.f);
     EXPECT_NE(a.p[ES_UI_P_PTREGS].x, b.p[ES_UI_P_PTREGS].x);
     EXPECT_NE(a.p[ES_UI_P_MESSAGE].y, b.p[ES_UI_P_MESSAGE].y);
 }
@@ -319,6 +343,7 @@ TEST(DebuggerUiRender, TinyAndOddSizesStayInsideTheCanvas)
     sample_view(&v, true);
     v.help = "a\nlong help line that is wider than a tiny window can show";
     v.show_help = true;
+    for (int pass = 0; pass < 2; pass++, add_vregs(&v, ES_DBG_VF_FLOAT))
     for (auto wh : {std::pair<int, int>{1, 1}, {7, 300}, {50, 30}, {320, 200}, {641, 401}}) {
         const int w = wh.first, h = wh.second, guard = 64;
         std::vector<uint32_t> buf((size_t)(w + 2 * guard) * (h + 2 * guard), 0x12345678u);
@@ -384,6 +409,99 @@ TEST(DebuggerUiRender, GoldenImage)
     Sample s(true, 1200, 720, 12);
     ASSERT_NE(s.font.f, nullptr);
     expect_golden(s.c, "debugger_ui_sample.png");
+}
+
+// ---- the vector register panel ----
+
+// Hidden (the default), it changes nothing: the layout is the one without
+// a view.  Shown, it is a band above the bottom line that overlaps no
+// other panel, and the columns above it are shorter by its height.
+TEST(DebuggerUiVregs, BandOnlyWhenShown)
+{
+    Font font(13);
+    ASSERT_NE(font.f, nullptr);
+    static es_ui_view v;
+    sample_view(&v, false);
+    for (auto wh : {std::pair<int, int>{1440, 860}, {900, 600}, {2000, 1200}}) {
+        const int w = wh.first, h = wh.second;
+        es_ui_layout none, hidden, shown;
+        es_ui_layout_compute(&none, nullptr, w, h, font.f);
+        v.show_vregs = false;
+        es_ui_layout_compute(&hidden, &v, w, h, font.f);
+        EXPECT_EQ(memcmp(&none, &hidden, sizeof none), 0) << w;
+        EXPECT_TRUE(hidden.hidden[ES_UI_P_VREGS]);
+        add_vregs(&v, ES_DBG_VF_HEX);
+        es_ui_layout_compute(&shown, &v, w, h, font.f);
+        ASSERT_FALSE(shown.hidden[ES_UI_P_VREGS]) << w;
+        es_ui_rect b = shown.p[ES_UI_P_VREGS];
+        EXPECT_LE(b.y + b.h, shown.p[ES_UI_P_MESSAGE].y) << w;
+        EXPECT_GT(b.w, w * 9 / 10) << w;
+        for (int p = 0; p < ES_UI_NPANELS; p++) {
+            es_ui_rect r = shown.p[p];
+            EXPECT_LE(r.x + r.w, w) << p;
+            EXPECT_LE(r.y + r.h, h) << p;
+            for (int q = p + 1; q < ES_UI_NPANELS; q++) {
+                es_ui_rect s = shown.p[q];
+                EXPECT_TRUE(r.x + r.w <= s.x || s.x + s.w <= r.x || r.y + r.h <= s.y ||
+                            s.y + s.h <= r.y) << p << " overlaps " << q << " at " << w;
+            }
+        }
+        EXPECT_LT(shown.p[ES_UI_P_PTREGS].h, none.p[ES_UI_P_PTREGS].h);
+        EXPECT_LE(shown.p[ES_UI_P_PTREGS].y + shown.p[ES_UI_P_PTREGS].h, b.y);
+        // at the usual sizes, still room for pt_regs' 21 slots, and every
+        // register has its place (a small window drops the last rows:
+        // the band takes at most 40% of the height); none twice
+        if (w >= 1440) {
+            EXPECT_GE(es_ui_panel_body(&shown, ES_UI_P_PTREGS).h / shown.ch, 21) << w;
+        }
+        for (size_t i = 0; i < v.nvregs; i++) {
+            es_ui_rect r = es_ui_vreg_rect(&shown, &v, i);
+            if (w >= 1440) {
+                EXPECT_GT(r.w, 0) << i << " at " << w;
+            }
+            if (r.w == 0)
+                continue;
+            for (size_t k = 0; k < i; k++) {
+                es_ui_rect s = es_ui_vreg_rect(&shown, &v, k);
+                EXPECT_TRUE(s.w == 0 || r.x + r.w <= s.x || s.x + s.w <= r.x || r.y + r.h <= s.y ||
+                            s.y + s.h <= r.y) << i << " overlaps " << k;
+            }
+        }
+        sample_view(&v, false);
+    }
+}
+
+// The registers the last command changed have the amber background, the
+// others none; floats take more room than hex words, so fewer registers
+// go side by side.
+TEST(DebuggerUiVregs, ChangedRegistersAreHighlighted)
+{
+    for (int fmt : {ES_DBG_VF_HEX, ES_DBG_VF_FLOAT, ES_DBG_VF_DOUBLE}) {
+        Sample s(false, 1440, 860, 13, nullptr, fmt);
+        ASSERT_NE(s.font.f, nullptr);
+        const es_ui_view &v = *s.v;
+        for (size_t i = 0; i < v.nvregs; i++) {
+            es_ui_rect r = es_ui_vreg_rect(&s.lo, &v, i);
+            int n = s.c.count(r, ES_UI_CHANGED_BG);
+            if (v.vregs[i].changed)
+                EXPECT_GT(n, 20) << v.vregs[i].name << " fmt " << fmt;
+            else
+                EXPECT_EQ(n, 0) << v.vregs[i].name << " fmt " << fmt;
+        }
+        es_ui_rect r0 = es_ui_vreg_rect(&s.lo, &v, 0), r8 = es_ui_vreg_rect(&s.lo, &v, 8);
+        if (fmt == ES_DBG_VF_HEX) { // two side by side at this width: ymm8 beside ymm0
+            EXPECT_EQ(r8.y, r0.y);
+        } else {
+            EXPECT_GT(r8.y, r0.y);
+        }
+    }
+}
+
+TEST(DebuggerUiVregs, GoldenImage)
+{
+    Sample s(true, 1200, 720, 12, nullptr, ES_DBG_VF_HEX);
+    ASSERT_NE(s.font.f, nullptr);
+    expect_golden(s.c, "debugger_ui_vregs.png");
 }
 
 } // namespace

@@ -7,25 +7,9 @@
 set -u
 entrysim=$1
 prog=$2
-command -v gdb >/dev/null || { echo "gdb is not installed: skipped"; exit 77; }
-[ -r "$prog" ] || { echo "guest $prog not built: skipped"; exit 77; }
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+. "$(dirname "$0")/stub_session.sh"
 
-"$entrysim" run --gdb :0 "$prog" 2>"$tmp/err" &
-pid=$!
-for _ in $(seq 300); do
-  grep -q 'listening on' "$tmp/err" && break
-  sleep 0.1
-done
-port=$(sed -n 's/^entrysim: gdb: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/err")
-[ -n "$port" ] || { echo "FAIL: no port announced"; cat "$tmp/err"; exit 1; }
-
-timeout 120 gdb -nx -batch \
-  -ex "file $prog" \
-  -ex "target remote 127.0.0.1:$port" \
+run_gdb \
   -ex 'printf "START %#lx\n", $pc' \
   -ex 'printf "ENTRY %#lx\n", &_start' \
   -ex 'break *(&_start + 10)' \
@@ -37,17 +21,8 @@ timeout 120 gdb -nx -batch \
   -ex 'x/1i $pc' \
   -ex 'p $xmm0.v2_int64' \
   -ex 'p $eflags' \
-  -ex 'detach' >"$tmp/out" 2>&1
-echo "--- gdb output"
-cat "$tmp/out"
-wait "$pid"
-status=$?
-pid=
-echo "--- entrysim exit status $status"
-cat "$tmp/err"
+  -ex 'detach'
 
-fail=0
-check() { grep -Eq "$1" "$tmp/out" || { echo "FAIL: expected /$1/"; fail=1; }; }
 entry=$(sed -n 's/^ENTRY \(0x[0-9a-f]*\)$/\1/p' "$tmp/out")
 [ -n "$entry" ] || { echo "FAIL: no entry address"; fail=1; }
 check "^START $entry\$"

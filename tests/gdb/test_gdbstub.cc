@@ -516,6 +516,57 @@ TEST(GdbStub, FatalFaultIsASignalThenTheEnd)
     EXPECT_EQ(s.m->signal, 11);
 }
 
+// The AVX feature: ymm0h..ymm15h, the upper halves of the YMM registers,
+// numbered after every other register (so no earlier number moved), read
+// after the guest's `vpcmpeqd ymm0, ymm0, ymm0` and written into the
+// machine by P and G.
+TEST(GdbStub, YmmUpperHalvesReadAndWritten)
+{
+    Session s;
+    if (!exists(ES_YMM_GUEST))
+        GTEST_SKIP() << "guest not built: " << ES_YMM_GUEST;
+    ASSERT_TRUE(s.start(ES_YMM_GUEST));
+    std::string doc = s.xml();
+    EXPECT_NE(doc.find("<feature name=\"org.gnu.gdb.i386.avx\">"), std::string::npos);
+    EXPECT_NE(doc.find("<reg name=\"ymm15h\" bitsize=\"128\" type=\"uint128\""),
+              std::string::npos);
+    int y0 = s.regnum("ymm0h");
+    EXPECT_EQ(y0, s.regnum("cpl") + 1);
+    EXPECT_EQ(s.regnum("ymm15h"), y0 + 15);
+    auto p_cmd = [](char op, int n) {
+        char b[16];
+        snprintf(b, sizeof b, "%c%x", op, n);
+        return std::string(b);
+    };
+    const std::string zeros(32, '0'), ones(32, 'f');
+    EXPECT_EQ(s.c.cmd(p_cmd('p', y0)), zeros);
+    EXPECT_EQ(s.c.cmd("s").substr(0, 3), "T05"); // vpcmpeqd ymm0, ymm0, ymm0
+    EXPECT_EQ(s.c.cmd(p_cmd('p', y0)), ones);
+    EXPECT_EQ(s.c.cmd(p_cmd('p', s.regnum("xmm0"))), ones);
+    // the g packet ends with the 16 upper halves
+    std::string g = s.c.cmd("g");
+    ASSERT_GT(g.size(), 2u * 16 * 16);
+    EXPECT_EQ(g.substr(g.size() - 2 * 16 * 16, 32), ones);
+    // P writes one
+    uint8_t v[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = (uint8_t)(0x10 + i);
+    EXPECT_EQ(s.c.cmd(p_cmd('P', y0 + 5) + "=" + hex(v, 16)), "OK");
+    EXPECT_EQ(s.c.cmd(p_cmd('p', y0 + 5)), hex(v, 16));
+    // G writes back what g read, ymm15h changed
+    g = s.c.cmd("g");
+    g.replace(g.size() - 32, 32, hex(v, 16));
+    EXPECT_EQ(s.c.cmd("G" + g), "OK");
+    EXPECT_EQ(s.c.cmd(p_cmd('p', y0 + 15)), hex(v, 16));
+    EXPECT_EQ(s.c.cmd("D"), "OK");
+    EXPECT_EQ(s.join(), 0);
+    EXPECT_EQ(memcmp(s.m->ymmh[5].b, v, 16), 0);
+    EXPECT_EQ(memcmp(s.m->ymmh[15].b, v, 16), 0);
+    EXPECT_EQ(s.m->ymmh[0].q[0] & s.m->ymmh[0].q[1], ~0ull);
+    EXPECT_EQ(es_run(s.m), ES_STOP_EXIT);
+    EXPECT_EQ(s.m->exit_status, 0);
+}
+
 // An i386 program runs in compatibility mode under the same x86-64
 // description: breakpoints on the kernel's compat entry points catch its
 // first system call, at CPL 0 with the 64-bit kernel's CS.
