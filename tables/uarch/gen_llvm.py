@@ -278,6 +278,141 @@ add("fstp", "m64")
 add("fadd", "m64")
 add("fmul", "m64")
 add("fxch", "st1")
+# x86-64-v3: the VEX forms that -march=x86-64-v3 code and glibc's AVX2
+# string functions use and the lists above lack (each added once: a form
+# listed above keeps its place and its row).
+def add_new(mnem, *ops_list):
+    for ops in ops_list:
+        if (mnem, ops) not in FORMS:
+            FORMS.append((mnem, ops))
+
+
+V3_PACKED = ["vpand", "vpandn", "vpor", "vpxor", "vpaddb", "vpaddw", "vpaddd", "vpaddq", "vpsubb",
+             "vpsubw", "vpsubd", "vpsubq", "vpaddusb", "vpsubusb", "vpcmpeqb", "vpcmpeqw",
+             "vpcmpeqd", "vpcmpeqq", "vpcmpgtb", "vpcmpgtw", "vpcmpgtd", "vpcmpgtq", "vpminub",
+             "vpminuw", "vpminud", "vpminsb", "vpminsd", "vpmaxub", "vpmaxud", "vpmaxsd", "vpmullw",
+             "vpmulld", "vpmuludq", "vpmuldq", "vpmulhw", "vpmulhuw", "vpmaddwd", "vpmaddubsw",
+             "vpavgb", "vpsadbw", "vpshufb", "vpunpcklbw", "vpunpckhbw", "vpunpcklwd", "vpunpckhwd",
+             "vpunpckldq", "vpunpckhdq", "vpunpcklqdq", "vpunpckhqdq", "vpacksswb", "vpackuswb",
+             "vpackssdw", "vpackusdw", "vpsllvd", "vpsllvq", "vpsrlvd", "vpsrlvq", "vpsravd",
+             "vaddps", "vaddpd", "vsubps", "vsubpd", "vmulps", "vmulpd", "vdivps", "vdivpd",
+             "vminps", "vminpd", "vmaxps", "vmaxpd", "vandps", "vandpd", "vandnps", "vandnpd",
+             "vorps", "vorpd", "vxorps", "vxorpd", "vunpcklps", "vunpckhps", "vunpcklpd",
+             "vunpckhpd", "vhaddps", "vhaddpd", "vaddsubps", "vaddsubpd", "vpermilps", "vpermd",
+             "vpermps"]
+for m in V3_PACKED:
+    add_new(m, "xmm,xmm,xmm", "xmm,xmm,m128", "ymm,ymm,ymm", "ymm,ymm,m256")
+for m in ["vaddss", "vsubss", "vmulss", "vdivss", "vminss", "vmaxss", "vsqrtss", "vcvtss2sd"]:
+    add_new(m, "xmm,xmm,xmm", "xmm,xmm,m32")
+for m in ["vaddsd", "vsubsd", "vmulsd", "vdivsd", "vminsd", "vmaxsd", "vsqrtsd", "vcvtsd2ss"]:
+    add_new(m, "xmm,xmm,xmm", "xmm,xmm,m64")
+for kind in ["fmadd", "fmsub", "fnmadd", "fnmsub", "fmaddsub", "fmsubadd"]:
+    for order in ["132", "213", "231"]:
+        for t in ["ps", "pd"]:
+            add_new(f"v{kind}{order}{t}", "xmm,xmm,xmm", "xmm,xmm,m128", "ymm,ymm,ymm",
+                    "ymm,ymm,m256")
+        if kind in ("fmaddsub", "fmsubadd"):
+            continue
+        add_new(f"v{kind}{order}ss", "xmm,xmm,xmm", "xmm,xmm,m32")
+        add_new(f"v{kind}{order}sd", "xmm,xmm,xmm", "xmm,xmm,m64")
+for m in ["vpsllw", "vpslld", "vpsllq", "vpsrlw", "vpsrld", "vpsrlq", "vpsraw", "vpsrad"]:
+    add_new(m, "xmm,xmm,imm8", "ymm,ymm,imm8", "xmm,xmm,xmm", "ymm,ymm,xmm")
+for m in ["vpslldq", "vpsrldq"]:
+    add_new(m, "xmm,xmm,imm8", "ymm,ymm,imm8")
+for m in ["vpabsb", "vpabsw", "vpabsd", "vsqrtps", "vsqrtpd", "vrcpps", "vrsqrtps",
+          "vcvtdq2ps", "vcvtps2dq", "vcvttps2dq", "vmovshdup", "vmovsldup", "vmovddup"]:
+    add_new(m, "xmm,xmm", "xmm,m128", "ymm,ymm", "ymm,m256")
+for m in ["vpmovzxbw", "vpmovzxwd", "vpmovzxdq", "vpmovsxbw", "vpmovsxwd", "vpmovsxdq",
+          "vcvtps2pd", "vcvtdq2pd", "vcvtph2ps"]:
+    add_new(m, "xmm,xmm", "ymm,xmm", "ymm,m128")
+for m in ["vpmovzxbd", "vpmovzxwq", "vpmovsxbd", "vpmovsxwq"]:
+    add_new(m, "ymm,xmm", "ymm,m64")
+add_new("vpmovzxbq", "ymm,xmm", "ymm,m32")
+for m in ["vcvtpd2ps", "vcvtpd2dq", "vcvttpd2dq"]:
+    add_new(m, "xmm,xmm", "xmm,ymm")
+for m in ["vpshufd", "vpshufhw", "vpshuflw", "vpermilps", "vpermilpd", "vroundps", "vroundpd"]:
+    add_new(m, "xmm,xmm,imm8", "ymm,ymm,imm8", "ymm,m256,imm8")
+add_new("vpermq", "ymm,m256,imm8")
+add_new("vpermpd", "ymm,ymm,imm8", "ymm,m256,imm8")
+for m in ["vpalignr", "vshufps", "vshufpd", "vblendps", "vblendpd", "vpblendw", "vpblendd",
+          "vdpps", "vmpsadbw", "vcmpps", "vcmppd"]:
+    add_new(m, "xmm,xmm,xmm,imm8", "ymm,ymm,ymm,imm8", "ymm,ymm,m256,imm8")
+for m in ["vcmpss", "vcmpsd", "vroundss", "vroundsd", "vinsertps", "vdppd"]:
+    add_new(m, "xmm,xmm,xmm,imm8")
+for m in ["vblendvps", "vblendvpd", "vpblendvb"]:
+    add_new(m, "xmm,xmm,xmm,xmm", "ymm,ymm,ymm,ymm")
+for m in ["vaesenc", "vaesenclast", "vaesdec", "vaesdeclast"]:
+    add_new(m, "xmm,xmm,xmm", "xmm,xmm,m128")
+add_new("vaesimc", "xmm,xmm")
+add_new("vaeskeygenassist", "xmm,xmm,imm8")
+add_new("vpclmulqdq", "xmm,xmm,xmm,imm8")
+for m in ["vmovaps", "vmovups", "vmovapd", "vmovupd", "vmovdqa", "vmovdqu"]:
+    add_new(m, "xmm,xmm", "xmm,m128", "m128,xmm", "ymm,ymm", "ymm,m256", "m256,ymm")
+add_new("vmovntps", "m128,xmm", "m256,ymm")
+add_new("vmovntpd", "m256,ymm")
+add_new("vmovntdqa", "xmm,m128", "ymm,m256")
+add_new("vlddqu", "xmm,m128", "ymm,m256")
+add_new("vmovd", "xmm,m32", "m32,xmm")
+add_new("vmovq", "xmm,m64", "m64,xmm", "xmm,xmm")
+add_new("vmovss", "xmm,xmm,xmm")
+add_new("vmovsd", "xmm,xmm,xmm")
+add_new("vmovhps", "xmm,xmm,m64", "m64,xmm")
+add_new("vmovlps", "xmm,xmm,m64", "m64,xmm")
+add_new("vmovhlps", "xmm,xmm,xmm")
+add_new("vmovlhps", "xmm,xmm,xmm")
+add_new("vpmovmskb", "r32,xmm")
+add_new("vmovmskps", "r32,xmm", "r32,ymm")
+add_new("vmovmskpd", "r32,xmm", "r32,ymm")
+add_new("vptest", "xmm,xmm", "xmm,m128", "ymm,m256")
+add_new("vtestps", "xmm,xmm", "ymm,ymm")
+add_new("vtestpd", "xmm,xmm", "ymm,ymm")
+add_new("vpextrb", "r32,xmm,imm8", "m8,xmm,imm8")
+add_new("vpextrw", "r32,xmm,imm8")
+add_new("vpextrd", "r32,xmm,imm8", "m32,xmm,imm8")
+add_new("vpextrq", "r64,xmm,imm8")
+add_new("vextractps", "r32,xmm,imm8")
+add_new("vpinsrb", "xmm,xmm,r32,imm8", "xmm,xmm,m8,imm8")
+add_new("vpinsrw", "xmm,xmm,r32,imm8")
+add_new("vpinsrd", "xmm,xmm,r32,imm8", "xmm,xmm,m32,imm8")
+add_new("vpinsrq", "xmm,xmm,r64,imm8", "xmm,xmm,m64,imm8")
+add_new("vpcmpistri", "xmm,xmm,imm8")
+add_new("vpcmpestri", "xmm,xmm,imm8")
+add_new("vinsertf128", "ymm,ymm,xmm,imm8", "ymm,ymm,m128,imm8")
+add_new("vextractf128", "m128,ymm,imm8")
+add_new("vbroadcastss", "xmm,xmm")
+add_new("vbroadcastsd", "ymm,m64", "ymm,xmm")
+add_new("vbroadcastf128", "ymm,m128")
+add_new("vbroadcasti128", "ymm,m128")
+add_new("vpbroadcastb", "xmm,xmm", "ymm,m8")
+add_new("vpbroadcastw", "xmm,xmm", "ymm,xmm", "ymm,m16")
+add_new("vpbroadcastd", "xmm,m32")
+add_new("vpbroadcastq", "xmm,xmm", "ymm,xmm", "xmm,m64")
+add_new("vperm2f128", "ymm,ymm,m256,imm8")
+add_new("vperm2i128", "ymm,ymm,m256,imm8")
+for m in ["vmaskmovps", "vmaskmovpd", "vpmaskmovd", "vpmaskmovq"]:
+    add_new(m, "xmm,xmm,m128", "ymm,ymm,m256", "m128,xmm,xmm", "m256,ymm,ymm")
+add_new("vpgatherdd", "xmm,vsib_x,xmm")
+add_new("vgatherdps", "xmm,vsib_x,xmm")
+add_new("vpgatherdq", "xmm,vsib_x,xmm", "ymm,vsib_x,ymm")
+add_new("vgatherdpd", "xmm,vsib_x,xmm", "ymm,vsib_x,ymm")
+add_new("vpgatherqd", "xmm,vsibq_x,xmm", "xmm,vsibq_y,xmm")
+add_new("vgatherqps", "xmm,vsibq_x,xmm", "xmm,vsibq_y,xmm")
+add_new("vpgatherqq", "xmm,vsibq_x,xmm", "ymm,vsibq_y,ymm")
+add_new("vgatherqpd", "xmm,vsibq_x,xmm", "ymm,vsibq_y,ymm")
+add_new("vcvtps2ph", "xmm,xmm,imm8", "m128,ymm,imm8", "m64,xmm,imm8")
+add_new("vcvtsi2ss", "xmm,xmm,r32", "xmm,xmm,r64")
+add_new("vcvtsi2sd", "xmm,xmm,r32", "xmm,xmm,r64")
+for m in ["vcvttss2si", "vcvtss2si"]:
+    add_new(m, "r32,xmm", "r64,xmm")
+for m in ["vcvttsd2si", "vcvtsd2si"]:
+    add_new(m, "r32,xmm", "r64,xmm")
+for m in ["vucomiss", "vcomiss"]:
+    add_new(m, "xmm,xmm", "xmm,m32")
+for m in ["vucomisd", "vcomisd"]:
+    add_new(m, "xmm,xmm", "xmm,m64")
+add_new("vldmxcsr", "m32")
+add_new("vstmxcsr", "m32")
+
 # fences, serialising, privileged
 for m in ["lfence", "mfence", "sfence", "cpuid", "rdtsc", "rdtscp", "rdpmc", "swapgs", "wrmsr", "rdmsr",
           "syscall", "sysretq", "sysenter", "sysexit", "iretq", "iretd", "int3", "hlt", "cli", "sti",
@@ -309,7 +444,8 @@ FIXED = {
     "m128": "xmmword ptr [rdi+16]", "m256": "ymmword ptr [rdi+32]", "m": "[rdi+rsi*4+8]",
     "m_base": "[rdi]", "m_bd": "[rdi+8]", "m_bi": "[rdi+rsi]", "m_rip": "[rip+.Ltarget]",
     "m_rip64": "qword ptr [rip+.Ltarget]",
-    "vsib_y": "[rdi+ymm5*4]", "xmm0": "xmm0", "one": "1", "cl": "cl", "rel": ".Ltarget",
+    "vsib_y": "[rdi+ymm5*4]", "vsib_x": "[rdi+xmm5*4]", "vsibq_y": "[rdi+ymm5*8]",
+    "vsibq_x": "[rdi+xmm5*8]", "xmm0": "xmm0", "one": "1", "cl": "cl", "rel": ".Ltarget",
     "st1": "st(1)", "cr3": "cr3", "cr0": "cr0", "cr4": "cr4", "cr2": "cr2", "dr7": "dr7",
     "ss": "ss", "ds": "ds", "gs": "gs", "fs": "fs",
 }
@@ -348,7 +484,8 @@ def form_name(mnem, ops):
                "zeroxmm2": "xmm,xmm (zero idiom)"}
     ops = special.get(ops, ops)
     ops = ops.replace("m_base", "m[base]").replace("m_bd", "m[base+disp]").replace("m_bi", "m[base+index]")
-    ops = ops.replace("m_rip64", "m64[rip]").replace("m_rip", "m[rip]").replace("vsib_y", "vm32y")
+    ops = ops.replace("m_rip64", "m64[rip]").replace("m_rip", "m[rip]").replace("vsib_y", "vm32y").replace("vsib_x", "vm32x")
+    ops = ops.replace("vsibq_y", "vm64y").replace("vsibq_x", "vm64x")
     return f"{mnem} {ops.replace(',', ', ')}".strip()
 
 
