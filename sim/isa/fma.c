@@ -264,7 +264,11 @@ static uint16_t single_to_half(const es_machine *m, uint32_t x, unsigned rc, uin
     uint32_t r = round_shift(mant, (unsigned)(13 + (qe - E)), neg, rc, &inexact);
     uint32_t bits = ((uint32_t)(qe + 14) << 10) + r;
     if (bits >= 0x7c00u) {
-        *fl |= ES_MXCSR_OE | ES_MXCSR_PE;
+        /* masked, the result (infinity or the largest half) is inexact;
+         * unmasked, PE says whether the unbounded-exponent result is
+         * (SDM Vol. 1, 4.9.1.4; seen on the host: OE alone for an exact
+         * one) */
+        *fl |= ES_MXCSR_OE | ((inexact || (m->mxcsr & ES_MXCSR_OM)) ? ES_MXCSR_PE : 0);
         int to_inf = rc == 0 || (rc == 1 && neg) || (rc == 2 && !neg);
         return (uint16_t)(s | (to_inf ? 0x7c00u : 0x7bffu));
     }
