@@ -82,6 +82,11 @@ typedef union es_xmm {
     double g[2];
 } es_xmm;
 
+/* es_machine.vr[]: XMM0-15, the YMM upper halves, four scratch slots. */
+#define ES_VR_SLOTS 36
+#define ES_VR_HIGH 16 /* vr[ES_VR_HIGH + r]: bits 255:128 of YMMr */
+#define ES_VR_TMP 32  /* vr[ES_VR_TMP + i]: scratch */
+
 /* A YMM value: the two 128-bit lanes, low first. */
 typedef union es_ymm {
     es_xmm x[2];
@@ -333,9 +338,20 @@ struct es_machine {
      * bits 511:256 of ZMM0-15 (component 6), ZMM16-31 whole (component 7)
      * and the opmask registers (component 5) as arrays of their own here,
      * so no access to the lower parts changes (es_vlane in sim/isa/vex.h
-     * is the one place that maps a register and lane to its storage). */
-    es_xmm xmm[16];
-    es_xmm ymmh[16];
+     * is the one place that maps a register and lane to its storage).
+     * vr[] is the same storage indexed as one array -- vr[r] is XMMr,
+     * vr[16 + r] bits 255:128 of YMMr -- with four scratch slots after
+     * it: the SSE handlers address their operands as vr[o->reg], so a
+     * VEX.256 form's upper lane runs through them by register number
+     * (sim/isa/vex.c), without copies. */
+    union {
+        es_xmm vr[ES_VR_SLOTS];
+        struct {
+            es_xmm xmm[16];
+            es_xmm ymmh[16];
+            es_xmm vtmp[4]; /* es_vex_run's scratch: dead between instructions */
+        };
+    };
     uint32_t mxcsr;
     es_x87 fpu;
     es_segreg seg[8];  /* indexed by enum es_seg; [6],[7] stay zero (no segment) */

@@ -92,7 +92,7 @@ static inline const es_xmm *sse_src(es_machine *m, const es_insn *d, int i, es_x
 {
     const es_operand *o = &d->o[i];
     if (__builtin_expect(o->kind == ES_OPK_XMM, 1))
-        return &m->xmm[o->reg];
+        return &m->vr[o->reg];
     if (o->kind != ES_OPK_MEM) {
         es_unimplemented(m, d);
         return NULL;
@@ -112,7 +112,7 @@ static inline const es_xmm *sse_src(es_machine *m, const es_insn *d, int i, es_x
 static inline es_xmm *sse_dst(es_machine *m, const es_insn *d)
 {
     if (__builtin_expect(d->o[0].kind == ES_OPK_XMM, 1))
-        return &m->xmm[d->o[0].reg];
+        return &m->vr[d->o[0].reg];
     es_unimplemented(m, d);
     return NULL;
 }

@@ -99,7 +99,7 @@ static inline int cvt_si2s(es_machine *m, const es_insn *d, int dbl)
     uint64_t v;
     TRY(es_rd(m, d, 1, &v));
     int64_t iv = es_sext(v, d->o[1].size);
-    es_xmm *x = &m->xmm[d->o[0].reg];
+    es_xmm *x = &m->vr[d->o[0].reg];
     uint32_t h = sse_fp_enter(m);
     INT_PIN(iv);
     if (dbl) {

@@ -505,7 +505,7 @@ static inline int comis(es_machine *m, const es_insn *d, int dbl, int signaling)
     const es_xmm *s = sse_src(m, d, 1, &t, 0);
     if (!s)
         return ES_FAULT;
-    const es_xmm *x = &m->xmm[d->o[0].reg];
+    const es_xmm *x = &m->vr[d->o[0].reg];
     int u, c;
     uint32_t f;
     if (dbl) {

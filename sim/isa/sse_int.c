@@ -302,7 +302,7 @@ extract(es_machine *m, const es_insn *d, unsigned esize)
 {
     if (d->o[1].kind != ES_OPK_XMM)
         return es_unimplemented(m, d);
-    const es_xmm *s = &m->xmm[d->o[1].reg];
+    const es_xmm *s = &m->vr[d->o[1].reg];
     unsigned i = sse_imm8(d, 2) & (16 / esize - 1);
     uint64_t v = 0;
     memcpy(&v, &s->b[i * esize], esize); /* little-endian host */
@@ -356,7 +356,7 @@ int op_insertps(es_machine *m, const es_insn *d)
     unsigned imm = sse_imm8(d, 2);
     uint32_t v = 0;
     if (d->o[1].kind == ES_OPK_XMM)
-        v = m->xmm[d->o[1].reg].d[imm >> 6];
+        v = m->vr[d->o[1].reg].d[imm >> 6];
     else
         TRY(sse_read_mem(m, d, &d->o[1], &v, 4, 0));
     x->d[(imm >> 4) & 3] = v;

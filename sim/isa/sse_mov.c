@@ -13,12 +13,12 @@ static inline int move128(es_machine *m, const es_insn *d, int align)
         const es_xmm *s = sse_src(m, d, 1, &tmp, align);
         if (!s)
             return ES_FAULT;
-        m->xmm[o0->reg] = *s;
+        m->vr[o0->reg] = *s;
         return ES_OK;
     }
     if (o0->kind != ES_OPK_MEM || d->o[1].kind != ES_OPK_XMM)
         return es_unimplemented(m, d); /* MMX forms (MOVNTQ has its own mnemonic) */
-    TRY(sse_write_mem(m, d, o0, &m->xmm[d->o[1].reg], 16, align));
+    TRY(sse_write_mem(m, d, o0, &m->vr[d->o[1].reg], 16, align));
     return ES_OK;
 }
 
@@ -40,19 +40,19 @@ int op_movd_movq(es_machine *m, const es_insn *d)
     if (o0->kind == ES_OPK_XMM) {
         uint64_t v;
         if (o1->kind == ES_OPK_XMM)
-            v = m->xmm[o1->reg].q[0]; /* movq xmm, xmm */
+            v = m->vr[o1->reg].q[0]; /* movq xmm, xmm */
         else if (o1->kind == ES_OPK_GPR || o1->kind == ES_OPK_MEM)
             TRY(es_rd(m, d, 1, &v));
         else
             return es_unimplemented(m, d);
-        es_xmm *x = &m->xmm[o0->reg];
+        es_xmm *x = &m->vr[o0->reg];
         x->q[0] = v;
         x->q[1] = 0;
         return ES_OK;
     }
     if ((o0->kind != ES_OPK_GPR && o0->kind != ES_OPK_MEM) || o1->kind != ES_OPK_XMM)
         return es_unimplemented(m, d);
-    TRY(es_wr(m, d, 0, m->xmm[o1->reg].q[0] & es_mask(o0->size)));
+    TRY(es_wr(m, d, 0, m->vr[o1->reg].q[0] & es_mask(o0->size)));
     return ES_OK;
 }
 
@@ -62,9 +62,9 @@ static inline int move_scalar(es_machine *m, const es_insn *d, unsigned n)
 {
     const es_operand *o0 = &d->o[0], *o1 = &d->o[1];
     if (o0->kind == ES_OPK_XMM) {
-        es_xmm *x = &m->xmm[o0->reg];
+        es_xmm *x = &m->vr[o0->reg];
         if (o1->kind == ES_OPK_XMM) {
-            memcpy(x, &m->xmm[o1->reg], n);
+            memcpy(x, &m->vr[o1->reg], n);
             return ES_OK;
         }
         es_xmm t = {{0}};
@@ -72,7 +72,7 @@ static inline int move_scalar(es_machine *m, const es_insn *d, unsigned n)
         *x = t;
         return ES_OK;
     }
-    TRY(sse_write_mem(m, d, o0, &m->xmm[o1->reg], n, 0));
+    TRY(sse_write_mem(m, d, o0, &m->vr[o1->reg], n, 0));
     return ES_OK;
 }
 
@@ -98,11 +98,11 @@ static inline int move_half(es_machine *m, const es_insn *d, int hi)
     if (o0->kind == ES_OPK_XMM && o1->kind == ES_OPK_MEM) {
         uint64_t v;
         TRY(sse_read_mem(m, d, o1, &v, 8, 0));
-        m->xmm[o0->reg].q[hi] = v;
+        m->vr[o0->reg].q[hi] = v;
         return ES_OK;
     }
     if (o0->kind == ES_OPK_MEM && o1->kind == ES_OPK_XMM) {
-        TRY(sse_write_mem(m, d, o0, &m->xmm[o1->reg].q[hi], 8, 0));
+        TRY(sse_write_mem(m, d, o0, &m->vr[o1->reg].q[hi], 8, 0));
         return ES_OK;
     }
     return es_unimplemented(m, d);
@@ -121,20 +121,20 @@ int op_movhp(es_machine *m, const es_insn *d)
 /* MOVHLPS xmm1, xmm2: low(xmm1) = high(xmm2). */
 int op_movhlps(es_machine *m, const es_insn *d)
 {
-    m->xmm[d->o[0].reg].q[0] = m->xmm[d->o[1].reg].q[1];
+    m->vr[d->o[0].reg].q[0] = m->vr[d->o[1].reg].q[1];
     return ES_OK;
 }
 
 /* MOVLHPS xmm1, xmm2: high(xmm1) = low(xmm2). */
 int op_movlhps(es_machine *m, const es_insn *d)
 {
-    m->xmm[d->o[0].reg].q[1] = m->xmm[d->o[1].reg].q[0];
+    m->vr[d->o[0].reg].q[1] = m->vr[d->o[1].reg].q[0];
     return ES_OK;
 }
 
 int op_movmskps(es_machine *m, const es_insn *d)
 {
-    const es_xmm *s = &m->xmm[d->o[1].reg];
+    const es_xmm *s = &m->vr[d->o[1].reg];
     uint64_t r = (s->d[0] >> 31) | (s->d[1] >> 31 << 1) | (s->d[2] >> 31 << 2) |
                  (s->d[3] >> 31 << 3);
     es_gpr_set(m, d->o[0].reg, d->o[0].size, r);
@@ -143,7 +143,7 @@ int op_movmskps(es_machine *m, const es_insn *d)
 
 int op_movmskpd(es_machine *m, const es_insn *d)
 {
-    const es_xmm *s = &m->xmm[d->o[1].reg];
+    const es_xmm *s = &m->vr[d->o[1].reg];
     es_gpr_set(m, d->o[0].reg, d->o[0].size, (s->q[0] >> 63) | (s->q[1] >> 63 << 1));
     return ES_OK;
 }
@@ -152,7 +152,7 @@ int op_pmovmskb(es_machine *m, const es_insn *d)
 {
     if (d->o[1].kind != ES_OPK_XMM)
         return es_unimplemented(m, d);
-    const es_xmm *s = &m->xmm[d->o[1].reg];
+    const es_xmm *s = &m->vr[d->o[1].reg];
     /* gather the top bit of each byte: multiply-free bit tricks per half */
     uint32_t r = 0;
     for (int h = 0; h < 2; h++) {
@@ -175,10 +175,10 @@ int op_movddup(es_machine *m, const es_insn *d)
 {
     uint64_t v;
     if (d->o[1].kind == ES_OPK_XMM)
-        v = m->xmm[d->o[1].reg].q[0];
+        v = m->vr[d->o[1].reg].q[0];
     else
         TRY(sse_read_mem(m, d, &d->o[1], &v, 8, 0));
-    es_xmm *x = &m->xmm[d->o[0].reg];
+    es_xmm *x = &m->vr[d->o[0].reg];
     x->q[0] = x->q[1] = v;
     return ES_OK;
 }
@@ -204,7 +204,7 @@ int op_movshdup(es_machine *m, const es_insn *d)
  * 16 bytes read first, so a fault leaves memory untouched. */
 int op_maskmovdqu(es_machine *m, const es_insn *d)
 {
-    const es_xmm *v = &m->xmm[d->o[0].reg], *k = &m->xmm[d->o[1].reg];
+    const es_xmm *v = &m->vr[d->o[0].reg], *k = &m->vr[d->o[1].reg];
     uint64_t va = es_seg_lin(m, ES_SEG_DS, m->gpr[ES_RDI] & es_mask(d->asize));
     uint8_t b[16];
     TRY(es_read(m, va, b, 16));

@@ -112,7 +112,7 @@ static inline int pcmpstr_common(es_machine *m, const es_insn *d, int explicit_l
     unsigned imm = sse_imm8(d, 2);
     int n = (imm & 1) ? 8 : 16;
     int ea[16], eb[16];
-    elems(&m->xmm[d->o[0].reg], imm & 3, ea);
+    elems(&m->vr[d->o[0].reg], imm & 3, ea);
     elems(b, imm & 3, eb);
     int la, lb;
     if (explicit_lens) {
@@ -193,7 +193,7 @@ int op_ptest(es_machine *m, const es_insn *d)
     const es_xmm *b = sse_src(m, d, 1, &t, 1);
     if (!b)
         return ES_FAULT;
-    const es_xmm *a = &m->xmm[d->o[0].reg];
+    const es_xmm *a = &m->vr[d->o[0].reg];
     uint64_t f = 0;
     if (((a->q[0] & b->q[0]) | (a->q[1] & b->q[1])) == 0)
         f |= ES_ZF;

@@ -202,6 +202,91 @@ static bool wide_form(const es_insn *d)
     return false;
 }
 
+/* ---- the in-place run: the common case, without copies ----
+ * When nothing can fault once the handler runs -- every SIMD exception
+ * masked (Linux's default MXCSR), any memory operand reachable through the
+ * TLB's host pointer -- the lanes run on the registers themselves: lane 1
+ * names the upper halves by their vr[] numbers (ES_VR_HIGH + r), the
+ * destination gets the first source before the handler computes into it
+ * (a source that is also the destination is first copied to a scratch
+ * slot), and nothing needs putting back.  Narrowing and widening forms,
+ * blendv and anything else take the copying path below. */
+
+/* The vr[] index of lane `lane` of register operand o. */
+static unsigned lane_reg(const es_operand *o, int lane)
+{
+    return (lane && o->kind == ES_OPK_YMM) ? ES_VR_HIGH + o->reg : o->reg;
+}
+
+/* Whether d can run in place; *mem_step: lane 1's displacement. */
+static bool inplace_ok(es_machine *m, const es_insn *d, int layout, bool wide, unsigned *mem_step)
+{
+    if (layout > ES_VEX_IMM4 || (m->mxcsr & ES_MXCSR_MASKS) != ES_MXCSR_MASKS)
+        return false;
+    if (d->o[0].kind != (wide ? ES_OPK_YMM : ES_OPK_XMM))
+        return false;
+    *mem_step = 0;
+    for (int i = 1; i < d->nops; i++) {
+        const es_operand *o = &d->o[i];
+        if (o->kind != ES_OPK_MEM)
+            continue;
+        unsigned n = o->size ? o->size : 16;
+        if (n > 32 || !es_host_ptr(m, es_lin(m, d, o), n, 0))
+            return false; /* a fault, a page crossing or observers: the careful path */
+        *mem_step = n == 32 ? 16 : 0;
+    }
+    return true;
+}
+
+static int run_inplace(es_machine *m, const es_insn *d, es_handler sse, int layout, bool wide,
+                       bool nds, unsigned mem_step)
+{
+    es_insn c = *d;
+    if (nds) {
+        memcpy(&c.o[1], &d->o[2], 2 * sizeof c.o[0]);
+        memset(&c.o[3], 0, sizeof c.o[3]);
+        c.nops--;
+    }
+    /* an XMM operand of a VEX.256 form (a shift count) serves both lanes:
+     * if it is the destination's register, lane 0 would overwrite it */
+    bool held[4] = {false, false, false, false};
+    for (int i = 1; wide && i < c.nops; i++) {
+        const es_operand *src = &d->o[i + (nds ? 1 : 0)];
+        if (src->kind == ES_OPK_XMM && src->reg == d->o[0].reg) {
+            m->vr[ES_VR_TMP + i] = m->vr[src->reg];
+            held[i] = true;
+        }
+    }
+    for (int lane = 0; lane <= (int)wide; lane++) {
+        unsigned dst = lane_reg(&d->o[0], lane);
+        for (int i = 1; i < c.nops; i++) {
+            es_operand *o = &c.o[i];
+            const es_operand *src = &d->o[i + (nds ? 1 : 0)];
+            if (src->kind == ES_OPK_XMM || src->kind == ES_OPK_YMM) {
+                unsigned r = held[i] ? ES_VR_TMP + (unsigned)i : lane_reg(src, lane);
+                if (nds && r == dst && lane_reg(&d->o[1], lane) != dst) {
+                    m->vr[ES_VR_TMP + i] = m->vr[r]; /* read before dst is overwritten */
+                    r = ES_VR_TMP + (unsigned)i;
+                }
+                o->kind = ES_OPK_XMM, o->reg = (uint8_t)r, o->size = 16;
+            } else if (o->kind == ES_OPK_MEM && lane) {
+                o->disp += mem_step;
+            } else if (o->kind == ES_OPK_MEM && o->size == 32) {
+                o->size = 16;
+            } else if (o->kind == ES_OPK_IMM && lane && layout >= ES_VEX_IMM2) {
+                o->imm = (int64_t)((uint64_t)o->imm >> (2 + layout - ES_VEX_IMM2));
+            }
+        }
+        if (nds)
+            m->vr[dst] = m->vr[lane_reg(&d->o[1], lane)];
+        c.o[0].kind = ES_OPK_XMM, c.o[0].reg = (uint8_t)dst, c.o[0].size = 16;
+        TRY(sse(m, &c)); /* cannot fault (inplace_ok); were it to, it says so */
+    }
+    if (!wide)
+        memset(&m->ymmh[d->o[0].reg], 0, sizeof(es_xmm));
+    return ES_OK;
+}
+
 int es_vex_run(es_machine *m, const es_insn *d, es_handler sse, int layout)
 {
     TRY(es_vex_check(m));
@@ -211,6 +296,9 @@ int es_vex_run(es_machine *m, const es_insn *d, es_handler sse, int layout)
         return run_direct(m, d, sse);
     if (d->o[0].kind != ES_OPK_XMM && d->o[0].kind != ES_OPK_YMM)
         return es_unimplemented(m, d);
+    unsigned mem_step;
+    if (inplace_ok(m, d, layout, wide, &mem_step))
+        return run_inplace(m, d, sse, layout, wide, nds, mem_step);
     vex_plan p;
     p.val[0][0] = p.val[0][1] = m->xmm[0]; /* XMM0 as it is, but for blendv's mask */
     plan(m, d, layout, nds, &p);
