@@ -76,14 +76,10 @@ static int set_uarch(const es_opts *p, es_exposure_cfg *c)
         c->opts.uarch = NULL;
         return 0;
     }
-    int u = es_opt_pick(p->val, es_timing_uarchs());
-    if (u >= 0) {
-        c->opts.uarch = es_timing_uarchs()[u];
+    char err[400];
+    if (es_uarch_pick(p->val, &c->opts.uarch, err, sizeof err) == 0)
         return 0;
-    }
-    char list[128];
-    return es_opts_fail(p, "--uarch: unknown microarchitecture '%s' (%s, none)", p->val,
-                        es_uarchs_list(", ", list, sizeof list));
+    return es_opts_fail(p, "%s (or none)", err);
 }
 
 /* One option: 0, or the exit status of a usage error. */

@@ -126,8 +126,11 @@ int es_throughput_cmd(int argc, char **argv)
     for (int id; rc < 0 && (id = es_opts_next(&p)) != ES_OPT_DONE;) {
         if (id == T_HELP)
             es_cmd_help(stdout, &es_cmd_throughput), rc = ES_EX_OK;
-        else if (id == T_UARCH)
-            uarch = p.val;
+        else if (id == T_UARCH) {
+            char e[400];
+            if (es_uarch_pick(p.val, &uarch, e, sizeof e))
+                rc = es_opts_fail(&p, "%s", e);
+        }
         else if (id == T_FILE)
             file = p.val;
         else if (id == T_STATS)

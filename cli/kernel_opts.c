@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "host_cpu.h"
 #include "kernel.h"
 #include "mitigations.h"
 #include "opts.h"
@@ -35,7 +36,8 @@ const char es_help_mitigations[] =
     "removes one, none clears them, all sets all (e.g. --mitigations pti,retpoline)";
 const char es_help_cpu[] = "the CPU vendor the guest sees (default {cpudefault})";
 const char es_help_uarch[] =
-    "the cycle model's microarchitecture: {uarchs} (default {uarch})";
+    "the cycle model's microarchitecture: {uarchs}, or host (the model of the CPU this "
+    "runs on, when one describes it) (default {uarch})";
 const char es_help_kernel[] =
     "the guest kernel built from the kernel tree DIR (`entrysim kernel init DIR`, "
     "`entrysim kernel build DIR`): DIR/build/kernel-pNN.elf instead of the built-in one";
@@ -68,6 +70,25 @@ const char *es_vendors_list(char *buf, size_t n)
 const char *es_uarchs_list(const char *sep, char *buf, size_t n)
 {
     return es_opt_join(es_timing_uarchs(), sep, sep, buf, n);
+}
+
+int es_uarch_pick(const char *val, const char **out, char *err, size_t errlen)
+{
+    char why[320];
+    if (!strcmp(val, "host")) {
+        *out = es_host_uarch(why, sizeof why);
+        if (!*out)
+            snprintf(err, errlen, "--uarch host: %s", why);
+        return *out ? 0 : -1;
+    }
+    int u = es_opt_pick(val, es_timing_uarchs());
+    if (u < 0) {
+        snprintf(err, errlen, "--uarch: unknown microarchitecture '%s' (%s, host)", val,
+                 es_uarchs_list(", ", why, sizeof why));
+        return -1;
+    }
+    *out = es_timing_uarchs()[u];
+    return 0;
 }
 
 const char *es_mitigations_list(char *buf, size_t n)
@@ -158,15 +179,8 @@ int es_kernel_opt(es_kernel_opts *k, const char *name, const char *val, char *er
         k->kernel_dir = val;
         return 1;
     }
-    if (!strcmp(name, "--uarch")) {
-        int u = es_opt_pick(val, es_timing_uarchs());
-        if (u < 0)
-            return snprintf(err, errlen, "--uarch: unknown microarchitecture '%s' (%s)", val,
-                            es_uarchs_list(", ", why, sizeof why)),
-                   -1;
-        k->uarch = es_timing_uarchs()[u];
-        return 1;
-    }
+    if (!strcmp(name, "--uarch"))
+        return es_uarch_pick(val, &k->uarch, err, errlen) ? -1 : 1;
     return 0;
 }
 

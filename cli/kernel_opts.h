@@ -72,6 +72,9 @@ void es_kernel_opts_note(const es_kernel_opts *k, FILE *f);
 const char *es_conventions_list(char *buf, size_t n);
 const char *es_vendors_list(char *buf, size_t n);
 const char *es_uarchs_list(const char *sep, char *buf, size_t n);
+/* --uarch VAL: a built-in model's name, or "host" (the model of the CPU
+ * this runs on: cli/host_cpu.c); 0 with *out set, or -1 with a message. */
+int es_uarch_pick(const char *val, const char **out, char *err, size_t errlen);
 const char *es_mitigations_list(char *buf, size_t n);
 const char *es_patches_list(bool only_inert, char *buf, size_t n);
 

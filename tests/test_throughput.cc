@@ -11,6 +11,7 @@
 extern "C" {
 #include "machine.h"
 #include "cmd_throughput.h"
+#include "host_cpu.h"
 #include "timing.h"
 }
 
@@ -136,6 +137,22 @@ TEST(Throughput, UsageErrors)
     EXPECT_EQ(cmd({"--file", "/nonexistent/blocks"}).rc, 2);
     EXPECT_EQ(cmd({"--bogus"}).rc, 2);
     EXPECT_EQ(cmd({"--uarch"}).rc, 2);
+}
+
+// --uarch host: the model of the CPU the test runs on when a .cfg lists
+// it (the same figures as naming it), else a usage error that names the CPU.
+TEST(Throughput, UarchHostIsThisCpusModelOrAClearError)
+{
+    char why[320];
+    const char *u = es_host_uarch(why, sizeof why);
+    Out o = cmd({"--uarch", "host", "4801d84801ca"});
+    if (u) {
+        EXPECT_EQ(o.rc, 0);
+        EXPECT_EQ(o.text, cmd({"--uarch", u, "4801d84801ca"}).text);
+    } else {
+        EXPECT_EQ(o.rc, 2);
+        EXPECT_NE(strstr(why, "family 0x"), nullptr) << why;
+    }
 }
 
 TEST(Throughput, ApiRefusesWhatItCannotTime)

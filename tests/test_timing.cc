@@ -83,6 +83,22 @@ TEST(Timing, EveryBuiltInUarchLoadsWithAllPrivilegedForms)
     EXPECT_NE(strstr(err, "unknown microarchitecture"), nullptr) << err;
 }
 
+// --uarch host: each uarch's .cfg lists the CPUs it models (cpu.match);
+// the Zen 4 and Skylake-core parts pick their model, a Zen 5 (this
+// project's machines) or an Ice Lake none.
+TEST(Timing, UarchForCpuFollowsTheCfgLists)
+{
+    EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x19, 0x11), "znver4");  // Genoa
+    EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x19, 0x61), "znver4");  // Raphael
+    EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x19, 0xa0), "znver4");  // Bergamo
+    EXPECT_STREQ(es_timing_uarch_for_cpu("Intel", 6, 0x5e), "skylake"); // Skylake client
+    EXPECT_STREQ(es_timing_uarch_for_cpu("Intel", 6, 0x9e), "skylake"); // Coffee Lake
+    EXPECT_EQ(es_timing_uarch_for_cpu("AMD", 0x19, 0x01), nullptr);     // Zen 3 Milan
+    EXPECT_EQ(es_timing_uarch_for_cpu("AMD", 0x1a, 0x02), nullptr);     // Zen 5
+    EXPECT_EQ(es_timing_uarch_for_cpu("Intel", 6, 0x6a), nullptr);      // Ice Lake SP
+    EXPECT_EQ(es_timing_uarch_for_cpu("Intel", 0x19, 0x11), nullptr);   // vendor counts
+}
+
 TEST(Timing, DependentAddChainCostsItsLatency)
 {
     for (const char *name : kUarchs) {

@@ -821,3 +821,46 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
         tm_uarch_free(u);
     return rc;
 }
+
+/* ---- the model of a CPU (--uarch host) ----
+ * Each uarch's .cfg lists the CPUs it models: `cpu.match = VENDOR FAMILY
+ * MODEL...`, a model being a number or a range LO-HI (CPUID's displayed
+ * family and model).  The names stay in one place: the .cfg files. */
+
+static bool model_matches(const char *list, const char *vendor, unsigned family, unsigned model)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL, *tok = strtok_r(buf, " \t", &save);
+    if (!tok || strcmp(tok, vendor))
+        return false;
+    tok = strtok_r(NULL, " \t", &save);
+    if (!tok || strtoul(tok, NULL, 0) != family)
+        return false;
+    while ((tok = strtok_r(NULL, " \t", &save))) {
+        char *dash = strchr(tok, '-');
+        unsigned long lo = strtoul(tok, NULL, 0), hi = dash ? strtoul(dash + 1, NULL, 0) : lo;
+        if (model >= lo && model <= hi)
+            return true;
+    }
+    return false;
+}
+
+const char *es_timing_uarch_for_cpu(const char *vendor, unsigned family, unsigned model)
+{
+    for (const es_uarch_data *d = es_uarch_table; d->name; d++) {
+        char err[64];
+        cfg c = {.err = err, .errlen = sizeof err};
+        if (cfg_parse(&c, d->cfg)) {
+            free(c.kv);
+            continue;
+        }
+        const char *list = cfg_str(&c, "cpu.match");
+        bool hit = list && model_matches(list, vendor, family, model);
+        free(c.kv);
+        if (hit)
+            return d->name;
+    }
+    return NULL;
+}
+

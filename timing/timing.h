@@ -25,6 +25,10 @@ typedef struct es_timing es_timing;
 /* The built-in microarchitectures, NULL-terminated ("znver4", "skylake"). */
 const char *const *es_timing_uarchs(void);
 
+/* The built-in model of a CPU ("AMD" or "Intel", CPUID's displayed family
+ * and model): the uarch whose .cfg lists it under cpu.match, or NULL. */
+const char *es_timing_uarch_for_cpu(const char *vendor, unsigned family, unsigned model);
+
 /* Creates a model of `uarch` from the tables built into the binary.
  * Returns NULL with a message in err (unknown name, allocation failure). */
 es_timing *es_timing_new(const char *uarch, char *err, size_t errlen);

@@ -99,6 +99,10 @@ def check_cfg(path, ports):
                 for r in val.split(","):
                     if r not in GPRS:
                         err(path, n, f"{key}: {r!r} is not a 64-bit register name")
+            elif key == "cpu.match":
+                # VENDOR FAMILY MODEL... (a model: 0xNN or a range 0xLO-0xHI)
+                if not re.fullmatch(r"(AMD|Intel) 0x[0-9a-f]+( 0x[0-9a-f]+(-0x[0-9a-f]+)?)+", val):
+                    err(path, n, f"cpu.match is not 'VENDOR FAMILY MODEL...': {val!r}")
             elif not re.fullmatch(r"\d+(\.\d+)?", val):
                 err(path, n, f"value of {key} is not a number: {val!r}")
     for k in REQUIRED:
