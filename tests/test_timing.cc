@@ -84,8 +84,8 @@ TEST(Timing, EveryBuiltInUarchLoadsWithAllPrivilegedForms)
 }
 
 // --uarch host: each uarch's .cfg lists the CPUs it models (cpu.match);
-// the Zen 4 and Skylake-core parts pick their model, a Zen 5 (this
-// project's machines) or an Ice Lake none.
+// the Zen 4, Zen 5 and Skylake-core parts pick their model, a Zen 3 or an
+// Ice Lake none.
 TEST(Timing, UarchForCpuFollowsTheCfgLists)
 {
     EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x19, 0x11), "znver4");  // Genoa
@@ -94,7 +94,8 @@ TEST(Timing, UarchForCpuFollowsTheCfgLists)
     EXPECT_STREQ(es_timing_uarch_for_cpu("Intel", 6, 0x5e), "skylake"); // Skylake client
     EXPECT_STREQ(es_timing_uarch_for_cpu("Intel", 6, 0x9e), "skylake"); // Coffee Lake
     EXPECT_EQ(es_timing_uarch_for_cpu("AMD", 0x19, 0x01), nullptr);     // Zen 3 Milan
-    EXPECT_EQ(es_timing_uarch_for_cpu("AMD", 0x1a, 0x02), nullptr);     // Zen 5
+    EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x1a, 0x02), "znver5"); // Turin (this machine)
+    EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x1a, 0x44), "znver5"); // Granite Ridge
     EXPECT_EQ(es_timing_uarch_for_cpu("Intel", 6, 0x6a), nullptr);      // Ice Lake SP
     EXPECT_EQ(es_timing_uarch_for_cpu("Intel", 0x19, 0x11), nullptr);   // vendor counts
 }

@@ -271,6 +271,41 @@ typedef struct port_share {
     bool exact; /* a resource named in ports.exact_occupancy */
 } port_share;
 
+/* The mask of a .cfg list of port names ("ALU0,ALU1"), creating them. */
+static int list_mask(tm_uarch *u, cfg *c, const char *list, uint32_t *mask, char *err,
+                     size_t errlen)
+{
+    *mask = 0;
+    for (const char *p = list; *p;) {
+        char tok[16];
+        size_t n = strcspn(p, ", ");
+        snprintf(tok, sizeof tok, "%.*s", (int)(n < 15 ? n : 15), p);
+        p += n + strspn(p + n, ", ");
+        uint32_t m;
+        if (tok[0] && port_mask(u, c, tok, &m, err, errlen))
+            return -1;
+        *mask |= tok[0] ? m : 0;
+    }
+    return 0;
+}
+
+/* A core wider than its tables' (tables.base): a group of uops the base
+ * core spreads over all of ports.widen_from runs on any of
+ * ports.widen_to (Zen 4's four integer ALUs -> Zen 5's six). */
+static int widen_groups(tm_uarch *u, cfg *c, port_share *grp, int ng, char *err, size_t errlen)
+{
+    const char *from = cfg_str(c, "ports.widen_from"), *to = cfg_str(c, "ports.widen_to");
+    if (!from || !to)
+        return 0;
+    uint32_t fm, tm;
+    if (list_mask(u, c, from, &fm, err, errlen) || list_mask(u, c, to, &tm, err, errlen))
+        return -1;
+    for (int g = 0; g < ng; g++)
+        if (grp[g].mask == fm)
+            grp[g].mask = tm;
+    return 0;
+}
+
 /* The groups of the pressure string s into grp[0..*ng) (at most 8). */
 static int port_shares(tm_uarch *u, cfg *c, const char *s, port_share *grp, int *ng,
                        char *err, size_t errlen)
@@ -318,7 +353,7 @@ static int port_shares(tm_uarch *u, cfg *c, const char *s, port_share *grp, int 
         grp[g].total += cyc;
         grp[g].exact |= in_list(cfg_str(c, "ports.exact_occupancy"), tok);
     }
-    return 0;
+    return widen_groups(u, c, grp, *ng, err, errlen);
 }
 
 /* The uops of one group of a form with `uops` uops. */
@@ -617,15 +652,33 @@ static const es_uarch_data *uarch_data(const char *name, char *err, size_t errle
         snprintf(err, errlen, "unknown microarchitecture '%s' (known: %s)", name, list);
         return NULL;
     }
-    if (!d->llvm) {
-        snprintf(err, errlen, "tables/uarch/%s.llvm.tsv is missing", name);
-        return NULL;
-    }
-    if (!d->priv) {
-        snprintf(err, errlen, "tables/uarch/%s.priv.tsv is missing (privileged transitions)", name);
-        return NULL;
-    }
     return d;
+}
+
+/* The tables a uarch runs on: its own, or for the ones it lacks those of
+ * the uarch its .cfg names as `tables.base` (a core whose per-form costs no
+ * LLVM release models yet: its own .cfg says what differs).  The base's
+ * published and measured overrides are its core's, so they do not carry
+ * over. */
+static int resolve_tables(cfg *c, const char *name, es_uarch_data *dd, char *err, size_t errlen)
+{
+    const char *base = cfg_str(c, "tables.base");
+    if (base && (!dd->llvm || !dd->priv)) {
+        const es_uarch_data *b = uarch_data(base, err, errlen);
+        if (!b)
+            return -1;
+        dd->llvm = dd->llvm ? dd->llvm : b->llvm;
+        dd->priv = dd->priv ? dd->priv : b->priv;
+    }
+    if (!dd->llvm) {
+        snprintf(err, errlen, "tables/uarch/%s.llvm.tsv is missing", name);
+        return -1;
+    }
+    if (!dd->priv) {
+        snprintf(err, errlen, "tables/uarch/%s.priv.tsv is missing (privileged transitions)", name);
+        return -1;
+    }
+    return 0;
 }
 
 /* A required .cfg number and the tm_uarch field it adds to (two rows for
@@ -812,9 +865,11 @@ int tm_uarch_load(tm_uarch *u, const char *name, char *err, size_t errlen)
     cfg c = {.err = err, .errlen = errlen};
     snprintf(c.file, sizeof c.file, "%s.cfg", name);
     int rc = -1;
-    if (!cfg_parse(&c, d->cfg) && !read_params(u, &c, name, err, errlen) &&
-        !default_form(u, &c, name, err, errlen) && !read_forms(u, &c, d, name, err, errlen) &&
-        !parse_priv(u, d->priv, err, errlen) && !lsu_ports(u, err, errlen))
+    es_uarch_data dd = *d;
+    if (!cfg_parse(&c, d->cfg) && !resolve_tables(&c, name, &dd, err, errlen) &&
+        !read_params(u, &c, name, err, errlen) && !default_form(u, &c, name, err, errlen) &&
+        !read_forms(u, &c, &dd, name, err, errlen) && !parse_priv(u, dd.priv, err, errlen) &&
+        !lsu_ports(u, err, errlen))
         rc = 0;
     free(c.kv);
     if (rc)

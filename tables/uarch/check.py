@@ -74,8 +74,22 @@ def check_tsv(path):
     return forms, ports
 
 
+def cfg_value(path, key):
+    """A .cfg key's value (its last definition), None when absent."""
+    val = None
+    with open(path) as f:
+        for raw in f:
+            m = re.match(r"^\s*" + re.escape(key) + r"\s*=\s*([^#]+?)\s*(#|$)", raw)
+            if m:
+                val = m.group(1)
+    return val
+
+
 def check_cfg(path, ports):
+    """ports: the port names of the uarch's tables (its own or its tables.base's);
+    a core wider than its base adds the names of ports.widen_to."""
     keys = {}
+    extra = set((cfg_value(path, "ports.widen_to") or "").split(","))
     with open(path) as f:
         for n, raw in enumerate(f, 1):
             line = raw.strip()
@@ -93,8 +107,11 @@ def check_cfg(path, ports):
                 for p in val.split(","):
                     if key == "ports.exact_occupancy" and p == "none":
                         continue
-                    if ports and p not in ports:
+                    if ports and p not in ports and p not in extra:
                         err(path, n, f"port {p!r} does not occur in the .llvm.tsv of this uarch")
+            elif key == "tables.base":
+                if not os.path.exists(os.path.join(os.path.dirname(path), val + ".llvm.tsv")):
+                    err(path, n, f"tables.base {val!r}: no {val}.llvm.tsv")
             elif key.endswith(".bases"):
                 for r in val.split(","):
                     if r not in GPRS:
@@ -136,7 +153,8 @@ def main():
             for port in sorted(ports - portsets[name]):
                 err(p, 0, f"port {port!r} does not occur in {name}.llvm.tsv")
     for p in sorted(glob.glob(os.path.join(d, "*.cfg"))):
-        check_cfg(p, portsets.get(os.path.basename(p)[:-4], set()))
+        name = os.path.basename(p)[:-4]
+        check_cfg(p, portsets.get(name) or portsets.get(cfg_value(p, "tables.base") or "", set()))
     for e in errors:
         print(e, file=sys.stderr)
     print(f"check.py: {len(tsvs)} tables, {sum(len(s) for s in formsets.values())} rows, "
