@@ -289,20 +289,32 @@ static int list_mask(tm_uarch *u, cfg *c, const char *list, uint32_t *mask, char
     return 0;
 }
 
-/* A core wider than its tables' (tables.base): a group of uops the base
- * core spreads over all of ports.widen_from runs on any of
- * ports.widen_to (Zen 4's four integer ALUs -> Zen 5's six). */
+/* A core wider than its tables' (tables.base): `ports.widen = FROM > TO;
+ * FROM > TO...`: a group of uops the base core spreads over exactly FROM
+ * runs on any of TO (Zen 4's four integer ALUs -> Zen 5's six; its one
+ * multiplier pipe -> three). */
 static int widen_groups(tm_uarch *u, cfg *c, port_share *grp, int ng, char *err, size_t errlen)
 {
-    const char *from = cfg_str(c, "ports.widen_from"), *to = cfg_str(c, "ports.widen_to");
-    if (!from || !to)
-        return 0;
-    uint32_t fm, tm;
-    if (list_mask(u, c, from, &fm, err, errlen) || list_mask(u, c, to, &tm, err, errlen))
-        return -1;
-    for (int g = 0; g < ng; g++)
-        if (grp[g].mask == fm)
-            grp[g].mask = tm;
+    const char *rules = cfg_str(c, "ports.widen");
+    for (const char *r = rules; r && *r;) {
+        char from[80] = "", to[80] = "";
+        size_t n = strcspn(r, ";");
+        const char *gt = memchr(r, '>', n);
+        if (!gt) {
+            snprintf(err, errlen, "%s: ports.widen: a rule is FROM > TO", c->file);
+            return -1;
+        }
+        snprintf(from, sizeof from, "%.*s", (int)(gt - r), r);
+        snprintf(to, sizeof to, "%.*s", (int)(r + n - gt - 1), gt + 1);
+        r += n + (r[n] == ';');
+        trim(from), trim(to);
+        uint32_t fm, tm;
+        if (list_mask(u, c, from, &fm, err, errlen) || list_mask(u, c, to, &tm, err, errlen))
+            return -1;
+        for (int g = 0; g < ng; g++)
+            if (grp[g].mask == fm)
+                grp[g].mask = tm;
+    }
     return 0;
 }
 

@@ -87,9 +87,11 @@ def cfg_value(path, key):
 
 def check_cfg(path, ports):
     """ports: the port names of the uarch's tables (its own or its tables.base's);
-    a core wider than its base adds the names of ports.widen_to."""
+    a core wider than its base adds the units its ports.widen rules name."""
     keys = {}
-    extra = set((cfg_value(path, "ports.widen_to") or "").split(","))
+    widen = cfg_value(path, "ports.widen") or ""
+    extra = {p.strip() for rule in widen.split(";") if ">" in rule
+             for p in rule.split(">")[1].split(",")}
     with open(path) as f:
         for n, raw in enumerate(f, 1):
             line = raw.strip()
@@ -103,7 +105,15 @@ def check_cfg(path, ports):
             if key in keys:
                 err(path, n, f"duplicate key {key}")
             keys[key] = val
-            if key.startswith("ports."):
+            if key == "ports.widen":
+                for rule in val.split(";"):
+                    if rule.count(">") != 1:
+                        err(path, n, f"ports.widen: {rule.strip()!r} is not 'FROM > TO'")
+                        continue
+                    for p in re.split(r"[,>]", rule):
+                        if ports and p.strip() not in ports and p.strip() not in extra:
+                            err(path, n, f"port {p.strip()!r} does not occur in the .llvm.tsv")
+            elif key.startswith("ports."):
                 for p in val.split(","):
                     if key == "ports.exact_occupancy" and p == "none":
                         continue
