@@ -146,6 +146,8 @@ int es_setup_frame32(const struct es_ksignal *k, struct pt_regs *regs)
         f.rt = (struct rt_sigframe_ia32){.pretcode = (u32)ret, .sig = (s32)k->sig,
                                           .pinfo = (u32)(frame + 16), .puc = (u32)(frame + 144)};
         es_info32(f.rt.info, k->info);
+        /* ia32_setup_rt_frame: UC_FP_XSTATE when the image is an XSAVE one */
+        f.rt.uc.uc_flags = es_fpu_xstate() ? 1u : 0u;
         f.rt.uc.uc_stack = (struct stack32){(u32)k->ss_sp, (s32)ss_flags, (u32)k->ss_size};
         save_sc32(&f.rt.uc.uc_mcontext, regs, k->oldmask);
         f.rt.uc.uc_mcontext.fpstate = (u32)fp;
