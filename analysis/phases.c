@@ -607,6 +607,7 @@ es_phases *es_phases_attach(es_machine *m, es_timing *t)
     o.before = ph_before;
     o.retire = ph_retire;
     o.exception = ph_exception;
+    o.blocks = true; /* reads RIP, CPL, RSP and the entry registers, no flag */
     if (es_observe(m, &o)) {
         es_phases_free(p);
         return NULL;

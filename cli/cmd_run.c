@@ -165,12 +165,12 @@ static double run_timed(es_machine *m, const options *o)
 static int finish(es_machine *m, const options *o)
 {
     if (o->null_observer) {
-        es_observer ob = {.retire = null_retire};
+        es_observer ob = {.retire = null_retire, .blocks = true};
         es_observe(m, &ob);
     }
     kernel_count kc = {0};
     if (o->stats && o->kernel_stats && m->has_kernel) {
-        es_observer ob = {.ctx = &kc, .before = count_kernel};
+        es_observer ob = {.ctx = &kc, .before = count_kernel, .blocks = true};
         es_observe(m, &ob);
     }
     double secs = run_timed(m, o);

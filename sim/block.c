@@ -12,7 +12,7 @@
 #define PAGE 4096ull
 #define BLOCK_MAX 64u          /* instructions per block */
 #define NBLOCKS (1u << 14)     /* blocks before the cache starts over */
-#define NBENTS (1u << 17)      /* pre-decoded instructions (16 MiB, touched as used) */
+#define NBENTS ES_BENT_SLOTS  /* pre-decoded instructions (16 MiB, touched as used) */
 #define TAB_BITS 14            /* hash table of blocks by physical address */
 
 struct es_bcache {
@@ -126,6 +126,8 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
             break; /* an unobserved run stops in front of it (es_run_fenced) */
         e[n].rip = rip;
         e[n].idx = n;
+        e[n].slot = (uint32_t)(e + n - bc->bents);
+        e[n].epoch = bc->epoch;
         uint64_t next = (rip + e[n].insn.len) & m->ipmask;
         e[n].next = next;
         es_handler generic = m->handlers[e[n].insn.op];
@@ -300,11 +302,72 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
     return rc;
 }
 
+static inline void tell_before(es_machine *m, const es_bent *e)
+{
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].before)
+            m->obs[i].before(m->obs[i].ctx, m, &e->insn, e->rip);
+}
+
+static inline void tell_retire(es_machine *m, const es_bent *e)
+{
+    for (int i = 0; i < m->nobs; i++)
+        if (m->obs[i].retire)
+            m->obs[i].retire(m->obs[i].ctx, m, &e->insn, e->rip);
+}
+
+/* With observers (all es_observer.blocks): b's instructions up to end one
+ * by one, each told to them as es_step tells it -- before the handler with
+ * RIP and the count at the instruction, after it (when it retired) with
+ * RIP at the next one and the count moved on.  Fast handlers keep their
+ * lazy flag record (the observers read no flag); no threading, no fused
+ * pair, since each instruction is told apart.  Returns as run_entries. */
+static int run_observed(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left)
+{
+    uint64_t fva = m->fetch_va, ic0 = m->icount;
+    const es_bent *e = b->ins;
+    int rc;
+    m->obs_bent = true;
+    for (;;) {
+        m->rip = e->rip;
+        m->icount = ic0 + e->idx;
+        tell_before(m, e);
+        m->nrip = e->next;
+        if (e->sync && m->lz_op != ES_LZ_NONE)
+            es_lazy_flush(m);
+        rc = e->fn1(m, &e->insn);
+        if (__builtin_expect(rc == ES_FAULT, 0)) { /* nothing retired */
+            if (e->lazy) /* a fast handler knows no RIP; a generic one raised at it */
+                m->rip = m->fault.rip = e->rip;
+            break;
+        }
+        if (rc == ES_OK || retires(m, rc)) {
+            m->rip = m->nrip;
+            m->icount = ic0 + e->idx + 1;
+            tell_retire(m, e);
+            if (rc != ES_OK) {
+                e++;
+                break;
+            }
+        } else {
+            break; /* a stop that did not retire */
+        }
+        if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
+            break;
+    }
+    m->obs_bent = false;
+    m->icount = ic0 + e->idx;
+    *left -= e->idx;
+    return rc;
+}
+
 /* Runs b's instructions, at most *left of them: the whole block threaded
  * only when it fits (a budget ending inside runs them one by one, the
  * fused compare and Jcc apart, so --max-insns stays exact). */
 static int run_block(es_machine *m, const es_block *b, uint64_t *left)
 {
+    if (m->nobs)
+        return run_observed(m, b, b->ins + (b->n <= *left ? b->n : *left), left);
     if (b->n <= *left)
         return run_whole(m, b, left);
     return run_entries(m, b, b->ins + *left, left);
@@ -343,6 +406,10 @@ static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
     uint64_t pfva = 1; /* the fetch page prev ran on */
     int way = 0;
     for (uint64_t left = budget; left;) {
+        /* RFLAGS.TF with observers: es_step takes the single-step traps
+         * (the plain loop's callers check it per batch) */
+        if (m->nobs && (m->rflags & ES_TF))
+            return ES_YIELD;
         if (!b) {
             uint32_t epoch = bc->epoch;
             int rc = block_at(m, bc, prev ? prev->succ[way] : NULL, &b);

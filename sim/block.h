@@ -27,10 +27,12 @@ typedef struct es_bent {
     es_handler fn1; /* this instruction alone */
     uint64_t rip;   /* its own RIP */
     uint64_t next;  /* RIP of the instruction after it (rip + len) */
+    uint32_t idx;   /* its index in the block (the sentinel's: n) */
+    uint32_t slot;  /* its index in the cache's entries (es_bent_slot) */
+    uint32_t epoch; /* the cache's epoch when it was decoded */
     bool lazy;      /* fn1 is one of sim/isa/fast.c's: it keeps a lazy flag record,
                        reads neither RIP nor the instruction count, and only a
                        Jcc (always last in its block) writes m->nrip */
-    uint32_t idx;   /* its index in the block (the sentinel's: n) */
     bool sync;      /* a generic fn1 that may read or write the arithmetic flags:
                        a pending lazy record is computed before it */
     es_insn insn;
@@ -50,6 +52,20 @@ static inline const es_bent *es_bent_of(const es_insn *d)
 static inline const es_bent *es_bent_after(const es_insn *d)
 {
     return es_bent_of(d) + 1;
+}
+
+/* Entries the block cache holds at most (sim/block.c). */
+#define ES_BENT_SLOTS (1u << 17)
+
+/* For an observer told of d while m->obs_bent is set: the slot of its block
+ * entry (< ES_BENT_SLOTS) and a tag, nonzero, that differs whenever the
+ * slot is decoded again, so per-instruction data an observer derives from
+ * d can be cached by slot (the cycle model's static information). */
+static inline uint32_t es_bent_slot(const es_insn *d, uint64_t *tag)
+{
+    const es_bent *e = es_bent_of(d);
+    *tag = (uint64_t)e->epoch + 1;
+    return e->slot;
 }
 
 typedef struct es_block {

@@ -253,24 +253,22 @@ static int single_step_trap(es_machine *m)
     return after_fault(m, ES_FAULT) ? ES_FAULT : ES_OK;
 }
 
-int es_step(es_machine *m)
+/* One instruction with the observers told: fetch, before, the handler,
+ * retire.  The handler's status (ES_YIELD as ES_OK), ES_FAULT undelivered
+ * (also when the fetch faulted). */
+static inline int one_told(es_machine *m)
 {
-    m->stop = ES_STOP_NONE;
-    /* a fault the guest kernel takes (delivered through its IDT) is not
-     * a stop: the step returns ES_OK with RIP at the handler */
     es_dentry *e = fetch(m);
     if (!e)
-        return after_fault(m, ES_FAULT) ? ES_FAULT : ES_OK;
+        return ES_FAULT;
     uint64_t rip = m->rip;
     for (int i = 0; i < m->nobs; i++)
         if (m->obs[i].before)
             m->obs[i].before(m->obs[i].ctx, m, &e->insn, rip);
     m->nrip = (rip + e->insn.len) & m->ipmask;
-    bool tf = (m->rflags & ES_TF) != 0; /* TF as the instruction begins */
-    uint8_t cpl = m->cpl;
     int rc = e->fn(m, &e->insn);
     if (rc == ES_FAULT)
-        return after_fault(m, rc) ? ES_FAULT : ES_OK;
+        return rc;
     if (rc == ES_YIELD)
         rc = ES_OK;
     if (rc == ES_OK || m->stop == ES_STOP_EXIT) {
@@ -280,6 +278,19 @@ int es_step(es_machine *m)
             if (m->obs[i].retire)
                 m->obs[i].retire(m->obs[i].ctx, m, &e->insn, rip);
     }
+    return rc;
+}
+
+int es_step(es_machine *m)
+{
+    m->stop = ES_STOP_NONE;
+    bool tf = (m->rflags & ES_TF) != 0; /* TF as the instruction begins */
+    uint8_t cpl = m->cpl;
+    /* a fault the guest kernel takes (delivered through its IDT) is not
+     * a stop: the step returns ES_OK with RIP at the handler */
+    int rc = one_told(m);
+    if (rc == ES_FAULT)
+        return after_fault(m, rc) ? ES_FAULT : ES_OK;
     /* Only within one privilege level: a transfer that clears TF (SYSCALL
      * through SFMASK, INT n through its gate) takes no trap, as on
      * hardware; SYSENTER, which keeps TF, is not modelled to trap at the
@@ -376,12 +387,47 @@ int es_run_fenced(es_machine *m, uint64_t budget, const es_fence *f, es_wlog *wl
     return rc;
 }
 
+/* es_blocks_run's way past what no block holds, with observers. */
+static int one_observed(es_machine *m)
+{
+    m->stop = ES_STOP_NONE;
+    return one_told(m);
+}
+
+static bool observers_take_blocks(const es_machine *m)
+{
+    if (m->tlb_bypass)
+        return false;
+    for (int i = 0; i < m->nobs; i++)
+        if (!m->obs[i].blocks)
+            return false;
+    return true;
+}
+
+/* budget steps of es_step: a step retires an instruction or takes a fault.
+ * Through blocks when every observer allows it (es_observer.blocks): the
+ * same steps, the same hooks in the same order, so the batch boundaries
+ * (and the timer ticks on them) fall where they fall stepping. */
 static int run_observed(es_machine *m, uint64_t budget)
 {
-    for (uint64_t n = 0; n < budget; n++) {
-        int rc = es_step(m);
-        if (rc != ES_OK)
+    bool blocks = observers_take_blocks(m);
+    uint64_t start = m->icount, faults = 0;
+    for (uint64_t n = 0; n < budget; n = m->icount - start + faults) {
+        if (!blocks || (m->rflags & ES_TF)) {
+            uint64_t ic = m->icount;
+            int rc = es_step(m);
+            if (rc != ES_OK)
+                return 1;
+            faults += m->icount == ic; /* a fault delivered (or a stop) */
+            continue;
+        }
+        m->stop = ES_STOP_NONE;
+        int rc = es_blocks_run(m, budget - n, one_observed);
+        if (rc == ES_OK || rc == ES_YIELD)
+            continue;
+        if (rc != ES_FAULT || after_fault(m, rc))
             return 1;
+        faults++;
     }
     return 0;
 }

@@ -207,6 +207,12 @@ typedef struct es_observer {
      * dst: a copy of the n bytes at src, or (src 0) values derived from no
      * guest memory (fork's copy of pt_regs to the child's kernel stack) */
     void (*kcopy)(void *ctx, es_machine *m, uint64_t dst, uint64_t src, size_t n);
+    /* the hooks read no arithmetic flag and need no memory hook: es_run
+     * may run with them through the block cache (sim/block.c), telling
+     * them every instruction as es_step does but with the flags lazy
+     * inside a block.  A decode they are told of then lies in a block
+     * entry (m->obs_bent), not in the decode cache. */
+    bool blocks;
 } es_observer;
 
 #define ES_MAX_OBSERVERS 4
@@ -461,6 +467,9 @@ struct es_machine {
     /* --- observers --- */
     es_observer obs[ES_MAX_OBSERVERS];
     int nobs;
+    /* the observers are being told of a decode held in a block entry
+     * (es_observer.blocks; es_bent_slot in sim/block.h names it) */
+    bool obs_bent;
 
     /* --- host services (Linux process semantics, sim/host/) --- */
     struct es_host *host;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "ops.h"
 
 typedef struct es_srec {
     uint64_t pa;
@@ -18,7 +19,7 @@ typedef struct es_srec {
 #define SPEC_FIELDS(X)                                                                             \
     X(gpr) X(rip) X(nrip) X(rflags) X(lz_op) X(lz_a) X(lz_b) X(cr2) X(icount) X(tsc) X(mxcsr)   \
     X(xmm) X(ymmh) X(fpu) X(seg) X(fault) X(stop) X(exit_status) X(signal) X(unimpl_op) X(tlb_bypass)   \
-    X(message)
+    X(message) X(obs_bent)
 
 struct es_transient {
 #define DECL(f) __typeof__(((es_machine *)0)->f) f;
@@ -45,6 +46,10 @@ es_transient *es_transient_begin(es_machine *m, uint64_t from)
 #define SAVE(f) memcpy(&x->f, &m->f, sizeof x->f);
     SPEC_FIELDS(SAVE)
 #undef SAVE
+    /* a window opened from a block's observer: the wrong path's handlers
+     * read RFLAGS eagerly, and its decodes are the decode cache's */
+    es_lazy_sync(m);
+    m->obs_bent = false;
     /* every store through the slow path, where it is logged */
     m->tlb_bypass = true;
     es_tlb_flush(m);

@@ -453,7 +453,7 @@ static size_t cache_list(es_timing *t, const tm_cache_cfg *opc, tm_cache **c,
 static int model_alloc(es_timing *t)
 {
     const tm_uarch *u = &t->u;
-    t->sc = calloc((size_t)1 << ES_DCACHE_BITS, sizeof *t->sc);
+    t->sc = calloc((size_t)TM_DC_SLOTS + ES_BENT_SLOTS, sizeof *t->sc);
     t->rob = calloc(u->rob_entries, sizeof *t->rob);
     t->sched = calloc(u->sched_entries ? u->sched_entries : 1, sizeof *t->sched);
     t->slot = calloc((size_t)u->nports * TM_SLOTW, sizeof *t->slot);
@@ -524,7 +524,7 @@ void es_timing_free(es_timing *t)
 int es_timing_attach(es_timing *t, es_machine *m)
 {
     es_observer o = {.ctx = t, .before = on_before, .retire = on_retire,
-                     .exception = on_exception};
+                     .exception = on_exception, .blocks = true};
     if (es_observe(m, &o))
         return -1;
     t->m = m;

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "block.h"
 #include "timing.h"
 
 #define TM_MAXPORTS 32  /* physical execution ports (pseudo-ports included) */
@@ -166,7 +167,7 @@ typedef struct tm_cache {
 struct es_timing {
     tm_uarch u;
     es_machine *m;
-    tm_sinfo *sc;     /* one per decode-cache entry */
+    tm_sinfo *sc;     /* one per decode-cache entry, then one per block entry (tm_sinfo_of) */
     tm_sinfo scratch; /* page-crossing instructions (not cached by the core) */
 
     /* set by the before hook for the retire hook */
@@ -315,21 +316,33 @@ void tm_speculate(es_timing *t, es_machine *m, uint64_t from, uint64_t dsp, uint
 /* Builds the static information of the instruction d at rip into s. */
 void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip, tm_sinfo *s);
 
+#define TM_DC_SLOTS (1u << ES_DCACHE_BITS)
+
 /* Static information of the instruction d at rip, cached per decode-cache
- * entry (inline: asked for by every instruction, built once per entry). */
+ * entry and per block entry (inline: asked for by every instruction, built once per entry). */
+static inline tm_sinfo *tm_sinfo_at(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
+                                    size_t idx, uint64_t key, uint32_t gen)
+{
+    tm_sinfo *s = &t->sc[idx];
+    if (s->key == key && s->gen == gen)
+        return s;
+    tm_build_sinfo(t, m, d, rip, s);
+    s->key = key;
+    s->gen = gen;
+    return s;
+}
+
 static inline const tm_sinfo *tm_sinfo_of(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip)
 {
+    if (m->obs_bent) { /* a block entry's (es_run through blocks): after the decode cache's */
+        uint64_t tag;
+        uint32_t slot = es_bent_slot(d, &tag);
+        return tm_sinfo_at(t, m, d, rip, TM_DC_SLOTS + slot, tag, 0);
+    }
     const es_dentry *e = (const es_dentry *)((const char *)d - offsetof(es_dentry, insn));
     size_t idx = (size_t)(e - m->dcache);
-    if (e->key && idx < (1u << ES_DCACHE_BITS)) {
-        tm_sinfo *s = &t->sc[idx];
-        if (s->key == e->key && s->gen == e->gen)
-            return s;
-        tm_build_sinfo(t, m, d, rip, s);
-        s->key = e->key;
-        s->gen = e->gen;
-        return s;
-    }
+    if (e->key && idx < TM_DC_SLOTS)
+        return tm_sinfo_at(t, m, d, rip, idx, e->key, e->gen);
     tm_build_sinfo(t, m, d, rip, &t->scratch);
     return &t->scratch;
 }
