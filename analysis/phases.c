@@ -391,18 +391,11 @@ static void task_switch(es_phases *p, uint64_t from, uint64_t to)
 
 /* ---- the observer ---- */
 
-static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+/* A user instruction that may enter the kernel (ph_before's slow part,
+ * out of line so that the common path saves no registers). */
+static __attribute__((noinline)) void ph_before_entry(es_phases *p, es_machine *m,
+                                                      const es_insn *d, uint64_t rip)
 {
-    es_phases *p = ctx;
-    p->pre_cpl = m->cpl;
-    p->pre_rsp = m->gpr[ES_RSP];
-    if (m->cpl != 3)
-        return;
-    /* the only user instructions that enter the kernel (es_entry_of and
-     * the traps below): one cheap test for all the others */
-    if (d->op != ES_OP_SYSCALL && d->op != ES_OP_SYSENTER && d->op != ES_OP_INT &&
-        d->op != ES_OP_INT3 && d->op != ES_OP_INTO)
-        return;
     int entry = es_entry_of(m, d);
     if (entry >= 0) {
         p->pend_rip = rip;
@@ -416,6 +409,18 @@ static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
                      : d->op == ES_OP_INTO ? 4u
                                            : (uint32_t)(d->o[0].imm & 0xff);
     }
+}
+
+static void ph_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    es_phases *p = ctx;
+    p->pre_cpl = m->cpl;
+    p->pre_rsp = m->gpr[ES_RSP];
+    /* the only user instructions that enter the kernel (es_entry_of and
+     * the traps in ph_before_entry): one cheap test for all the others */
+    if (m->cpl == 3 && (d->op == ES_OP_SYSCALL || d->op == ES_OP_SYSENTER || d->op == ES_OP_INT ||
+                        d->op == ES_OP_INT3 || d->op == ES_OP_INTO))
+        ph_before_entry(p, m, d, rip);
 }
 
 /* A fault at CPL 3 (delivered through the IDT next): a trap record, or a
@@ -516,6 +521,8 @@ static void phase_starts(es_phases *p, uint64_t rip)
     }
 }
 
+static __attribute__((noinline)) void ph_retire_slow(es_phases *p, es_machine *m, uint64_t rip);
+
 static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 {
     (void)d;
@@ -528,6 +535,13 @@ static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
         p->lazy = true;
         return;
     }
+    ph_retire_slow(p, m, rip);
+}
+
+/* Everything but a plain user instruction under the cycle model (out of
+ * line: the common path above saves no registers). */
+static __attribute__((noinline)) void ph_retire_slow(es_phases *p, es_machine *m, uint64_t rip)
+{
     uint64_t c = 1;
     if (p->t) {
         uint64_t now = es_timing_cycles(p->t);

@@ -302,18 +302,28 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
     return rc;
 }
 
-static inline void tell_before(es_machine *m, const es_bent *e)
-{
-    for (int i = 0; i < m->nobs; i++)
-        if (m->obs[i].before)
-            m->obs[i].before(m->obs[i].ctx, m, &e->insn, e->rip);
-}
+/* The before and retire hooks of the observers, gathered once per block
+ * (no hook attaches or detaches observers). */
+typedef struct hooks {
+    int nb, nr;
+    void (*before[ES_MAX_OBSERVERS])(void *, es_machine *, const es_insn *, uint64_t);
+    void (*retire[ES_MAX_OBSERVERS])(void *, es_machine *, const es_insn *, uint64_t);
+    void *bctx[ES_MAX_OBSERVERS], *rctx[ES_MAX_OBSERVERS];
+} hooks;
 
-static inline void tell_retire(es_machine *m, const es_bent *e)
+static inline void gather(const es_machine *m, hooks *h)
 {
-    for (int i = 0; i < m->nobs; i++)
-        if (m->obs[i].retire)
-            m->obs[i].retire(m->obs[i].ctx, m, &e->insn, e->rip);
+    h->nb = h->nr = 0;
+    for (int i = 0; i < m->nobs; i++) {
+        if (m->obs[i].before) {
+            h->before[h->nb] = m->obs[i].before;
+            h->bctx[h->nb++] = m->obs[i].ctx;
+        }
+        if (m->obs[i].retire) {
+            h->retire[h->nr] = m->obs[i].retire;
+            h->rctx[h->nr++] = m->obs[i].ctx;
+        }
+    }
 }
 
 /* With observers (all es_observer.blocks): b's instructions up to end one
@@ -327,11 +337,14 @@ static int run_observed(es_machine *m, const es_block *b, const es_bent *end, ui
     uint64_t fva = m->fetch_va, ic0 = m->icount;
     const es_bent *e = b->ins;
     int rc;
+    hooks h;
+    gather(m, &h);
     m->obs_bent = true;
     for (;;) {
         m->rip = e->rip;
         m->icount = ic0 + e->idx;
-        tell_before(m, e);
+        for (int i = 0; i < h.nb; i++)
+            h.before[i](h.bctx[i], m, &e->insn, e->rip);
         m->nrip = e->next;
         if (e->sync && m->lz_op != ES_LZ_NONE)
             es_lazy_flush(m);
@@ -344,7 +357,8 @@ static int run_observed(es_machine *m, const es_block *b, const es_bent *end, ui
         if (rc == ES_OK || retires(m, rc)) {
             m->rip = m->nrip;
             m->icount = ic0 + e->idx + 1;
-            tell_retire(m, e);
+            for (int i = 0; i < h.nr; i++)
+                h.retire[i](h.rctx[i], m, &e->insn, e->rip);
             if (rc != ES_OK) {
                 e++;
                 break;

@@ -71,21 +71,21 @@ static void on_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
     t->pend = s;
     t->pend_rip = rip;
     t->pend_priv = s->priv;
-    if (s->priv == TP_WRMSR && (uint32_t)m->gpr[ES_RCX] == 0x48)
-        t->pend_priv = TP_WRMSR_SPEC_CTRL;
-    else if (s->priv == TP_MOV_CR3 && d->o[1].kind == ES_OPK_GPR &&
-             (m->cr4 & (1u << 17)) && (m->gpr[d->o[1].reg] >> 63))
-        t->pend_priv = TP_MOV_CR3_NOFLUSH; /* SDM Vol. 3A 4.10.4.1: bit 63 with CR4.PCIDE */
+    if (__builtin_expect(s->priv != TP_NONE, 0)) {
+        if (s->priv == TP_WRMSR && (uint32_t)m->gpr[ES_RCX] == 0x48)
+            t->pend_priv = TP_WRMSR_SPEC_CTRL;
+        else if (s->priv == TP_MOV_CR3 && d->o[1].kind == ES_OPK_GPR &&
+                 (m->cr4 & (1u << 17)) && (m->gpr[d->o[1].reg] >> 63))
+            t->pend_priv = TP_MOV_CR3_NOFLUSH; /* SDM Vol. 3A 4.10.4.1: bit 63 with CR4.PCIDE */
+    }
     if (s->memkind == TM_NOADDR) {
         t->pend_ea = UINT64_MAX;
         return;
     }
     uint64_t ea;
     if (s->memkind == TM_EXPLICIT) {
-        const es_operand *o = &d->o[s->memop];
-        ea = tm_linear_of(m, d, o);
-        t->pend_expr = (uint64_t)o->base | (uint64_t)o->index << 8 | (uint64_t)o->scale << 16 |
-                       (uint64_t)(uint32_t)o->disp << 24 | (uint64_t)o->size << 56;
+        ea = tm_linear_of(m, d, &d->o[s->memop]);
+        t->pend_expr = s->expr;
     } else {
         ea = m->gpr[ES_RSP] - (s->memkind == TM_PUSH ? s->msize : 0);
         t->pend_expr = UINT64_MAX; /* push/pop: the stack engine, not memory renaming */

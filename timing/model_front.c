@@ -296,6 +296,8 @@ static void sinfo_mem(const tm_uarch *u, const es_insn *d, const tm_row *r, uint
     if (s->memop != 0xff) {
         const es_operand *o = &d->o[s->memop];
         s->memkind = TM_EXPLICIT;
+        s->expr = (uint64_t)o->base | (uint64_t)o->index << 8 | (uint64_t)o->scale << 16 |
+                  (uint64_t)(uint32_t)o->disp << 24 | (uint64_t)o->size << 56;
         s->store = o->write;
         s->load = r ? (r->cost.load || !o->write) : (!o->write || !(tc & TC_DEST_ONLY));
         if (o->write && r && !r->cost.load)

@@ -138,6 +138,8 @@ typedef struct tm_sinfo {
     uint64_t key; /* the decode-cache entry's key and generation it describes */
     uint32_t gen;
     uint64_t src, dst, addr; /* register masks (TR_* bits) */
+    uint64_t expr; /* an explicit memory operand's address expression (memory
+                      renaming matches on it): base, index, scale, disp, size */
     tm_cost cost;
     uint16_t oplat;   /* latency after the load data arrived (load forms) */
     uint8_t kind, branch, fusible, priv; /* priv: enum tm_priv or TP_NONE */
