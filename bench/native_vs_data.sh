@@ -16,7 +16,8 @@ reps=${REPS:-25}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-grep -v '^#' "$data" | awk -F'\t' 'NF >= 2 && $1 != ""' | head -n "$n" > "$tmp/ref.tsv"
+# Only hex and cycles: a host set's third column (the binary) is not needed here.
+grep -v '^#' "$data" | awk -F'\t' -v OFS='\t' 'NF >= 2 && $1 != "" { print $1, $2 }' | head -n "$n" > "$tmp/ref.tsv"
 cut -f1 "$tmp/ref.tsv" > "$tmp/blocks.txt"
 "$es" measure-native --file "$tmp/blocks.txt" --reps "$reps" > "$tmp/native.tsv"
 # joined: hex, reference, native (or "error: ..."), noisy flag

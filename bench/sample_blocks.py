@@ -27,6 +27,11 @@ Sampling: every candidate block of every input is collected, duplicates
 reference set) removed, then blocks are ordered by sha1(seed + hex) and the
 first --count are printed.  The same inputs and seed give the same output;
 a different --count gives a prefix/extension of the same order.
+
+A block's source (--source, --asm) is the first input, in the order given,
+that holds it: with the train binaries of a split by binary listed first (the
+default order: perl and libperl before the others, bench/README-scoring.md),
+a block labelled with a test binary occurs in no train binary.
 """
 import argparse
 import hashlib
@@ -207,6 +212,8 @@ def main():
                     " when it exists; 'none' for no exclusion)")
     ap.add_argument("--asm", action="store_true",
                     help="print hex<TAB>source file<TAB>instructions ('; '-separated) instead of hex")
+    ap.add_argument("--source", action="store_true",
+                    help="print hex<TAB>source file name (basename: the binary column of a block set)")
     args = ap.parse_args()
     if args.count < 0:
         sys.exit("sample_blocks: --count must be >= 0")
@@ -236,6 +243,8 @@ def main():
     for h in order[:args.count]:
         if args.asm:
             print(f"{h}\t{seen[h][0]}\t{seen[h][1]}")
+        elif args.source:
+            print(f"{h}\t{os.path.basename(seen[h][0])}")
         else:
             print(h)
 

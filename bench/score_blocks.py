@@ -2,8 +2,9 @@
 """Score entrysim's basic-block throughput predictions, and llvm-mca's on the
 same blocks in the same run, against measured cycles (bench/README-scoring.md).
 
-Input: a TSV of `hex<TAB>measured cycles per iteration` ('#' lines are
-comments).  entrysim runs once over all blocks (`entrysim throughput --uarch U
+Input: a TSV of `hex<TAB>measured cycles per iteration[<TAB>binary]` ('#'
+lines are comments; the optional third column names the binary the block was
+sampled from, as bench/data/make_host_blocks.sh writes it).  entrysim runs once over all blocks (`entrysim throughput --uarch U
 --file BLOCKS`, one `hex<TAB>cycles` or `hex<TAB>error: ...` line back per
 block); llvm-mca runs once per block on its disassembly, and its prediction
 is Total Cycles / Iterations with -iterations=100 (how BHive and Ithemal
@@ -11,8 +12,10 @@ scored llvm-mca), or with --mca-steady (cycles(2N) - cycles(N)) / N, the
 measurement's own steady-state definition.
 
 Reported per predictor, overall and per category (defined in
-classify_block): MAPE, median APE, fraction within 10% and 20%, Kendall's
-tau-b.  Blocks a predictor cannot handle are counted and listed, never
+classify_block), and with --by per binary or per split: MAPE, median APE,
+fraction within 10% and 20%, Kendall's tau-b, bias.  The fixed train/test
+split is by binary when the data has a binary column (BINARY_SPLIT), else by
+the block's bytes (split_of).  Blocks a predictor cannot handle are counted and listed, never
 dropped silently; the side-by-side numbers are on the blocks both predictors
 handled (the 'common' set), so the two columns are comparable.
 
@@ -33,7 +36,10 @@ import tempfile
 
 DEFAULT_DATA = "/work/shared/data/zen4-blocks-public.tsv"
 # llvm-mca's CPU name for each entrysim uarch name.
-MCA_CPU = {"znver4": "znver4", "skylake": "skylake", "znver5": "znver5"}
+# llvm-16 (Debian 12) has no znver5 and would silently fall back to a generic
+# CPU: znver5 is scored against llvm-mca's znver4 unless --mcpu says otherwise
+# (pass --mcpu znver5 to a newer llvm-mca).
+MCA_CPU = {"znver4": "znver4", "skylake": "skylake", "znver5": "znver4"}
 MCA_ITERATIONS = 100  # default of --mca-iterations
 CATEGORIES = ["Scalar", "Vec", "Scalar+Ld", "Scalar+St", "Load", "Store", "Ld/St", "Vec+Mem"]
 
@@ -45,7 +51,8 @@ class InputError(Exception):
 # ---------------------------------------------------------------- input
 
 def read_blocks(path):
-    """[(hex, measured)] from a hex<TAB>cycles file; InputError on garbage."""
+    """[(hex, measured, binary or None)] from a hex<TAB>cycles[<TAB>binary]
+    file; InputError on garbage.  The binary column is all or nothing."""
     try:
         f = open(path)
     except OSError as e:
@@ -70,17 +77,50 @@ def read_blocks(path):
                 raise InputError(f"{path}:{n}: measured cycles must be > 0, got {cols[1]}")
             if hexs in seen:
                 raise InputError(f"{path}:{n}: duplicate block {hexs[:40]}")
+            binary = cols[2].strip() if len(cols) > 2 and cols[2].strip() else None
+            if binary is not None and not re.fullmatch(r"[A-Za-z0-9_.+-]+", binary):
+                raise InputError(f"{path}:{n}: binary column is not a file name: {cols[2][:40]!r}")
             seen.add(hexs)
-            out.append((hexs, meas))
+            out.append((hexs, meas, binary))
     if not out:
         raise InputError(f"{path}: no blocks")
+    with_bin = sum(b is not None for _, _, b in out)
+    if 0 < with_bin < len(out):
+        raise InputError(f"{path}: {with_bin} of {len(out)} blocks have a binary column: "
+                         "all or none must")
     return out
 
 
-def split_of(hexs):
-    """The fixed train/test split: the last hex digit of sha1(lower-case hex
-    string) even = train, odd = test.  Depends only on the block's bytes, so
-    a block keeps its side in every data set and every run."""
+# The fixed split of host block sets by binary (issue 20; bench/README-scoring.md
+# "Fixed split by binary"): anything fitted is fitted on blocks of the train
+# binaries only, the test binaries are never fitted on.  Matched against the
+# binary column (a file name); perl and libperl are one program (the same
+# interpreter source: 17,700 blocks in common) and are on one side.  The
+# sampler labels a block with the first input holding it and lists perl and
+# libperl first, so a test-labelled block occurs in no train binary.  A binary
+# not listed is 'unassigned': neither train nor test.
+BINARY_SPLIT = [
+    (re.compile(r"^(perl|libperl\.so(\.[0-9.]+)?)$"), "train"),
+    (re.compile(r"^(git|libstdc\+\+\.so(\.[0-9.]+)?|liblzma\.so(\.[0-9.]+)?|"
+                r"libbz2\.so(\.[0-9.]+)?)$"), "test"),
+]
+
+
+def split_of_binary(binary):
+    for rx, side in BINARY_SPLIT:
+        if rx.match(binary):
+            return side
+    return "unassigned"
+
+
+def split_of(hexs, binary=None):
+    """The fixed train/test split.  With a binary (a data set with a binary
+    column): the binary's side in BINARY_SPLIT.  Without: the last hex digit
+    of sha1(lower-case hex string) even = train, odd = test -- it depends only
+    on the block's bytes, so a block keeps its side in every data set and
+    every run (the public zen4 set's split)."""
+    if binary is not None:
+        return split_of_binary(binary)
     return "train" if int(hashlib.sha1(hexs.encode()).hexdigest()[-1], 16) % 2 == 0 else "test"
 
 
@@ -381,11 +421,18 @@ def metrics(pairs):
 
 # ---------------------------------------------------------------- report
 
+def side_of_group(g, by, hexes, key, side):
+    """The split side of a --by group (a binary's blocks are all on one side)."""
+    if by == "split":
+        return g
+    return next(side[h] for h in hexes if key[h] == g)
+
+
 def fmt_row(name, m):
     if m.get("n", 0) == 0:
-        return f"  {name:<22} {'-':>5}"
+        return f"  {name:<24} {'-':>5}"
     tau = "-" if m["kendall_tau"] is None else f"{m['kendall_tau']:.3f}"
-    return (f"  {name:<22} {m['n']:>5} {100 * m['mape']:>7.1f}% {100 * m['median_ape']:>7.1f}% "
+    return (f"  {name:<24} {m['n']:>5} {100 * m['mape']:>7.1f}% {100 * m['median_ape']:>7.1f}% "
             f"{100 * m['within10']:>6.1f}% {100 * m['within20']:>6.1f}% {tau:>7} "
             f"{m['bias']:>6.3f} {100 * m['under']:>6.1f}%")
 
@@ -406,11 +453,16 @@ def main():
                     help="llvm-mca's steady state: (cycles(2N) - cycles(N)) / N instead of "
                     "cycles(N) / N")
     ap.add_argument("--split", choices=["train", "test", "all"], default="all",
-                    help="which half of the fixed split to score (see split_of)")
+                    help="which half of the fixed split to score (see split_of): by binary "
+                    "when the data has a binary column, else by the block's sha1")
+    ap.add_argument("--split-rule", choices=["auto", "binary", "hash"], default="auto",
+                    help="auto (binary column if present, else hash), or force one")
+    ap.add_argument("--by", action="append", choices=["binary", "split"], default=[],
+                    help="also report per binary / per split side (repeatable)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--per-block", metavar="FILE",
                     help="write a TSV of hex, measured, entrysim, llvm-mca, category, split, "
-                    "instructions (Intel syntax)")
+                    "binary, instructions (Intel syntax)")
     ap.add_argument("--jobs", type=int, default=2, help="parallel llvm-mca processes (2)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds for entrysim (600)")
     args = ap.parse_args()
@@ -420,7 +472,15 @@ def main():
 
     try:
         allb = read_blocks(args.data)
-        blocks = [(h, m) for h, m in allb if args.split == "all" or split_of(h) == args.split]
+        has_bin = allb[0][2] is not None
+        if args.split_rule == "binary" and not has_bin:
+            raise InputError(f"{args.data}: --split-rule binary needs a binary column")
+        rule = "binary" if has_bin and args.split_rule != "hash" else "hash"
+        if "binary" in args.by and not has_bin:
+            raise InputError(f"{args.data}: --by binary needs a binary column")
+        binary_of = {h: b for h, _, b in allb}
+        side = {h: split_of(h, b if rule == "binary" else None) for h, _, b in allb}
+        blocks = [(h, m) for h, m, _ in allb if args.split == "all" or side[h] == args.split]
         if not blocks:
             raise InputError(f"no blocks in the {args.split} split")
         hexes = [h for h, _ in blocks]
@@ -453,7 +513,7 @@ def main():
     common = [h for h in hexes if all(h in preds[n] for n in names)]
     cats = [c for c in CATEGORIES + ["undecodable"] if any(cat[h] == c for h in hexes)]
     report = {
-        "data": args.data, "split": args.split, "uarch": args.uarch,
+        "data": args.data, "split": args.split, "split_rule": rule, "uarch": args.uarch,
         "mca_cpu": args.mcpu or MCA_CPU.get(args.uarch, args.uarch) if "llvm-mca" in preds else None,
         "mca_iterations": args.mca_iterations, "mca_steady": args.mca_steady,
         "blocks": len(hexes), "common": len(common),
@@ -472,6 +532,13 @@ def main():
             "by_category": {c: metrics([(meas[h], preds[n][h]) for h in common if cat[h] == c])
                             for c in cats},
         }
+        for by in args.by:
+            key = binary_of if by == "binary" else side
+            groups = sorted(set(key[h] for h in hexes),
+                            key=lambda g: (["train", "test", "unassigned"].index(side_of_group(
+                                g, by, hexes, key, side)), g))
+            report["predictors"][n]["by_" + by] = {
+                g: metrics([(meas[h], preds[n][h]) for h in common if key[h] == g]) for g in groups}
 
     if "entrysim" in preds and "llvm-mca" in preds and common:
         rows = []
@@ -494,7 +561,7 @@ def main():
     if args.per_block:
         try:
             with open(args.per_block, "w") as f:
-                f.write("hex\tmeasured\tentrysim\tllvm-mca\tcategory\tsplit\tinstructions\n")
+                f.write("hex\tmeasured\tentrysim\tllvm-mca\tcategory\tsplit\tbinary\tinstructions\n")
                 for h in hexes:
                     col = []
                     for n in ("entrysim", "llvm-mca"):
@@ -505,7 +572,8 @@ def main():
                         else:
                             col.append("-")
                     asm = "; ".join(" ".join(t.split()) for t in intel[h] or ["(undecodable)"])
-                    f.write(f"{h}\t{meas[h]:g}\t{col[0]}\t{col[1]}\t{cat[h]}\t{split_of(h)}\t{asm}\n")
+                    f.write(f"{h}\t{meas[h]:g}\t{col[0]}\t{col[1]}\t{cat[h]}\t{side[h]}\t"
+                            f"{binary_of[h] or '-'}\t{asm}\n")
         except OSError as e:
             print(f"score_blocks: cannot write {args.per_block}: {e.strerror}", file=sys.stderr)
             return 2
@@ -514,19 +582,29 @@ def main():
         json.dump(report, sys.stdout, indent=1, sort_keys=True)
         print()
     else:
-        print(f"data: {args.data}  split: {args.split}  blocks: {len(hexes)}  uarch: {args.uarch}")
+        print(f"data: {args.data}  split: {args.split} (by {rule})  blocks: {len(hexes)}  "
+              f"uarch: {args.uarch}")
+        if report["mca_cpu"]:
+            print(f"llvm-mca: {args.llvm_mca} -mcpu={report['mca_cpu']}, "
+                  + (f"steady state over {args.mca_iterations}" if args.mca_steady
+                     else f"Total Cycles / {args.mca_iterations} iterations"))
         print("categories: " + ", ".join(f"{c} {v}" for c, v in report["categories"].items()))
         for n in names:
             r = report["predictors"][n]
             print(f"{n}: {r['scored']} predicted, {r['errors']} errors")
         print(f"side by side on the {len(common)} blocks every predictor handled:")
-        hdr = f"  {'':<22} {'n':>5} {'MAPE':>8} {'medAPE':>8} {'<=10%':>7} {'<=20%':>7} {'tau-b':>7} {'bias':>6} {'under':>7}"
+        hdr = f"  {'':<24} {'n':>5} {'MAPE':>8} {'medAPE':>8} {'<=10%':>7} {'<=20%':>7} {'tau-b':>7} {'bias':>6} {'under':>7}"
         for n in names:
             print(f"[{n}]")
             print(hdr)
             print(fmt_row("all", report["predictors"][n]["common"]))
             for c in cats:
                 print(fmt_row(c, report["predictors"][n]["by_category"][c]))
+            for by in args.by:
+                print(f"  per {by}:")
+                for g, m in report["predictors"][n]["by_" + by].items():
+                    label = g if by == "split" else f"{g} ({side_of_group(g, by, hexes, binary_of, side)})"
+                    print(fmt_row(label, m))
         cmp_ = report.get("comparison")
         if cmp_:
             print("entrysim vs llvm-mca (common blocks): MAPE and tau-b, lower MAPE marked *")

@@ -8,6 +8,7 @@
 # (measure-native's own rule, one level up).  Dropped blocks are counted in
 # the header, not hidden.  Run it on an idle host (check `uptime`).
 #   usage: bench/data/make_host_blocks.sh ENTRYSIM [COUNT] [SEED] > OUT.tsv
+#   output: hex<TAB>cycles<TAB>binary lines after a '#' header
 #   env:   PASSES (default 3), AGREE_PCT (default 2), REPS (default 25),
 #          RETRY (extra passes over disagreeing blocks, default 2)
 set -euo pipefail
@@ -23,7 +24,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 "$here/sample_blocks.py" --count "$count" --seed "$seed" > "$tmp/blocks.txt"
+python3 "$here/sample_blocks.py" --count "$count" --seed "$seed" --source > "$tmp/sources.tsv"
+cut -f1 "$tmp/sources.tsv" > "$tmp/blocks.txt"
 # pick_agreeing: the kept blocks on stdout, "total kept failed disagree" in $1, the
 # blocks without an agreeing pair in $2.  Input: every pass's lines
 # (hex<TAB>value[<TAB>noisy] or hex<TAB>error: ...), any number per block.
@@ -68,7 +70,9 @@ model=$(grep -m1 '^model[[:space:]]' /proc/cpuinfo | awk '{print $NF}')
 name=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
 case $fam in 23) core="AMD Zen/Zen 2";; 25) core="AMD Zen 3/Zen 4";; 26) core="AMD Zen 5";; *) core="see family/model";; esac
 
-cat "$tmp"/pass*.tsv "$tmp"/retry*.tsv 2>/dev/null | pick_agreeing "$tmp/stats" /dev/null > "$tmp/kept.tsv"
+# (no retry file when every block agreed: not an error under pipefail)
+{ cat "$tmp"/pass*.tsv; cat "$tmp"/retry*.tsv 2>/dev/null || true; } |
+  pick_agreeing "$tmp/stats" /dev/null > "$tmp/kept.tsv"
 read -r total kept failed disagree < "$tmp/stats"
 
 cat <<EOF
@@ -85,6 +89,10 @@ cat <<EOF
 # dropped because no two passes agreed.
 # Ground truth only for this host's core ($core): for a Zen 5 host NOT for
 # znver4, but for a future znver5 calibration and as a check of the method.
-# Columns: hex<TAB>core cycles per iteration.
+# Columns: hex<TAB>core cycles per iteration<TAB>binary (the file the sampler took
+# the block from: the first of its inputs, in their order, that holds it;
+# bench/score_blocks.py splits train/test by it, bench/README-scoring.md).
 EOF
-cat "$tmp/kept.tsv"
+# Append each kept block's binary (kept.tsv is in sampling order, a subset).
+awk -F'\t' -v OFS='\t' 'NR == FNR { src[$1] = $2; next } { print $1, $2, src[$1] }' \
+  "$tmp/sources.tsv" "$tmp/kept.tsv"

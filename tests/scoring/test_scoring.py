@@ -131,6 +131,38 @@ with tempfile.TemporaryDirectory() as tmp:
               f"comparison row {row['category']}: {row['entrysim_better']}")
     check(rep["comparison"]["categories_better"] == 4, "entrysim lower on 4 of 5")
 
+# A host set's binary column: the split is by binary (BINARY_SPLIT: perl
+# and libperl train, git and the libraries test, anything else unassigned and
+# in neither half), --by binary groups by it, and a column on some rows only
+# is refused.
+with tempfile.TemporaryDirectory() as tmp:
+    rows = [l.split("\t")[:2] for l in open(fixture) if l.strip() and not l.startswith("#")]
+    bins = ["perl", "libperl.so.5.36", "git", "libstdc++.so.6", "other-binary", "git", "perl"]
+    side = {"perl": "train", "libperl.so.5.36": "train", "git": "test", "libstdc++.so.6": "test",
+            "other-binary": "unassigned"}
+    hb = os.path.join(tmp, "host.tsv")
+    with open(hb, "w") as f:
+        for (h, c), b in zip(rows, bins):
+            f.write(f"{h}\t{c.strip()}\t{b}\n")
+    for want in ("train", "test"):
+        r = run(hb, "--entrysim", fake, "--llvm-mca", "none", "--json", "--split", want,
+                "--by", "binary")
+        check(r.returncode == 0, f"binary split {want}: exit {r.returncode}: {r.stderr}")
+        rep = json.loads(r.stdout)
+        check(rep["split_rule"] == "binary", f"split rule {rep['split_rule']}")
+        n_want = sum(1 for b in bins[:len(rows)] if side[b] == want)
+        check(rep["blocks"] == n_want, f"{want}: {rep['blocks']} blocks, expected {n_want}")
+        groups = set(rep["predictors"]["entrysim"]["by_binary"])
+        check(groups == {b for b in bins[:len(rows)] if side[b] == want},
+              f"{want}: by_binary groups {sorted(groups)}")
+    mixed = os.path.join(tmp, "mixed.tsv")
+    with open(mixed, "w") as f:
+        for k, (h, c) in enumerate(rows):
+            f.write(f"{h}\t{c.strip()}" + ("\tgit\n" if k % 2 else "\n"))
+    r = run(mixed, "--entrysim", fake, "--llvm-mca", "none")
+    check(r.returncode != 0 and "binary column" in r.stderr,
+          f"a binary column on some rows only is refused: {r.returncode} {r.stderr[:120]}")
+
 # Kendall tau-b with ties in both variables (hand-worked: C=4, D=0, one tie
 # in x, one in y, n0=6 -> 4/sqrt(5*5)).
 sys.path.insert(0, os.path.dirname(score))
