@@ -277,6 +277,26 @@ TEST(Timing, LinearAliasOfAPhysicalLineReplaysTheLoad)
     }
 }
 
+TEST(Timing, StoresUseTheMicroTagUnlessTheUarchSaysLoadsOnly)
+{
+    // mov rax, [rdi]; mov [rsp+8], rcx: a load and a store to one physical
+    // line through two linear lines (no overlap, so no forwarding).  Where
+    // stores use the linear micro-tag too (znver4), each retrains it and
+    // both pay; where only loads do (znver5: l1d.alias_loads_only) the pair
+    // runs as a load and a store to different lines (mov [rsi+0x40], rcx).
+    for (const char *name : {"znver4", "znver5", "skylake"}) {
+        Uarch u(name);
+        double mixed = tput(name, "488b0748894c2408");
+        double apart = tput(name, "488b0748894e40");
+        if (u.u.alias_loads_only || !u.u.alias_penalty)
+            EXPECT_NEAR(mixed, apart, 0.02) << name;
+        else
+            EXPECT_GT(mixed, apart + 0.5 * u.u.alias_penalty) << name;
+    }
+    EXPECT_TRUE(Uarch("znver5").u.alias_loads_only);
+    EXPECT_FALSE(Uarch("znver4").u.alias_loads_only);
+}
+
 TEST(Timing, PartialOverlapFailsToForward)
 {
     // mov [rdi], eax (4 bytes); mov rax, [rsi] (8 bytes): the load needs

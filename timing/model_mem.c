@@ -223,12 +223,18 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
 
 /* The access of the instruction being retired issued at `iss` on a port of
  * `mask`: the DTLB's cycles, and when the L1D holds the line under another
- * linear alias, the pipe replays it (refetched). */
+ * linear alias, the pipe replays it (refetched).  With l1d.alias_loads_only
+ * a store neither pays nor retrains the micro-tag (Zen 5: a load and a
+ * store reaching one line through two linear lines run at the store rate,
+ * two such loads do not; README-scoring.md, worst blocks). */
 static inline __attribute__((always_inline)) uint64_t translate(es_timing *t, uint32_t mask,
-                                                                uint64_t iss, bool tracing)
+                                                                uint64_t iss, bool load,
+                                                                bool tracing)
 {
     iss += tm_tlb_cycles(t, &t->dtlb1, &t->dtlb2, t->u.dtlb2.latency, t->pend_ea,
                          &t->st.dtlb_misses);
+    if (!load && t->u.alias_loads_only)
+        return iss;
     uint32_t ua = utag_cost(t, t->pend_ea, t->pend_pa);
     if (ua)
         iss = tm_port_alloc(t, mask, iss, (uint16_t)ua, tracing) + ua;
@@ -245,7 +251,7 @@ static inline __attribute__((always_inline)) void load_issue(es_timing *t, const
     f->issued = iss;
     uint64_t data;
     if (f->has_addr) {
-        iss = translate(t, u->ld_mask, iss, tracing);
+        iss = translate(t, u->ld_mask, iss, true, tracing);
         data = load_ready(t, s, iss, t->pend_pa, t->pend_expr);
     } else {
         data = iss + (s->fp ? u->l1d_fp_latency : u->l1d_latency);
@@ -305,7 +311,7 @@ static inline __attribute__((always_inline)) void store_issue(es_timing *t, cons
     iss = mem_alloc(t, max64(iss, tm_port_alloc(t, u->ag_mask, iss, 1, tracing)));
     f->issued = max64(f->issued, iss);
     if (f->has_addr)
-        iss = translate(t, s->fp ? u->stv_mask : u->st_mask, iss, tracing);
+        iss = translate(t, s->fp ? u->stv_mask : u->st_mask, iss, false, tracing);
     /* data of a plain store is its source register; of a
      * read-modify-write the computed value */
     uint64_t sdata =

@@ -736,6 +736,7 @@ static const cfg_field core_fields[] = {
     F("memrename.latency", memrename_latency),
     F("lsu.complex_addr_latency", complex_addr_latency),
     F("l1d.alias_penalty", alias_penalty),
+    F("l1d.alias_loads_only", alias_loads_only),
     F("l1d.latency", l1d_latency),
     F("l1d.fp_latency", l1d_fp_latency),
     F("llvm.load_latency", llvm_load_latency),

@@ -90,6 +90,7 @@ typedef struct tm_uarch {
     uint32_t memrename, memrename_latency, memrename_bases; /* bases: GPR bit mask */
     uint32_t complex_addr_latency; /* added to a load whose address is base+index+disp or scaled */
     uint32_t alias_penalty; /* an L1D access through a second linear alias of a physical line */
+    uint32_t alias_loads_only; /* only loads look the line up by its linear micro-tag (and retrain it) */
     uint32_t l1d_latency, l1d_fp_latency;
     uint32_t llvm_load_latency, llvm_fp_load_latency; /* what llvm rows include */
     uint32_t mem_latency;
