@@ -142,6 +142,18 @@ static uint64_t vsib_addr(const es_machine *m, const es_insn *d, const es_operan
     return d->mode == ES_MODE_64 ? a : (uint32_t)a;
 }
 
+/* Intel's first step, before any element is read (SDM Vol. 2, the
+ * gathers' Operation): each mask element, over the whole vector length,
+ * becomes all ones or zero from its top bit; a VEX.128 form clears the
+ * mask's bits 255:128.  Zen 5 leaves the mask's other bits as they were
+ * (both measured by the differential test: Emerald Rapids, Zen 5). */
+static void intel_gather_mask(es_ymm *k, unsigned vlen, unsigned ew)
+{
+    for (unsigned b = 0; b < vlen; b += ew)
+        memset(k->b + b, (k->b[b + ew - 1] & 0x80) ? 0xff : 0, ew);
+    memset(k->b + vlen, 0, sizeof *k - vlen);
+}
+
 /* VPGATHERDD/DQ/QD/QQ, VGATHERDPS/DPD/QPS/QPD dst, vsib, mask.
  *
  * #UD if any two of destination, index and mask are the same register, or
@@ -150,8 +162,9 @@ static uint64_t vsib_addr(const es_machine *m, const es_insn *d, const es_operan
  * top bit set; each completed element (loaded or not) clears its mask
  * element.  A fault leaves the elements before the faulting one completed
  * in the destination and the mask, and the rest of both (bits 255:128 of
- * the VEX.128 forms included) as they were: what Zen 5 does, and the
- * restartable state the SDM describes ("the destination and mask
+ * the VEX.128 forms included) as they were on AMD (what Zen 5 does;
+ * Intel's differ: intel_gather_prologue), and the restartable state the
+ * SDM describes ("the destination and mask
  * registers are partially updated").  This is the one exception to the
  * rule that a fault leaves the registers unchanged.  At completion the
  * mask is all zero and the destination's elements past the last gathered
@@ -172,18 +185,26 @@ int op_vgather(es_machine *m, const es_insn *d)
     ix.x[1] = m->ymmh[o->index];
     dst.x[0] = m->xmm[dr], dst.x[1] = m->ymmh[dr];
     k.x[0] = m->xmm[kr], k.x[1] = m->ymmh[kr];
+    bool intel = m->vendor == 0, loaded = false;
+    if (intel)
+        intel_gather_mask(&k, es_vlen(d), ew);
     for (unsigned i = 0; i < n; i++) {
         if (k.b[i * ew + ew - 1] & 0x80) {
             /* through a temporary: a page-crossing read that faults may
              * have copied its first part */
             uint64_t e;
             if (es_read(m, vsib_addr(m, d, o, &ix, iw, i), &e, ew)) {
-                /* restartable: elements 0..i-1 are complete */
+                /* restartable: elements 0..i-1 are complete; on Intel a
+                 * VEX.128 form that wrote an element wrote the register as
+                 * VEX.128 does, bits 255:128 cleared (measured as above) */
+                if (intel && loaded && es_vlen(d) == 16)
+                    dst.x[1] = (es_xmm){0};
                 m->xmm[dr] = dst.x[0], m->ymmh[dr] = dst.x[1];
                 m->xmm[kr] = k.x[0], m->ymmh[kr] = k.x[1];
                 return ES_FAULT;
             }
             memcpy(dst.b + i * ew, &e, ew);
+            loaded = true;
         }
         memset(k.b + i * ew, 0, ew);
     }
