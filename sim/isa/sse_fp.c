@@ -298,33 +298,51 @@ static int stage_commit(es_machine *m, uint32_t *acc, uint32_t f)
     return 0;
 }
 
+/* The flags of a DPPS/DPPD add stage.  A denormal product is a denormal
+ * operand of the adds (DE), except on Intel with underflow unmasked: there
+ * the product is kept unrounded inside the instruction, so the adds see
+ * no denormal (measured on an Emerald Rapids; Zen 5 flags it either way,
+ * stage_commit). */
+static uint32_t intel_sum_flags(const es_machine *m, uint32_t f)
+{
+    bool um_unmasked = !(m->mxcsr & (ES_MXCSR_UE << 7));
+    return m->vendor == 0 && um_unmasked ? f & ~(uint32_t)ES_MXCSR_DE : f;
+}
+
 #define FP_RESTART                                                                                     f = 0;                                                                                             if (plain_)                                                                                        h_ = sse_fp_enter(m)
 
 /* DPPS: products of the lanes selected by imm[7:4] (others +0.0), summed
  * as (p0 + p1) + (p2 + p3), broadcast to the lanes selected by imm[3:0]
- * (SDM Vol. 2, DPPS "Operation"). */
+ * (SDM Vol. 2, DPPS "Operation"); that is what AMD does.  Intel sums each
+ * result lane j on its own as (p[j^1] + p[j]) + (s[j] + s[j^2]) with the
+ * pair sums s: the same values, flags and rounding (addition commutes),
+ * but which NaN comes out depends on the lane (measured by the
+ * differential test on an Emerald Rapids: lane 3 of p = {NaN1, 0, 0, NaN2}
+ * is NaN2, lane 0 NaN1); DPPD takes each lane's own product first. */
 int op_dpps(es_machine *m, const es_insn *d)
 {
     SSE_OPERANDS(x, s, t, 1);
     unsigned imm = sse_imm8(d, 2);
-    uint32_t p[4], acc = 0;
+    bool intel = m->vendor == 0;
+    uint32_t p[4], ps[4], sum[4], acc = 0;
     FP_BEGIN;
     for (int i = 0; i < 4; i++)
         p[i] = (imm & (0x10u << i)) ? FOP(f, F_MUL, x->d[i], s->d[i]) : 0;
     FP_END;
     TRY(stage_commit(m, &acc, f));
     FP_RESTART;
-    uint32_t lo = FOP(f, F_ADD, p[0], p[1]);
-    uint32_t hi = FOP(f, F_ADD, p[2], p[3]);
+    for (int j = 0; j < 4; j++)
+        ps[j] = intel ? FOP(f, F_ADD, p[j ^ 1], p[j]) : FOP(f, F_ADD, p[j & 2], p[(j & 2) + 1]);
     FP_END;
-    TRY(stage_commit(m, &acc, f));
+    TRY(stage_commit(m, &acc, intel_sum_flags(m, f)));
     FP_RESTART;
-    uint32_t sum = FOP(f, F_ADD, lo, hi);
+    for (int j = 0; j < 4; j++)
+        sum[j] = intel ? FOP(f, F_ADD, ps[j], ps[j ^ 2]) : FOP(f, F_ADD, ps[0], ps[2]);
     FP_END;
-    TRY(stage_commit(m, &acc, f));
+    TRY(stage_commit(m, &acc, intel_sum_flags(m, f)));
     m->mxcsr |= acc;
     for (int i = 0; i < 4; i++)
-        x->d[i] = (imm & (1u << i)) ? sum : 0;
+        x->d[i] = (imm & (1u << i)) ? sum[i] : 0;
     return ES_OK;
 }
 
@@ -340,12 +358,15 @@ int op_dppd(es_machine *m, const es_insn *d)
     FP_END;
     TRY(stage_commit(m, &acc, f));
     FP_RESTART;
-    uint64_t sum = FOP(d, F_ADD, p[0], p[1]);
+    bool intel = m->vendor == 0;
+    uint64_t sum[2];
+    for (int j = 0; j < 2; j++) /* Intel: each lane its own operand first (as DPPS) */
+        sum[j] = FOP(d, F_ADD, p[intel ? j : 0], p[intel ? j ^ 1 : 1]);
     FP_END;
-    TRY(stage_commit(m, &acc, f));
+    TRY(stage_commit(m, &acc, intel_sum_flags(m, f)));
     m->mxcsr |= acc;
     for (int i = 0; i < 2; i++)
-        x->q[i] = (imm & (1u << i)) ? sum : 0;
+        x->q[i] = (imm & (1u << i)) ? sum[i] : 0;
     return ES_OK;
 }
 
