@@ -30,7 +30,8 @@
  *  - The TSC does not count core cycles (it ticks at a fixed rate, about 0.70
  *    to 0.73 ticks per core cycle at this machine's boost clock) and there are
  *    no performance counters in this VM, so next to each block a chain of 16
- *    dependent `add rax, 1` (1 cycle of latency each, so 1 cycle per add) is
+ *    dependent `add rax, rax` (1 cycle of latency each, so 1 cycle per add;
+ *    not `add rax, 1`, which Golden Cove's renamer folds) is
  *    measured the same way, its runs interleaved with the block's so that
  *    both minima see the same clock: cycles = block ticks / ticks per add.
  *    (Measuring the chain first and the block after it let frequency changes
@@ -623,9 +624,13 @@ static void child_main(const uint8_t *block, size_t len, const es_native_opts *o
 
     unsigned hf = (__builtin_cpu_supports("avx") ? HF_AVX : 0) |
                   (getauxval(AT_HWCAP2) & 2 ? HF_GSBASE : 0);
-    uint8_t cal[CAL_ADDS * 4];
+    /* add rax, rax, not add rax, 1: Golden Cove's renamer folds chains of
+     * add-immediate (they run at several per cycle there: a chain of 32
+     * measured 16 per ns on this VM's Emerald Rapids against 2.9 for
+     * add rax, rax), which made every Intel figure 5-6 times too high */
+    uint8_t cal[CAL_ADDS * 3];
     for (unsigned i = 0; i < CAL_ADDS; i++)
-        memcpy(cal + 4 * i, "\x48\x83\xc0\x01", 4); /* add rax, 1 */
+        memcpy(cal + 3 * i, "\x48\x01\xc0", 3); /* add rax, rax */
     harness hc, hb;
     if (harness_build(&hc, cal, sizeof cal, o->unroll, scratch_rsp, hf))
         child_die("cannot map the calibration harness", false, 0);

@@ -165,6 +165,27 @@ TEST(MeasureNativeRun, MeasuresAStraightLineBlockWithOnDemandPages)
     EXPECT_GT(r.ticks_per_cycle, 0.0);
 }
 
+// The calibration's unit is a core cycle on every x86-64 core: a load chain
+// costs about the L1's load-to-use latency (4-5 cycles on Zen 4/5, 5 on
+// Golden Cove) and eight nops well under their count.  A reference chain of
+// `add rax, 1` -- which Golden Cove's renamer folds, several per cycle --
+// put both 5-6 times too high on an Emerald Rapids (30 and 7.6).
+TEST(MeasureNativeCalibrate, CyclesAreCoreCyclesOnEveryVendor)
+{
+    es_native_opts o = fast_opts();
+    es_native_result r;
+    auto chase = hex("488b00"); // mov rax, [rax]: rax points at itself
+    ASSERT_EQ(es_native_measure(chase.data(), chase.size(), &o, &r), 0) << r.error;
+    EXPECT_GT(r.cycles, 3.0);
+    EXPECT_LT(r.cycles, 8.0);
+    auto nops = hex("9090909090909090");
+    ASSERT_EQ(es_native_measure(nops.data(), nops.size(), &o, &r), 0) << r.error;
+    EXPECT_LT(r.cycles, 4.0);
+    auto chain = hex("4801c04801c04801c04801c0"); // add rax, rax x 4: 4 cycles
+    ASSERT_EQ(es_native_measure(chain.data(), chain.size(), &o, &r), 0) << r.error;
+    EXPECT_NEAR(r.cycles, 4.0, 0.6);
+}
+
 TEST(MeasureNativeCalibrate, TicksPerCycleIsPositive)
 {
     es_native_opts o = fast_opts();
