@@ -39,7 +39,7 @@ DEFAULT_DATA = "/work/shared/data/zen4-blocks-public.tsv"
 # llvm-16 (Debian 12) has no znver5 and would silently fall back to a generic
 # CPU: znver5 is scored against llvm-mca's znver4 unless --mcpu says otherwise
 # (pass --mcpu znver5 to a newer llvm-mca).
-MCA_CPU = {"znver4": "znver4", "skylake": "skylake", "znver5": "znver4"}
+MCA_CPU = {"znver4": "znver4", "skylake": "skylake", "znver5": "znver4", "goldencove": "alderlake"}
 MCA_ITERATIONS = 100  # default of --mca-iterations
 CATEGORIES = ["Scalar", "Vec", "Scalar+Ld", "Scalar+St", "Load", "Store", "Ld/St", "Vec+Mem"]
 

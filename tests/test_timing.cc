@@ -96,6 +96,8 @@ TEST(Timing, UarchForCpuFollowsTheCfgLists)
     EXPECT_EQ(es_timing_uarch_for_cpu("AMD", 0x19, 0x01), nullptr);     // Zen 3 Milan
     EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x1a, 0x02), "znver5"); // Turin (this machine)
     EXPECT_STREQ(es_timing_uarch_for_cpu("AMD", 0x1a, 0x44), "znver5"); // Granite Ridge
+    EXPECT_STREQ(es_timing_uarch_for_cpu("Intel", 6, 0xcf), "goldencove"); // Emerald Rapids
+    EXPECT_STREQ(es_timing_uarch_for_cpu("Intel", 6, 0x97), "goldencove"); // Alder Lake
     EXPECT_EQ(es_timing_uarch_for_cpu("Intel", 6, 0x6a), nullptr);      // Ice Lake SP
     EXPECT_EQ(es_timing_uarch_for_cpu("Intel", 0x19, 0x11), nullptr);   // vendor counts
 }

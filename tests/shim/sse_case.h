@@ -111,6 +111,9 @@ static inline void sse_check_mode(const SseCase &c, int mode)
         code.push_back((uint8_t)strtoul(std::string(p, 2).c_str(), nullptr, 16));
     es_machine *m = est_new(mode);
     ASSERT_NE(m, nullptr);
+    /* AMD, as `entrysim run` by default: the expected states were measured
+     * on Zen 4/5 hosts (DPPS's NaN choice and gathers differ on Intel) */
+    m->vendor = 1;
     ASSERT_EQ(est_code(m, code.data(), code.size()), 0);
     in.g[ES_RSP] = m->gpr[ES_RSP];
     want.g[ES_RSP] = m->gpr[ES_RSP];
