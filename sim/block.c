@@ -332,7 +332,7 @@ static inline void gather(const es_machine *m, hooks *h)
  * RIP at the next one and the count moved on.  Fast handlers keep their
  * lazy flag record (the observers read no flag); no threading, no fused
  * pair, since each instruction is told apart.  Returns as run_entries. */
-static int run_observed(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left)
+static int run_told(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left)
 {
     uint64_t fva = m->fetch_va, ic0 = m->icount;
     const es_bent *e = b->ins;
@@ -354,17 +354,15 @@ static int run_observed(es_machine *m, const es_block *b, const es_bent *end, ui
                 m->rip = m->fault.rip = e->rip;
             break;
         }
-        if (rc == ES_OK || retires(m, rc)) {
-            m->rip = m->nrip;
-            m->icount = ic0 + e->idx + 1;
-            for (int i = 0; i < h.nr; i++)
-                h.retire[i](h.rctx[i], m, &e->insn, e->rip);
-            if (rc != ES_OK) {
-                e++;
-                break;
-            }
-        } else {
+        if (rc != ES_OK && !retires(m, rc))
             break; /* a stop that did not retire */
+        m->rip = m->nrip;
+        m->icount = ic0 + e->idx + 1;
+        for (int i = 0; i < h.nr; i++)
+            h.retire[i](h.rctx[i], m, &e->insn, e->rip);
+        if (rc != ES_OK) {
+            e++;
+            break;
         }
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
@@ -381,7 +379,7 @@ static int run_observed(es_machine *m, const es_block *b, const es_bent *end, ui
 static int run_block(es_machine *m, const es_block *b, uint64_t *left)
 {
     if (m->nobs)
-        return run_observed(m, b, b->ins + (b->n <= *left ? b->n : *left), left);
+        return run_told(m, b, b->ins + (b->n <= *left ? b->n : *left), left);
     if (b->n <= *left)
         return run_whole(m, b, left);
     return run_entries(m, b, b->ins + *left, left);

@@ -1,7 +1,7 @@
 // Observers that allow blocks (es_observer.blocks: the cycle model, the
 // phase accounting) are told every instruction as es_step tells it, while
 // es_run runs the instructions through the block cache (sim/block.c's
-// run_observed).  Each real guest program here runs twice under the guest
+// run_told).  Each real guest program here runs twice under the guest
 // kernel, once with an observer that allows blocks and once with the same
 // observer refusing them (every instruction through es_step): the sequence
 // of hook calls -- each with its RIP, instruction count, CPL, registers and,

@@ -303,7 +303,7 @@ static int stage_commit(es_machine *m, uint32_t *acc, uint32_t f)
  * the product is kept unrounded inside the instruction, so the adds see
  * no denormal (measured on an Emerald Rapids; Zen 5 flags it either way,
  * stage_commit). */
-static uint32_t intel_sum_flags(const es_machine *m, uint32_t f)
+static uint32_t add_stage_flags(const es_machine *m, uint32_t f)
 {
     bool um_unmasked = !(m->mxcsr & (ES_MXCSR_UE << 7));
     return m->vendor == 0 && um_unmasked ? f & ~(uint32_t)ES_MXCSR_DE : f;
@@ -334,12 +334,12 @@ int op_dpps(es_machine *m, const es_insn *d)
     for (int j = 0; j < 4; j++)
         ps[j] = intel ? FOP(f, F_ADD, p[j ^ 1], p[j]) : FOP(f, F_ADD, p[j & 2], p[(j & 2) + 1]);
     FP_END;
-    TRY(stage_commit(m, &acc, intel_sum_flags(m, f)));
+    TRY(stage_commit(m, &acc, add_stage_flags(m, f)));
     FP_RESTART;
     for (int j = 0; j < 4; j++)
         sum[j] = intel ? FOP(f, F_ADD, ps[j], ps[j ^ 2]) : FOP(f, F_ADD, ps[0], ps[2]);
     FP_END;
-    TRY(stage_commit(m, &acc, intel_sum_flags(m, f)));
+    TRY(stage_commit(m, &acc, add_stage_flags(m, f)));
     m->mxcsr |= acc;
     for (int i = 0; i < 4; i++)
         x->d[i] = (imm & (1u << i)) ? sum[i] : 0;
@@ -363,7 +363,7 @@ int op_dppd(es_machine *m, const es_insn *d)
     for (int j = 0; j < 2; j++) /* Intel: each lane its own operand first (as DPPS) */
         sum[j] = FOP(d, F_ADD, p[intel ? j : 0], p[intel ? j ^ 1 : 1]);
     FP_END;
-    TRY(stage_commit(m, &acc, intel_sum_flags(m, f)));
+    TRY(stage_commit(m, &acc, add_stage_flags(m, f)));
     m->mxcsr |= acc;
     for (int i = 0; i < 2; i++)
         x->q[i] = (imm & (1u << i)) ? sum[i] : 0;
