@@ -583,3 +583,48 @@ TEST(Timing, MemoryOperationsSustainTheirConfiguredRate)
             << name;
     }
 }
+
+TEST(Timing, MoveAndAluOpOnItsDestinationFuseWhereTheUarchSaysSo)
+{
+    // six pairs mov r32, eax; and r32, 0x400: adjacent (each ALU op on the
+    // register the move just wrote) and apart (the same ops, each ALU op on
+    // the register of the move before).  Fused (znver5: rename.mov_alu_fusion,
+    // measured on Zen 5) a pair is one op, so six pairs are six ALU ops at
+    // six per cycle; apart they are twelve ops for the front end.
+    const char *adjacent = "89c181e10004000089c281e20004000089c681e60004000089c781e700040000"
+                           "4189c04181e0000400004189c14181e100040000";
+    const char *apart = "89c181e20004000089c281e60004000089c681e70004000089c74181e000040000"
+                        "4189c04181e1000400004189c181e100040000";
+    EXPECT_TRUE(Uarch("znver5").u.mov_alu_fusion);
+    EXPECT_NEAR(tput("znver5", adjacent), 1.0, 0.02);
+    EXPECT_GT(tput("znver5", apart), 1.5);
+    for (const char *name : kUarchs) { // no fusion: adjacency changes nothing
+        EXPECT_FALSE(Uarch(name).u.mov_alu_fusion) << name;
+        EXPECT_NEAR(tput(name, adjacent), tput(name, apart), 0.02) << name;
+    }
+}
+
+TEST(Timing, CmovOnCombinedFlagsWaitsACycleMoreForTheFlags)
+{
+    // cmp rax, rbx; cmovCC rax, rbx: a chain through the flags.  A condition
+    // of one flag (E) costs cmp 1 + cmov 1; of two or more (BE: CF and ZF)
+    // one more cycle on znver5 (rename.cmov_multi_flag, measured on Zen 5),
+    // while the data alone (cmovbe rax, rbx, flags constant) still takes 1.
+    EXPECT_NEAR(tput("znver5", "4839d8480f44c3"), 2.0, 0.02);
+    EXPECT_NEAR(tput("znver5", "4839d8480f46c3"), 3.0, 0.02);
+    EXPECT_NEAR(tput("znver5", "480f46c3"), 1.0, 0.02);
+    // znver4 has no such rule (skylake's table itself costs CMOVBE two
+    // uops of latency 2, a different mechanism)
+    EXPECT_FALSE(Uarch("znver4").u.cmov_multi_flag);
+    EXPECT_NEAR(tput("znver4", "4839d8480f46c3"), tput("znver4", "4839d8480f44c3"), 0.02);
+}
+
+TEST(Timing, MeasuredRowsOverrideTheBaseTable)
+{
+    // six independent lea r, [rax+1]: znver4's LLVM rows put simple LEAs on
+    // the three AGUs (0.5 per lea -> 1.5 cycles over six with dispatch), the
+    // Zen 5 measurements (znver5.measured.tsv) on the six ALUs: one cycle
+    const char *leas = "488d5801488d4801488d5001488d7001488d78014c8d4001";
+    EXPECT_NEAR(tput("znver5", leas), 1.0, 0.02);
+    EXPECT_GT(tput("znver4", leas), 1.4);
+}

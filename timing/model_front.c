@@ -251,6 +251,25 @@ static void operand_regs(const es_insn *d, uint32_t tc, tm_sinfo *s, uint64_t *a
     }
 }
 
+/* A CMOVcc whose condition combines flags (A/BE: CF and ZF; L/GE: SF and
+ * OF; G/LE: all three) is one more op on Zen 5: the condition is evaluated
+ * from the flags, then the select runs, so the flags arrive a cycle later
+ * than the data and the pair takes two ALU slots.  Measured on Zen 5
+ * (bench/uarch/cmp_cmov_latency, cmp_cmova_latency: 3 cycles per cmp + cmov
+ * pair against 2 for E/NE/B/S/O/P; cmov_latency: 1 from the data;
+ * cmova_throughput: ~2.4 per cycle against 5.3 for cmove); SETcc of the same
+ * conditions is not slower (cmp_setbe_latency). */
+static void cmov_multi_flag(const tm_uarch *u, uint32_t flags_read, tm_sinfo *s)
+{
+    const uint32_t status = 0x8d5; /* CF PF AF ZF SF OF */
+    if (__builtin_popcount(flags_read & status) < 2 || s->cost.ngroups >= TM_MAXGROUPS)
+        return;
+    s->flag_extra = (uint8_t)u->cmov_multi_flag;
+    s->cost.uops += (uint16_t)u->cmov_multi_flag;
+    s->cost.g[s->cost.ngroups++] =
+        (tm_group){.mask = u->dflt.g[0].mask, .n = (uint16_t)u->cmov_multi_flag, .occ = 1};
+}
+
 /* Source, destination and address registers, implicit operands included,
  * and the renamer's special cases (zero idioms, sbb r, r, eliminated moves). */
 static void sinfo_regs(const tm_uarch *u, es_machine *m, const es_insn *d, uint64_t rip,
@@ -276,6 +295,8 @@ static void sinfo_regs(const tm_uarch *u, es_machine *m, const es_insn *d, uint6
     s->src |= gpr_bits(ai.gpr_condwrite);
     if (ai.flags_read)
         s->src |= 1ull << TR_FLAGS;
+    if (u->cmov_multi_flag && (tc & TC_CC_MASK) == TC_CC_CMOVE)
+        cmov_multi_flag(u, ai.flags_read, s);
     if (ai.flags_written)
         s->dst |= 1ull << TR_FLAGS;
     if (zero) {
@@ -286,6 +307,10 @@ static void sinfo_regs(const tm_uarch *u, es_machine *m, const es_insn *d, uint6
     } else if (u->move_elim && is_move(d, tc)) {
         s->kind = TK_MOVE;
     }
+    /* the ALU op half of a move + ALU pair: it writes a GPR it also reads
+     * (model.c checks the move before it wrote that register) */
+    s->movfuse = u->mov_alu_fusion && (tc & TC_MOVFUSE) && s->memop == 0xff && d->nops >= 1 &&
+                 d->o[0].kind == ES_OPK_GPR && d->o[0].size >= 4;
 }
 
 /* The memory access: explicit operand, or the stack of push/call and
@@ -394,7 +419,7 @@ void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
 
 /* Front end: cycle at which the instruction at rip can be decoded and
  * handed to dispatch. */
-uint64_t tm_front_end(es_timing *t, uint64_t rip, const tm_sinfo *s)
+uint64_t tm_front_end(es_timing *t, uint64_t rip, uint32_t ops)
 {
     const tm_uarch *u = &t->u;
     uint64_t line = rip >> 6;
@@ -419,7 +444,7 @@ uint64_t tm_front_end(es_timing *t, uint64_t rip, const tm_sinfo *s)
     /* legacy decode when the op cache misses: decode.width instructions
      * per cycle; op cache hits deliver opcache.ops_per_cycle ops */
     uint32_t per = t->iline_in_opc ? u->opcache_ops : u->decode_width;
-    uint32_t need = t->iline_in_opc ? s->cost.uops : 1;
+    uint32_t need = t->iline_in_opc ? ops : 1;
     if (t->dec_used + need > per) {
         t->dec_cycle++;
         t->dec_used = 0;

@@ -719,6 +719,8 @@ static const cfg_field core_fields[] = {
     F("rename.move_elimination", move_elim),
     F("rename.zero_idioms", zero_idioms),
     F("rename.sbb_same_reg_independent", sbb_same_independent),
+    F("rename.mov_alu_fusion", mov_alu_fusion),
+    F("rename.cmov_multi_flag", cmov_multi_flag),
     F("rename.stack_engine", stack_engine),
     F("lsu.loads_per_cycle", load_pipes),
     F("lsu.stores_per_cycle", store_pipes),

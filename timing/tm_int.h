@@ -79,6 +79,9 @@ typedef struct tm_uarch {
     uint32_t taken_ends_group;    /* a taken branch is the last op of its dispatch cycle */
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     uint32_t sbb_same_independent; /* sbb r, r reads only CF */
+    uint32_t mov_alu_fusion; /* an eliminated reg move + the ALU op on its destination: one op */
+    uint32_t cmov_multi_flag; /* extra ops and cycles (from the flags) of a CMOVcc whose
+                               * condition reads two or more flags */
     /* load / store */
     uint32_t load_pipes, store_pipes, vec_store_pipes, agus;
     uint32_t store_occupancy; /* cycles a store holds its store pipe */
@@ -148,6 +151,8 @@ typedef struct tm_sinfo {
     uint8_t stack; /* RSP updated by the stack engine */
     uint8_t len;
     uint8_t agu_extra; /* cycles a complex address adds before the load (lsu.complex_addr_latency) */
+    uint8_t flag_extra; /* cycles the flags take on the way in (rename.cmov_multi_flag) */
+    uint8_t movfuse; /* fuses with an eliminated move just before it (rename.mov_alu_fusion) */
 } tm_sinfo;
 
 typedef struct tm_store {
@@ -214,6 +219,7 @@ struct es_timing {
     uint64_t st_pair_line, st_pair_cycle;
     /* fusion: end rip of the last fusible cmp/test and its result */
     uint64_t fuse_rip, fuse_ready;
+    uint64_t mfuse_rip, mfuse_dst; /* after an eliminated GPR move: where it ends, what it wrote */
 
     tm_cache l1i, l1d, l2, l3, itlb1, itlb2, dtlb1, dtlb2, opc;
     uint64_t last_iline, last_ipage;
@@ -349,8 +355,8 @@ static inline const tm_sinfo *tm_sinfo_of(es_timing *t, es_machine *m, const es_
     tm_build_sinfo(t, m, d, rip, &t->scratch);
     return &t->scratch;
 }
-/* Cycle at which the instruction at rip can be dispatched. */
-uint64_t tm_front_end(es_timing *t, uint64_t rip, const tm_sinfo *s);
+/* Cycle at which the instruction at rip, `ops` ops from the op cache, can be dispatched. */
+uint64_t tm_front_end(es_timing *t, uint64_t rip, uint32_t ops);
 /* Fetch and dispatch restart at cycle `at` (mispredict, serialisation). */
 void tm_redirect(es_timing *t, uint64_t at);
 /* A retired branch from rip to next whose condition/target was ready at
