@@ -8,9 +8,7 @@
  * The SDK is found relative to the entrysim binary: BINDIR/share/entrysim/
  * kernel in the build tree, BINDIR/../share/entrysim/kernel when installed
  * (ENTRYSIM_KERNEL_SDK overrides both). */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd_kernel.h"
+#include "copytree.h"
 #include "help.h"
 #include "kbuild.h"
 #include "opts.h"
@@ -97,70 +96,10 @@ static int sdk_dir(char *out, size_t n)
     return -1;
 }
 
-static int copy_file(const char *from, const char *to, mode_t mode)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0777);
-    int rc = in < 0 || out < 0 ? -1 : 0;
-    char buf[65536];
-    for (ssize_t r; rc == 0 && (r = read(in, buf, sizeof buf)) != 0;)
-        if (r < 0 || write(out, buf, (size_t)r) != r)
-            rc = -1;
-    if (out >= 0 && close(out))
-        rc = -1;
-    if (in >= 0)
-        close(in);
-    if (rc)
-        fprintf(stderr, "entrysim: kernel init: %s -> %s: %s\n", from, to, strerror(errno));
-    return rc;
-}
-
-/* Copies the regular files and directories under `from` into `to` (which
- * exists).  0 or -1 with a message printed. */
-static int copy_tree(const char *from, const char *to)
-{
-    DIR *d = opendir(from);
-    if (!d)
-        return fprintf(stderr, "entrysim: kernel init: %s: %s\n", from, strerror(errno)), -1;
-    int rc = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue; /* ., .. and nothing hidden is part of the SDK */
-        char src[PATH_MAX], dst[PATH_MAX];
-        struct stat st;
-        if ((size_t)snprintf(src, sizeof src, "%s/%s", from, e->d_name) >= sizeof src ||
-            (size_t)snprintf(dst, sizeof dst, "%s/%s", to, e->d_name) >= sizeof dst ||
-            stat(src, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            rc = mkdir(dst, 0755) != 0 ? (fprintf(stderr, "entrysim: kernel init: %s: %s\n", dst,
-                                                  strerror(errno)), -1)
-                                       : copy_tree(src, dst);
-        else if (S_ISREG(st.st_mode))
-            rc = copy_file(src, dst, st.st_mode | 0644);
-    }
-    closedir(d);
-    return rc;
-}
-
-/* 1 when dir exists and holds anything, 0 when empty or absent, -1 when it
- * is no directory. */
-static int dir_used(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : -1;
-    int used = 0;
-    for (struct dirent *e; !used && (e = readdir(d));)
-        used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return used;
-}
-
 static int kernel_init(const char *dir)
 {
     char sdk[PATH_MAX + 64];
-    int used = dir_used(dir);
+    int used = es_dir_used(dir);
     if (used) {
         fprintf(stderr, "entrysim: kernel init: %s %s; give a new or empty directory\n", dir,
                 used > 0 ? "is not empty" : "is not a directory");
@@ -172,7 +111,7 @@ static int kernel_init(const char *dir)
         fprintf(stderr, "entrysim: kernel init: %s: %s\n", dir, strerror(errno));
         return ES_EX_ERROR;
     }
-    if (copy_tree(sdk, dir))
+    if (es_copy_tree(sdk, dir, "kernel init", false))
         return ES_EX_ERROR;
     printf("entrysim: kernel init: %s: the guest kernel's tree; write system calls in "
            "%s/student.c, then 'entrysim kernel build %s'\n", dir, dir, dir);

@@ -11,6 +11,7 @@
 #include "cmd_demo.h"
 #include "cmd_explain.h"
 #include "cmd_kernel.h"
+#include "cmd_lab.h"
 #include "cmd_exposure.h"
 #include "cmd_measure_native.h"
 #include "cmd_run.h"
@@ -21,7 +22,7 @@
 static const es_cmd *const commands[] = {
     &es_cmd_run,        &es_cmd_demo,           &es_cmd_exposure, &es_cmd_explain,
     &es_cmd_throughput, &es_cmd_measure_native, &es_cmd_bench,    &es_cmd_debug,
-    &es_cmd_kernel,
+    &es_cmd_kernel,     &es_cmd_lab,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -36,6 +36,12 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/LICENSE
 # tree; the installed documents are the pages and their images
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION share/doc/entrysim
         FILES_MATCHING PATTERN "*.md" PATTERN "*.png" PATTERN "*.svg")
+# the labs: the build tree sees the source's (a link, so `entrysim lab` in a
+# build tree finds them, reference solutions included, as an instructor's
+# checkout does); the installed copy leaves the solutions out (docs/TEACHING.md)
 if(EXISTS ${CMAKE_SOURCE_DIR}/labs)
-  install(DIRECTORY ${CMAKE_SOURCE_DIR}/labs/ DESTINATION share/entrysim/labs)
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/entrysim)
+  file(CREATE_LINK ${CMAKE_SOURCE_DIR}/labs ${CMAKE_BINARY_DIR}/share/entrysim/labs SYMBOLIC)
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/labs/ DESTINATION share/entrysim/labs
+          PATTERN "solution" EXCLUDE PATTERN "__pycache__" EXCLUDE)
 endif()

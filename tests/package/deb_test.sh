@@ -68,6 +68,15 @@ if command -v gcc >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
 else
   echo "note: no gcc or python3: the installed SDK's kernel build not tried"
 fi
+# the labs: graders and starters installed, reference solutions left out
+# (docs/TEACHING.md), and the installed entrysim finds them
+if [ -e "$build/share/entrysim/labs" ]; then
+  [ -f "$root/usr/share/entrysim/labs/lib/grading.py" ] || fail "the package has no labs"
+  sol=$(find "$root/usr/share/entrysim/labs" -name solution)
+  [ -z "$sol" ] || fail "the package ships reference solutions: $sol"
+  env -u ENTRYSIM_LABS "$root/usr/bin/entrysim" lab list >labs.out 2>&1 ||
+    { cat labs.out; fail "installed entrysim lab list"; }
+fi
 "$root/usr/bin/entrysim" --version | grep -qx "entrysim $(dpkg-deb -f "$deb" Version)" ||
   fail "--version differs from the package version"
 

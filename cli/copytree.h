@@ -1,0 +1,27 @@
+/* copytree.h - copying a directory tree for the commands that hand out
+ * files: `kernel init` (the kernel SDK) and `lab start` (a lab's starter
+ * files over a fresh kernel tree). */
+#ifndef ENTRYSIM_CLI_COPYTREE_H
+#define ENTRYSIM_CLI_COPYTREE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include <stdbool.h>
+
+/* Copies the regular files and directories under `from` into `to` (which
+ * exists), skipping hidden names.  A file already in `to` is an error,
+ * unless `overwrite` (then it is replaced; directories merge).  `who` names
+ * the command in messages ("kernel init").  0, or -1 with a message on
+ * stderr. */
+int es_copy_tree(const char *from, const char *to, const char *who, bool overwrite);
+
+/* 1 when dir exists and holds anything, 0 when empty or absent, -1 when it
+ * is no directory. */
+int es_dir_used(const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
