@@ -202,12 +202,18 @@ static int lab_start(const char *labs, const char *want, const char *dir)
     snprintf(src, sizeof src, "%s/%s/starter", labs, lab);
     if (access(src, R_OK) == 0 && es_copy_tree(src, dir, "lab start", true))
         return ES_EX_ERROR;
+    /* the handout goes with the starter files */
+    snprintf(src, sizeof src, "%s/%s/README.md", labs, lab);
+    snprintf(sub, sizeof sub, "%s/README.md", dir);
+    if (access(src, R_OK) == 0 && es_copy_file(src, sub, 0644, "lab start", true))
+        return ES_EX_ERROR;
     snprintf(sub, sizeof sub, "%s/.entrysim-lab", dir);
     FILE *f = fopen(sub, "w");
     if (!f || fprintf(f, "lab = %s\n", lab) < 0 || fclose(f))
         return fprintf(stderr, "entrysim: lab start: %s: %s\n", sub, strerror(errno)),
                ES_EX_ERROR;
-    printf("entrysim: lab start: %s in %s; the handout is %s/README.md; when done: "
+    printf("entrysim: lab start: %s in %s; the handout is %s/README.md (its links to docs/ "
+           "are to the source tree, or /usr/share/doc/entrysim installed); when done: "
            "cd %s && entrysim lab grade\n", lab, dir, dir, dir);
     return ES_EX_OK;
 }

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int copy_file(const char *from, const char *to, mode_t mode, const char *who,
-                     bool overwrite)
+int es_copy_file(const char *from, const char *to, mode_t mode, const char *who,
+                 bool overwrite)
 {
     int in = open(from, O_RDONLY | O_CLOEXEC);
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
@@ -51,7 +51,7 @@ int es_copy_tree(const char *from, const char *to, const char *who, bool overwri
             else
                 rc = es_copy_tree(src, dst, who, overwrite);
         } else if (S_ISREG(st.st_mode)) {
-            rc = copy_file(src, dst, st.st_mode | 0644, who, overwrite);
+            rc = es_copy_file(src, dst, st.st_mode | 0644, who, overwrite);
         }
     }
     closedir(d);

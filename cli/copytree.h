@@ -9,6 +9,12 @@ extern "C" {
 #endif
 
 #include <stdbool.h>
+#include <sys/types.h>
+
+/* Copies one file (created with `mode`; replaced when `overwrite`, else an
+ * existing one is an error).  0, or -1 with a message on stderr. */
+int es_copy_file(const char *from, const char *to, mode_t mode, const char *who,
+                 bool overwrite);
 
 /* Copies the regular files and directories under `from` into `to` (which
  * exists), skipping hidden names.  A file already in `to` is an error,
