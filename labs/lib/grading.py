@@ -172,7 +172,8 @@ class Grader:
 
     def check(self, name, points, section=None, hidden=False, timeout=120):
         """Decorator: fn(ctx) passes by returning, fails by raising Fail.
-        It may return a number in [0, 1] for partial credit."""
+        It may return a number in [0, 1] for partial credit, or a tuple
+        (fraction, message) saying what the missing part was."""
         def wrap(fn):
             self.checks.append(dict(name=name, points=points, section=section, hidden=hidden,
                                     timeout=timeout, fn=fn))
@@ -187,9 +188,12 @@ class Grader:
         t0 = time.monotonic()
         ctx.timeout = c["timeout"]
         try:
-            frac = c["fn"](ctx)
+            frac, msg = c["fn"](ctx), None
+            if isinstance(frac, tuple):  # (fraction, why not all of it)
+                frac, msg = frac
             frac = 1.0 if frac is None else max(0.0, min(1.0, float(frac)))
-            msg = "" if frac == 1.0 else "partial credit" if frac > 0 else "no credit"
+            if msg is None or frac == 1.0:
+                msg = "" if frac == 1.0 else "partial credit" if frac > 0 else "no credit"
         except Fail as e:
             frac, msg = 0.0, str(e)
         except _Timeout:
