@@ -456,6 +456,7 @@ int es_dbg_restart(es_dbg *d, const es_dbg_cfg *cfg, char *err, size_t errlen)
     *n = tmp;
     d->shot = n->shot;
     d->shot_ctx = n->shot_ctx;
+    d->transcript = n->transcript; /* a script's transcript goes on across a restart */
     snprintf(d->memview_reg, sizeof d->memview_reg, "%s", n->memview_reg);
     d->memview_addr = n->memview_addr;
     /* the observer's context is the session: point it at d, not n */
@@ -543,7 +544,8 @@ void es_dbg_get_status(es_dbg *d, es_dbg_status *s)
     s->last_stop = d->last_stop;
     s->bp_hit = d->bp_hit;
     s->exited = d->exited;
-    s->exit_status = m->exit_status;
+    /* a guest killed by a signal: 128 + N, the status `entrysim run` exits with */
+    s->exit_status = m->stop == ES_STOP_FAULT ? 128 + (m->signal ? m->signal : 11) : m->exit_status;
     snprintf(s->message, sizeof s->message, "%s", m->message);
     s->history = d->undo.count;
     snprintf(s->program, sizeof s->program, "%s", d->program ? d->program : "");

@@ -179,3 +179,52 @@ TEST(DebuggerSource, KernelAndProgramLines)
 }
 
 } // namespace
+
+namespace {
+
+std::vector<std::string> run_transcript(es_dbg *d, const char *commands)
+{
+    char dir[] = "/tmp/es_transcript_XXXXXX";
+    std::vector<std::string> l;
+    if (!mkdtemp(dir))
+        return l;
+    std::string script = std::string(dir) + "/s.dbg", tpath = std::string(dir) + "/t.jsonl";
+    FILE *f = fopen(script.c_str(), "w");
+    fputs(commands, f);
+    fclose(f);
+    FILE *t = fopen(tpath.c_str(), "w");
+    es_dbg_set_transcript(d, t);
+    es_dbg_exec_file(d, script.c_str(), nullptr);
+    es_dbg_set_transcript(d, nullptr);
+    fclose(t);
+    std::ifstream in(tpath);
+    for (std::string x; std::getline(in, x);)
+        l.push_back(x);
+    (void)!system((std::string("rm -rf ") + dir).c_str());
+    return l;
+}
+
+} // namespace
+
+// Found by the labs' authors (issue 16): a restart in a script kept running
+// the commands but dropped the transcript's lines after it.
+TEST(DebuggerScript, TranscriptGoesOnAcrossARestart)
+{
+    Session s("asm_hello", ES_CONV_V417);
+    NEED(s);
+    auto l = run_transcript(s.d, "kentry\nrestart\nkentry\n");
+    ASSERT_EQ(l.size(), 3u);
+    EXPECT_NE(l[1].find("\"command\": \"restart\""), std::string::npos) << l[1];
+    EXPECT_NE(l[2].find("\"symbol\": \"entry_SYSCALL_64+0x0\""), std::string::npos) << l[2];
+}
+
+// ...and a guest killed by a signal showed exit_status 0 where `entrysim
+// run` exits 128 + N: the transcript now says 139 for a SIGSEGV.
+TEST(DebuggerScript, SignalDeathShowsTheStatusRunExitsWith)
+{
+    Session s("asm_null_read", ES_CONV_V417);
+    NEED(s);
+    auto l = run_transcript(s.d, "continue\n");
+    ASSERT_EQ(l.size(), 1u);
+    EXPECT_NE(l[0].find("\"exited\": true, \"exit_status\": 139"), std::string::npos) << l[0];
+}
