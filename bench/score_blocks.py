@@ -103,6 +103,9 @@ BINARY_SPLIT = [
     (re.compile(r"^(perl|libperl\.so(\.[0-9.]+)?)$"), "train"),
     (re.compile(r"^(git|libstdc\+\+\.so(\.[0-9.]+)?|liblzma\.so(\.[0-9.]+)?|"
                 r"libbz2\.so(\.[0-9.]+)?)$"), "test"),
+    # host-zen5-blocks-b.tsv (2026-12-07): binaries never looked at while fitting
+    (re.compile(r"^(python3(\.[0-9]+)?|bash|libcrypto\.so(\.[0-9.]+)?|"
+                r"libsqlite3\.so(\.[0-9.]+)?|libz\.so(\.[0-9.]+)?)$"), "test"),
 ]
 
 

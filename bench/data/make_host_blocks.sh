@@ -10,7 +10,11 @@
 #   usage: bench/data/make_host_blocks.sh ENTRYSIM [COUNT] [SEED] > OUT.tsv
 #   output: hex<TAB>cycles<TAB>binary lines after a '#' header
 #   env:   PASSES (default 3), AGREE_PCT (default 2), REPS (default 25),
-#          RETRY (extra passes over disagreeing blocks, default 2)
+#          RETRY (extra passes over disagreeing blocks, default 2),
+#          INPUTS (the ELF files to sample, space-separated; default the
+#          sampler's perl, libperl, git, libstdc++, liblzma, libbz2),
+#          EXCLUDE (block files whose blocks are left out, space-separated;
+#          default the sampler's: the public zen4 set)
 set -euo pipefail
 es=${1:?usage: make_host_blocks.sh ENTRYSIM [COUNT] [SEED] > OUT.tsv}
 count=${2:-340}
@@ -24,7 +28,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 "$here/sample_blocks.py" --count "$count" --seed "$seed" --source > "$tmp/sources.tsv"
+# shellcheck disable=SC2086 # INPUTS is a list of paths
+excl=()
+for f in ${EXCLUDE:-}; do excl+=(--exclude "$f"); done
+python3 "$here/sample_blocks.py" --count "$count" --seed "$seed" --source "${excl[@]}" ${INPUTS:-} > "$tmp/sources.tsv"
 cut -f1 "$tmp/sources.tsv" > "$tmp/blocks.txt"
 # pick_agreeing: the kept blocks on stdout, "total kept failed disagree" in $1, the
 # blocks without an agreeing pair in $2.  Input: every pass's lines
@@ -77,8 +84,8 @@ read -r total kept failed disagree < "$tmp/stats"
 
 cat <<EOF
 # Host block set: basic blocks from this machine's Debian binaries
-# (bench/sample_blocks.py --count $count --seed $seed; perl, libperl, git,
-# libstdc++, liblzma, libbz2; the public zen4 set's blocks excluded).
+# (bench/sample_blocks.py --count $count --seed $seed; ${INPUTS:-perl, libperl, git,
+# libstdc++, liblzma, libbz2}; blocks of ${EXCLUDE:-the public zen4 set} excluded).
 # Host: $name, family $fam model $model ($core), $(nproc) vCPUs, shared VM.
 # Date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average $load_before before, $load_after after.
 # Method: entrysim measure-native (BHive's; bench/README-native.md), reps $reps,
