@@ -21,7 +21,9 @@ Checks read entrysim's JSON outputs, transcripts and the student's files,
 never screen text.  A check marked hidden=True tests inputs the handout does
 not list (the 6.S081 practice): its name is printed, its inputs are not.
 Every check runs under a timeout (default 120 s); a check that runs out, or
-raises anything but Fail, scores 0 with the reason.
+raises anything but Fail, scores 0 with the reason.  ENTRYSIM_LAB_TIMEOUT_SCALE
+multiplies every timeout (a slow machine, or an entrysim built with
+sanitizers: CI's ASan build sets 5).
 
 Command line (entrysim lab grade runs it this way):
     grade.py --entrysim PATH --work DIR [--json] [--only NAME]
@@ -58,6 +60,7 @@ class Context:
         self.work = work
         self.labdir = labdir
         self.timeout = timeout
+        self.scale = timeout_scale()
         self._answers = None
 
     def path(self, *parts):
@@ -66,11 +69,12 @@ class Context:
 
     def run(self, argv, timeout=None, cwd=None, stdin=None):
         """Runs a command; returns the CompletedProcess (text output)."""
+        limit = timeout * self.scale if timeout else self.timeout
         try:
             return subprocess.run(argv, cwd=cwd or self.work, input=stdin, text=True,
-                                  capture_output=True, timeout=timeout or self.timeout)
+                                  capture_output=True, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise Fail(f"{' '.join(argv[:3])} ... ran longer than {timeout or self.timeout} s")
+            raise Fail(f"{' '.join(argv[:3])} ... ran longer than {limit:g} s")
         except OSError as e:
             raise Fail(f"cannot run {argv[0]}: {e.strerror}")
 
@@ -120,6 +124,14 @@ class Context:
 
 
 _TEMPS = []
+
+
+def timeout_scale():
+    """ENTRYSIM_LAB_TIMEOUT_SCALE (>= 1; default 1)."""
+    try:
+        return max(1.0, float(os.environ.get("ENTRYSIM_LAB_TIMEOUT_SCALE", "1")))
+    except ValueError:
+        return 1.0
 
 
 def parse_json_text(text, what):
@@ -184,9 +196,10 @@ class Grader:
         def alarm(signum, frame):
             raise _Timeout()
         old = signal.signal(signal.SIGALRM, alarm)
-        signal.alarm(c["timeout"])
+        limit = int(c["timeout"] * ctx.scale)
+        signal.alarm(limit)
         t0 = time.monotonic()
-        ctx.timeout = c["timeout"]
+        ctx.timeout = limit
         try:
             frac, msg = c["fn"](ctx), None
             if isinstance(frac, tuple):  # (fraction, why not all of it)
@@ -197,7 +210,7 @@ class Grader:
         except Fail as e:
             frac, msg = 0.0, str(e)
         except _Timeout:
-            frac, msg = 0.0, f"timed out after {c['timeout']} s"
+            frac, msg = 0.0, f"timed out after {limit} s"
         except Exception as e:  # the grader's own bug must not look like a pass
             frac, msg = 0.0, f"grader error: {type(e).__name__}: {e}"
         finally:

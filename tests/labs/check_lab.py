@@ -24,6 +24,9 @@ import sys
 import tempfile
 import time
 
+# ENTRYSIM_LAB_TIMEOUT_SCALE (grading.py's) stretches this script's limits too
+SCALE = max(1.0, float(os.environ.get("ENTRYSIM_LAB_TIMEOUT_SCALE", "1") or 1))
+
 
 def start(a, env, top):
     work = os.path.join(top, "work")
@@ -37,7 +40,7 @@ def start(a, env, top):
 def grade(a, env, work):
     t0 = time.monotonic()
     p = subprocess.run([a.entrysim, "lab", "grade", "--json", work], env=env, text=True,
-                       capture_output=True, timeout=900)
+                       capture_output=True, timeout=900 * SCALE)
     try:
         res = json.loads(p.stdout)
     except ValueError:
@@ -96,7 +99,7 @@ def check_handout(a, env, top):
         if re.match(r"cd\s", cmd):
             continue  # the work directory is the cwd already
         p = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, text=True,
-                           capture_output=True, timeout=600)
+                           capture_output=True, timeout=600 * SCALE)
         if p.returncode != want:
             sys.exit(f"FAIL {a.lab}: handout command `{cmd}` exited {p.returncode}, "
                      f"the handout says {want}: {(p.stderr or p.stdout).strip()[-400:]}")
