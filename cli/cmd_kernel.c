@@ -58,44 +58,6 @@ const es_cmd es_cmd_kernel = {
     .words = kernel_words,
 };
 
-static int sdk_try(const char *dir, char *out, size_t n)
-{
-    char probe[PATH_MAX + 32];
-    if ((size_t)snprintf(probe, sizeof probe, "%s/kernel.build", dir) >= sizeof probe ||
-        access(probe, R_OK) != 0 || strlen(dir) >= n)
-        return -1;
-    memcpy(out, dir, strlen(dir) + 1);
-    return 0;
-}
-
-/* The SDK directory into out: 0, or -1 with a message printed. */
-static int sdk_dir(char *out, size_t n)
-{
-    const char *env = getenv("ENTRYSIM_KERNEL_SDK");
-    if (env && *env)
-        return sdk_try(env, out, n) == 0 ? 0
-               : (fprintf(stderr, "entrysim: kernel: ENTRYSIM_KERNEL_SDK=%s has no kernel.build\n",
-                          env), -1);
-    char exe[PATH_MAX], cand[PATH_MAX + 64];
-    out[0] = 0;
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        snprintf(cand, sizeof cand, "%s/share/entrysim/kernel", exe);
-        if (sdk_try(cand, out, n) == 0)
-            return 0;
-        snprintf(cand, sizeof cand, "%s/../share/entrysim/kernel", exe);
-        if (sdk_try(cand, out, n) == 0)
-            return 0;
-    }
-    fprintf(stderr, "entrysim: kernel: no kernel SDK next to the binary (looked for "
-                    "share/entrysim/kernel in %s and its parent)\n", k > 0 ? exe : "?");
-    return -1;
-}
-
 static int kernel_init(const char *dir)
 {
     char sdk[PATH_MAX + 64];
@@ -105,7 +67,8 @@ static int kernel_init(const char *dir)
                 used > 0 ? "is not empty" : "is not a directory");
         return ES_EX_USAGE;
     }
-    if (sdk_dir(sdk, sizeof sdk))
+    if (es_share_dir("ENTRYSIM_KERNEL_SDK", "kernel", "kernel.build", "kernel", "kernel SDK",
+                     sdk, sizeof sdk))
         return ES_EX_ERROR;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "entrysim: kernel init: %s: %s\n", dir, strerror(errno));

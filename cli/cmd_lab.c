@@ -60,44 +60,6 @@ const es_cmd es_cmd_lab = {
     .words = lab_words,
 };
 
-static int labs_try(const char *dir, char *out, size_t n)
-{
-    char probe[PATH_MAX + 32];
-    if ((size_t)snprintf(probe, sizeof probe, "%s/lib/grading.py", dir) >= sizeof probe ||
-        access(probe, R_OK) != 0 || strlen(dir) >= n)
-        return -1;
-    memcpy(out, dir, strlen(dir) + 1);
-    return 0;
-}
-
-/* The labs directory into out: 0, or -1 with a message printed. */
-static int labs_dir(char *out, size_t n)
-{
-    const char *env = getenv("ENTRYSIM_LABS");
-    if (env && *env)
-        return labs_try(env, out, n) == 0
-                   ? 0
-                   : (fprintf(stderr, "entrysim: lab: ENTRYSIM_LABS=%s has no lib/grading.py\n",
-                              env), -1);
-    char exe[PATH_MAX], cand[PATH_MAX + 64];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        snprintf(cand, sizeof cand, "%s/share/entrysim/labs", exe);
-        if (labs_try(cand, out, n) == 0)
-            return 0;
-        snprintf(cand, sizeof cand, "%s/../share/entrysim/labs", exe);
-        if (labs_try(cand, out, n) == 0)
-            return 0;
-    }
-    fprintf(stderr, "entrysim: lab: no labs next to the binary (looked for share/entrysim/labs "
-                    "in %s and its parent; ENTRYSIM_LABS names another)\n", k > 0 ? exe : "?");
-    return -1;
-}
-
 /* A lab folder's name: two digits, a dash, then a name. */
 static int is_lab(const struct dirent *e)
 {
@@ -288,7 +250,7 @@ int es_lab_cmd(int argc, char **argv)
         ((json || only) && word != 2))
         return es_opts_fail(&p, "%s", "expected 'list', 'start LAB DIR' or 'grade [--json] [DIR]'");
     char labs[PATH_MAX];
-    if (labs_dir(labs, sizeof labs))
+    if (es_share_dir("ENTRYSIM_LABS", "labs", "lib/grading.py", "lab", "labs", labs, sizeof labs))
         return ES_EX_ERROR;
     if (word == 0)
         return lab_list(labs);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,4 +69,43 @@ int es_dir_used(const char *dir)
         used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
     closedir(d);
     return used;
+}
+
+static int share_try(const char *dir, const char *probe, char *out, size_t n)
+{
+    char path[PATH_MAX + 64];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, probe) >= sizeof path ||
+        access(path, R_OK) != 0 || strlen(dir) >= n)
+        return -1;
+    memcpy(out, dir, strlen(dir) + 1);
+    return 0;
+}
+
+int es_share_dir(const char *env, const char *sub, const char *probe, const char *who,
+                 const char *what, char *out, size_t n)
+{
+    const char *val = getenv(env);
+    if (val && *val) {
+        if (share_try(val, probe, out, n) == 0)
+            return 0;
+        fprintf(stderr, "entrysim: %s: %s=%s has no %s\n", who, env, val, probe);
+        return -1;
+    }
+    char exe[PATH_MAX], cand[PATH_MAX + 64];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        const char *const ups[] = {"", "/.."};
+        for (int i = 0; i < 2; i++) {
+            snprintf(cand, sizeof cand, "%s%s/share/entrysim/%s", exe, ups[i], sub);
+            if (share_try(cand, probe, out, n) == 0)
+                return 0;
+        }
+    }
+    fprintf(stderr, "entrysim: %s: no %s next to the binary (looked for share/entrysim/%s in %s "
+                    "and its parent; %s names another)\n", who, what, sub, k > 0 ? exe : "?", env);
+    return -1;
 }
