@@ -523,6 +523,19 @@ static void phase_starts(es_phases *p, uint64_t rip)
 
 static __attribute__((noinline)) void ph_retire_slow(es_phases *p, es_machine *m, uint64_t rip);
 
+/* n plain user instructions retired (es_observer.user_quiet, set only
+ * under the cycle model): ph_retire's first branch n times over. */
+static void ph_user_run(void *ctx, es_machine *m, uint64_t n)
+{
+    (void)m;
+    es_phases *p = ctx;
+    p->insns += n;
+    p->state = ST_USER;
+    p->pend_rip = 0;
+    p->pre_cpl = 3;
+    p->lazy = true;
+}
+
 static void ph_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
 {
     (void)d;
@@ -622,6 +635,11 @@ es_phases *es_phases_attach(es_machine *m, es_timing *t)
     o.retire = ph_retire;
     o.exception = ph_exception;
     o.blocks = true; /* reads RIP, CPL, RSP and the entry registers, no flag */
+    /* under the cycle model a user instruction that cannot enter the
+     * kernel is only counted (ph_retire's first branch): through the block
+     * cache it is not told one by one (ph_user_run) */
+    o.user_quiet = p->t != NULL;
+    o.user_run = ph_user_run;
     if (es_observe(m, &o)) {
         es_phases_free(p);
         return NULL;

@@ -134,6 +134,7 @@ static es_block *build(es_machine *m, struct es_bcache *bc, uint64_t pa, uint64_
         e[n].fn1 = es_fast_handler(&e[n].insn, generic);
         e[n].lazy = e[n].fn1 != generic;
         e[n].sync = !e[n].lazy && !flag_free(&e[n].insn);
+        e[n].may_enter = es_may_enter(e[n].insn.op);
         off += e[n].insn.len;
         n++;
         bool wrapped = next < rip; /* EIP wrapped: the page goes on, RIP does not */
@@ -302,49 +303,90 @@ static int run_whole(es_machine *m, const es_block *b, uint64_t *left)
     return rc;
 }
 
-/* The before and retire hooks of the observers, gathered once per block
- * (no hook attaches or detaches observers). */
-typedef struct hooks {
+/* The before and retire hooks of the observers, gathered once per es_run
+ * batch and again if the number of observers changed: every observer's, and (loud)
+ * those of the observers that are not es_observer.user_quiet, for the
+ * user instructions the quiet ones only count. */
+typedef struct hookset {
     int nb, nr;
     void (*before[ES_MAX_OBSERVERS])(void *, es_machine *, const es_insn *, uint64_t);
     void (*retire[ES_MAX_OBSERVERS])(void *, es_machine *, const es_insn *, uint64_t);
     void *bctx[ES_MAX_OBSERVERS], *rctx[ES_MAX_OBSERVERS];
+} hookset;
+
+typedef struct hooks {
+    hookset all, loud;
+    int nobs; /* m->nobs when gathered (-1: not yet) */
+    int nq;   /* quiet observers */
+    void (*user_run[ES_MAX_OBSERVERS])(void *, es_machine *, uint64_t);
+    void *qctx[ES_MAX_OBSERVERS];
 } hooks;
+
+static void add_hooks(hookset *h, const es_observer *o)
+{
+    if (o->before) {
+        h->before[h->nb] = o->before;
+        h->bctx[h->nb++] = o->ctx;
+    }
+    if (o->retire) {
+        h->retire[h->nr] = o->retire;
+        h->rctx[h->nr++] = o->ctx;
+    }
+}
 
 static inline void gather(const es_machine *m, hooks *h)
 {
-    h->nb = h->nr = 0;
+    h->all.nb = h->all.nr = h->loud.nb = h->loud.nr = h->nq = 0;
+    h->nobs = m->nobs;
     for (int i = 0; i < m->nobs; i++) {
-        if (m->obs[i].before) {
-            h->before[h->nb] = m->obs[i].before;
-            h->bctx[h->nb++] = m->obs[i].ctx;
-        }
-        if (m->obs[i].retire) {
-            h->retire[h->nr] = m->obs[i].retire;
-            h->rctx[h->nr++] = m->obs[i].ctx;
+        const es_observer *o = &m->obs[i];
+        add_hooks(&h->all, o);
+        if (o->user_quiet && o->user_run) {
+            h->user_run[h->nq] = o->user_run;
+            h->qctx[h->nq++] = o->ctx;
+        } else {
+            add_hooks(&h->loud, o);
         }
     }
+}
+
+/* The quiet observers learn of the n user instructions they were not told. */
+static void tell_quiet(es_machine *m, const hooks *h, uint64_t *n)
+{
+    if (!*n)
+        return;
+    for (int i = 0; i < h->nq; i++)
+        h->user_run[i](h->qctx[i], m, *n);
+    *n = 0;
 }
 
 /* With observers (all es_observer.blocks): b's instructions up to end one
  * by one, each told to them as es_step tells it -- before the handler with
  * RIP and the count at the instruction, after it (when it retired) with
- * RIP at the next one and the count moved on.  Fast handlers keep their
- * lazy flag record (the observers read no flag); no threading, no fused
- * pair, since each instruction is told apart.  Returns as run_entries. */
-static int run_told(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left)
+ * RIP at the next one and the count moved on; user instructions that
+ * cannot enter the kernel are counted for the user_quiet observers
+ * instead (told before anything else is).  Fast handlers keep their lazy
+ * flag record (the observers read no flag); no threading, no fused pair,
+ * since each instruction is told apart.  Returns as run_entries. */
+static int run_told(es_machine *m, const es_block *b, const es_bent *end, uint64_t *left,
+                    hooks *hp)
 {
-    uint64_t fva = m->fetch_va, ic0 = m->icount;
+    uint64_t fva = m->fetch_va, ic0 = m->icount, quiet = 0;
     const es_bent *e = b->ins;
     int rc;
-    hooks h;
-    gather(m, &h);
+    if (hp->nobs != m->nobs)
+        gather(m, hp);
+    const hooks *h = hp;
     m->obs_bent = true;
     for (;;) {
         m->rip = e->rip;
         m->icount = ic0 + e->idx;
-        for (int i = 0; i < h.nb; i++)
-            h.before[i](h.bctx[i], m, &e->insn, e->rip);
+        bool q = h->nq && m->cpl == 3 && !e->may_enter;
+        const hookset *hs = q ? &h->loud : &h->all;
+        if (!q)
+            tell_quiet(m, h, &quiet);
+        for (int i = 0; i < hs->nb; i++)
+            hs->before[i](hs->bctx[i], m, &e->insn, e->rip);
         m->nrip = e->next;
         if (e->sync && m->lz_op != ES_LZ_NONE)
             es_lazy_flush(m);
@@ -358,8 +400,9 @@ static int run_told(es_machine *m, const es_block *b, const es_bent *end, uint64
             break; /* a stop that did not retire */
         m->rip = m->nrip;
         m->icount = ic0 + e->idx + 1;
-        for (int i = 0; i < h.nr; i++)
-            h.retire[i](h.rctx[i], m, &e->insn, e->rip);
+        quiet += q;
+        for (int i = 0; i < hs->nr; i++)
+            hs->retire[i](hs->rctx[i], m, &e->insn, e->rip);
         if (rc != ES_OK) {
             e++;
             break;
@@ -367,6 +410,7 @@ static int run_told(es_machine *m, const es_block *b, const es_bent *end, uint64
         if (++e == end || m->nrip != e[-1].next || m->fetch_va != fva)
             break;
     }
+    tell_quiet(m, h, &quiet);
     m->obs_bent = false;
     m->icount = ic0 + e->idx;
     *left -= e->idx;
@@ -376,10 +420,10 @@ static int run_told(es_machine *m, const es_block *b, const es_bent *end, uint64
 /* Runs b's instructions, at most *left of them: the whole block threaded
  * only when it fits (a budget ending inside runs them one by one, the
  * fused compare and Jcc apart, so --max-insns stays exact). */
-static int run_block(es_machine *m, const es_block *b, uint64_t *left)
+static int run_block(es_machine *m, const es_block *b, uint64_t *left, hooks *h)
 {
     if (m->nobs)
-        return run_told(m, b, b->ins + (b->n <= *left ? b->n : *left), left);
+        return run_told(m, b, b->ins + (b->n <= *left ? b->n : *left), left, h);
     if (b->n <= *left)
         return run_whole(m, b, left);
     return run_entries(m, b, b->ins + *left, left);
@@ -414,6 +458,7 @@ static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
         drop_all(bc);
         bc->fence_key = fkey;
     }
+    hooks h = {.nobs = -1};
     es_block *prev = NULL, *b = NULL;
     uint64_t pfva = 1; /* the fetch page prev ran on */
     int way = 0;
@@ -442,7 +487,7 @@ static int blocks_run(es_machine *m, uint64_t budget, es_one_insn one)
             }
         }
         uint64_t before = left, fva = m->fetch_va;
-        int rc = run_block(m, b, &left);
+        int rc = run_block(m, b, &left, &h);
         if (rc != ES_OK)
             return rc;
         way = m->rip != b->end;

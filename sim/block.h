@@ -35,6 +35,7 @@ typedef struct es_bent {
                        Jcc (always last in its block) writes m->nrip */
     bool sync;      /* a generic fn1 that may read or write the arithmetic flags:
                        a pending lazy record is computed before it */
+    bool may_enter; /* es_may_enter(insn.op): told to user_quiet observers at CPL 3 */
     es_insn insn;
 } es_bent;
 

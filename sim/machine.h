@@ -213,7 +213,24 @@ typedef struct es_observer {
      * inside a block.  A decode they are told of then lies in a block
      * entry (m->obs_bent), not in the decode cache. */
     bool blocks;
+    /* with blocks: at CPL 3 the hooks want only the instructions that may
+     * enter the kernel by design (es_may_enter); through the block cache
+     * the others are not told one by one but counted, and user_run(n) is
+     * called with how many retired before the next instruction told to any
+     * observer and before the run returns (so before any exception hook).
+     * es_step still tells every instruction (the observer must treat the
+     * two the same). */
+    bool user_quiet;
+    void (*user_run)(void *ctx, es_machine *m, uint64_t n);
 } es_observer;
+
+/* The instructions that enter the kernel from user mode by design (a
+ * fault or a vsyscall fetch arrives through the exception hook instead). */
+static inline bool es_may_enter(int op)
+{
+    return op == ES_OP_SYSCALL || op == ES_OP_SYSENTER || op == ES_OP_INT || op == ES_OP_INT3 ||
+           op == ES_OP_INTO || op == ES_OP_INT1;
+}
 
 #define ES_MAX_OBSERVERS 4
 

@@ -6,7 +6,9 @@
 // observer refusing them (every instruction through es_step): the sequence
 // of hook calls -- each with its RIP, instruction count, CPL, registers and,
 // at retire, the next RIP; each exception with its vector and error code --
-// must be the same, as must the exit.  The output goes to /dev/null: stdio
+// must be the same, as must the exit.  A second observer is user_quiet
+// (the phase accounting's mode): it must see the same told events and the
+// same counts of the user instructions it was not told of.  The output goes to /dev/null: stdio
 // stats its stdout, and a host file's inode and times would differ between
 // the two runs (an i386 program copies them through its registers).
 #include <gtest/gtest.h>
@@ -75,8 +77,72 @@ void on_exception(void *ctx, es_machine *m, int vector, uint32_t error)
     s->mix(m->rip);
 }
 
+// A user_quiet observer: user instructions that cannot enter the kernel
+// are only counted.  Stepping tells it every instruction, so it drops
+// those itself; through blocks they are not told but counted for it
+// (user_run).  The counts are folded into the hash only at the next event
+// it is told of (and at the end), so the two runs must agree on how many
+// such instructions retired between any two events, not on how the count
+// was split.
+struct Quiet {
+    Seen seen;
+    uint64_t pending = 0, runs = 0, counted = 0;
+    void flush()
+    {
+        if (!pending)
+            return;
+        seen.mix(4);
+        seen.mix(pending);
+        counted += pending;
+        pending = 0;
+    }
+};
+
+bool dropped(es_machine *m, const es_insn *d)
+{
+    return m->cpl == 3 && !es_may_enter(d->op);
+}
+
+void q_before(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    Quiet *q = (Quiet *)ctx;
+    if (dropped(m, d))
+        return;
+    q->flush();
+    on_before(&q->seen, m, d, rip);
+}
+
+void q_retire(void *ctx, es_machine *m, const es_insn *d, uint64_t rip)
+{
+    Quiet *q = (Quiet *)ctx;
+    // (at retire the CPL is the one after the instruction: a dropped one
+    // cannot change it, and one that entered the kernel was told)
+    if (m->cpl == 3 && !es_may_enter(d->op)) {
+        q->pending++;
+        return;
+    }
+    q->flush();
+    on_retire(&q->seen, m, d, rip);
+}
+
+void q_exception(void *ctx, es_machine *m, int vector, uint32_t error)
+{
+    Quiet *q = (Quiet *)ctx;
+    q->flush();
+    on_exception(&q->seen, m, vector, error);
+}
+
+void q_user_run(void *ctx, es_machine *m, uint64_t n)
+{
+    (void)m;
+    Quiet *q = (Quiet *)ctx;
+    q->runs++;
+    q->pending += n;
+}
+
 struct Outcome {
     Seen seen;
+    Quiet quiet;
     std::string err;
     int stop = -1, status = -1;
     uint64_t icount = 0;
@@ -119,7 +185,18 @@ Outcome run_prog(const std::string &prog, const std::vector<std::string> &args, 
     ob.exception = on_exception;
     ob.blocks = blocks;
     es_observe(m, &ob);
+    // second, quiet, observer: told around the first one's calls
+    es_observer qo{};
+    qo.ctx = &r.quiet;
+    qo.before = q_before;
+    qo.retire = q_retire;
+    qo.exception = q_exception;
+    qo.blocks = blocks;
+    qo.user_quiet = true;
+    qo.user_run = q_user_run;
+    es_observe(m, &qo);
     es_run(m);
+    r.quiet.flush();
     r.stop = m->stop;
     r.status = m->stop == ES_STOP_EXIT ? m->exit_status : 128 + m->signal;
     r.icount = m->icount;
@@ -157,6 +234,14 @@ TEST_P(ObservedBlocks, TellTheObserversWhatSteppingTellsThem)
     EXPECT_EQ(blocked.stop, stepped.stop);
     EXPECT_EQ(blocked.status, stepped.status);
     EXPECT_GT(stepped.seen.retires, 10000u);
+    // the quiet observer: the same events and counts, and through blocks it
+    // was told of counts (else the quiet path was never taken)
+    EXPECT_EQ(blocked.quiet.seen.hash, stepped.quiet.seen.hash);
+    EXPECT_EQ(blocked.quiet.counted, stepped.quiet.counted);
+    EXPECT_EQ(blocked.quiet.seen.retires, stepped.quiet.seen.retires);
+    EXPECT_EQ(stepped.quiet.runs, 0u);
+    EXPECT_GT(blocked.quiet.runs, 0u);
+    EXPECT_GT(blocked.quiet.counted, 1000u);
 }
 
 // signals (fault delivery, sigreturn), threads and fork (task switches on
