@@ -274,7 +274,10 @@ static inline __attribute__((always_inline)) uint64_t store_slot(es_timing *t, c
                                                                  bool tracing)
 {
     const tm_uarch *u = &t->u;
-    uint64_t line = f->has_addr && u->store_pair_line ? t->pend_pa / u->store_pair_line + 1 : 0;
+    uint64_t line = 0;
+    if (f->has_addr && u->store_pair_line)
+        line = (u->store_pair_shift < 64 ? t->pend_pa >> u->store_pair_shift
+                                         : t->pend_pa / u->store_pair_line) + 1;
     uint64_t iss;
     /* vector stores take part in pairing when they share the integer
      * store pipes (lsu.vec_stores_per_cycle = 0) */

@@ -866,6 +866,10 @@ static int lsu_ports(tm_uarch *u, char *err, size_t errlen)
     u->ag_mask = ports_named(u, "AG");
     if (!u->vec_store_pipes) /* 0: vector stores share the integer store pipes */
         u->stv_mask = u->st_mask;
+    /* a store's chunk number without a 64-bit division per store */
+    u->store_pair_shift = 64;
+    if (u->store_pair_line && !(u->store_pair_line & (u->store_pair_line - 1)))
+        u->store_pair_shift = (uint32_t)__builtin_ctz(u->store_pair_line);
     return 0;
 }
 

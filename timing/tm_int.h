@@ -88,6 +88,7 @@ typedef struct tm_uarch {
     uint32_t mem_ops_per_kcycle; /* sustained memory operations per 1000 cycles (0: AGUs only) */
     uint32_t store_pair_line; /* bytes (0: off): a scalar store to the same aligned chunk as the
                                * scalar store just before it shares that store's pipe slot */
+    uint32_t store_pair_shift; /* log2 of store_pair_line when a power of two, else 64 (divide) */
     uint32_t load_queue, store_queue;
     uint32_t stlf_latency, stlf_fail_penalty, split_penalty;
     uint32_t memrename, memrename_latency, memrename_bases; /* bases: GPR bit mask */
