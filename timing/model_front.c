@@ -466,6 +466,14 @@ void tm_redirect(es_timing *t, uint64_t at)
 }
 
 /* Branch prediction; returns true when the branch was mispredicted. */
+/* The return stack's slot of push/pop count i: a mask when ras.entries is
+ * a power of two (a division per call and return otherwise). */
+static inline uint32_t ras_slot(const tm_uarch *u, uint32_t i)
+{
+    uint32_t n = u->ras_entries;
+    return n & (n - 1) ? i % n : i & (n - 1);
+}
+
 static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next)
 {
     const tm_uarch *u = &t->u;
@@ -489,7 +497,7 @@ static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next
     }
     case TB_RET:
         if (t->ras_top) {
-            uint64_t p = t->ras[--t->ras_top % u->ras_entries];
+            uint64_t p = t->ras[ras_slot(u, --t->ras_top)];
             miss = p != next;
         } else {
             miss = true;
@@ -497,7 +505,7 @@ static bool predict(es_timing *t, const tm_sinfo *s, uint64_t rip, uint64_t next
         break;
     case TB_CALL:
     case TB_CALL_INDIRECT:
-        t->ras[t->ras_top++ % u->ras_entries] = rip + s->len;
+        t->ras[ras_slot(u, t->ras_top++)] = rip + s->len;
         /* fall through */
     default:
         miss = t->btb[bi] != next;
