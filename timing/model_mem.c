@@ -166,6 +166,24 @@ static inline uint32_t utag_cost(es_timing *t, uint64_t ea, uint64_t pa)
     return miss ? t->u.alias_penalty : 0;
 }
 
+/* The line filter's bucket of the 64-byte line holding addr. */
+static inline uint32_t sq_bucket(uint64_t addr) { return (uint32_t)(addr >> 6) & (TM_SQ_BUCKETS - 1); }
+
+/* Counts store entry st in (d = 1) or out of (d = -1) the bucket of every
+ * line it touches (an XSAVE-sized store touches many). */
+static inline void sq_lines_add(es_timing *t, const tm_store *st, int d)
+{
+    for (uint64_t l = st->addr >> 6; l <= (st->addr + st->size - 1) >> 6; l++)
+        t->sq_lines[l & (TM_SQ_BUCKETS - 1)] = (uint16_t)(t->sq_lines[l & (TM_SQ_BUCKETS - 1)] + d);
+}
+
+/* Whether a store in the queue may touch [a, a + size): false only when
+ * none does (a load of more than a line always scans). */
+static inline bool sq_may_overlap(const es_timing *t, uint64_t a, uint32_t size)
+{
+    return size > 64 || t->sq_lines[sq_bucket(a)] || t->sq_lines[sq_bucket(a + size - 1)];
+}
+
 /* Load data ready time: forwarding from the store queue, renaming, caches. */
 static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint64_t pa,
                            uint64_t expr)
@@ -176,7 +194,10 @@ static uint64_t load_ready(es_timing *t, const tm_sinfo *s, uint64_t issue, uint
     bool split = ((a & 63) + size) > 64;
     uint32_t lat = s->fp ? u->l1d_fp_latency : u->l1d_latency;
     uint32_t i = t->sq_pos;
-    for (uint32_t k = 0; k < t->sq_count; k++) {
+    /* no store in the queue touches the load's lines: the scan below
+     * would find none (exact; most loads of a loop that stores elsewhere) */
+    uint32_t n = sq_may_overlap(t, a, size) ? t->sq_count : 0;
+    for (uint32_t k = 0; k < n; k++) {
         i = i ? i - 1 : u->store_queue - 1;
         const tm_store *st = &t->sq[i];
         if (st->retire + 1 < issue)
@@ -323,6 +344,8 @@ static inline __attribute__((always_inline)) void store_issue(es_timing *t, cons
     if (f->has_addr) {
         data_miss_cycles(t, t->pend_pa); /* write-allocate */
         tm_store *st = &t->sq[t->sq_pos];
+        if (t->sq_count == t->u.store_queue)
+            sq_lines_add(t, st, -1); /* the oldest entry leaves the queue */
         st->addr = t->pend_pa;
         st->size = s->msize ? s->msize : 8;
         st->split = ((t->pend_pa & 63) + st->size) > 64;
@@ -331,6 +354,7 @@ static inline __attribute__((always_inline)) void store_issue(es_timing *t, cons
         st->base_ver = t->pend_expr != UINT64_MAX && (t->pend_expr & 0xff) < 16
                            ? t->wver[t->pend_expr & 0xff] : 0;
         st->retire = UINT64_MAX; /* set by tm_store_retired */
+        sq_lines_add(t, st, 1);
     }
 }
 

@@ -164,6 +164,7 @@ typedef struct tm_store {
 } tm_store;
 
 #define TM_UTAGS 1024 /* physical lines whose linear alias the model remembers */
+#define TM_SQ_BUCKETS 256 /* store-queue line filter (sq_lines) */
 #define TM_HINTS 256 /* way hints per cache: O(1) hits in highly associative TLBs */
 
 typedef struct tm_cache {
@@ -214,6 +215,10 @@ struct es_timing {
     uint32_t mem_stamp[TM_SLOTW];
     tm_store *sq;
     uint32_t sq_pos, sq_count; /* next store's entry; entries in use */
+    /* how many store-queue entries touch a 64-byte line hashing to each
+     * bucket: a load whose lines' buckets are empty overlaps no store in
+     * the queue, and skips the scan (model_mem.c, sq_lines_add) */
+    uint16_t sq_lines[TM_SQ_BUCKETS];
     /* store pairing (lsu.store_pair_bytes): physical chunk + 1 of the
      * last scalar store that took a store-pipe slot of its own (0: none, or
      * already paired) and the cycle of that slot */
