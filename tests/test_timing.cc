@@ -344,6 +344,25 @@ TEST(Timing, TheStoreQueueFilterMissesNoOverlap)
     EXPECT_FALSE(load_meets_store(200, 0x10, 0x100)); // past the store's end
 }
 
+TEST(Timing, StraightLineCodePastTheL1iStreamsFromTheL2WhereTheUarchSaysSo)
+{
+    // nop; 300 x mov r8d, 1 (1801 bytes): the throughput harness's copies
+    // do not fit the L1i, so every line misses.  Where
+    // fetch.l2_stream_cycles_per_line is set (znver5, measured: 2.7
+    // instructions a cycle) the next line arrives that many cycles after
+    // the last, and decode (faster) waits for it; elsewhere each line pays
+    // the L2 latency.
+    std::string h = "90";
+    for (int i = 0; i < 300; i++)
+        h += "41b801000000";
+    Uarch z5("znver5"), z4("znver4");
+    ASSERT_GT(z5.u.l2_stream_cycles, 0u);
+    EXPECT_EQ(z4.u.l2_stream_cycles, 0u);
+    double lines = 1801.0 / 64;
+    EXPECT_NEAR(tput("znver5", h.c_str()), lines * z5.u.l2_stream_cycles, 0.05 * lines * 4);
+    EXPECT_GT(tput("znver4", h.c_str()), lines * z4.u.l2.latency);
+}
+
 TEST(Timing, PartialOverlapFailsToForward)
 {
     // mov [rdi], eax (4 bytes); mov rax, [rsi] (8 bytes): the load needs

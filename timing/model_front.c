@@ -424,6 +424,7 @@ uint64_t tm_front_end(es_timing *t, uint64_t rip, uint32_t ops)
     const tm_uarch *u = &t->u;
     uint64_t line = rip >> 6;
     if (line != t->last_iline) {
+        bool next = line == t->last_iline + 1;
         t->last_iline = line;
         uint64_t page = rip >> 12;
         if (page != t->last_ipage) {
@@ -438,8 +439,17 @@ uint64_t tm_front_end(es_timing *t, uint64_t rip, uint32_t ops)
             uint32_t c = u->l2.latency;
             if (!tm_cache_access(&t->l2, rip))
                 c = tm_cache_access(&t->l3, rip) ? u->l3.latency : u->mem_latency;
-            t->dec_cycle += c;
+            else if (next && u->l2_stream_cycles && u->l2_stream_cycles < c)
+                c = 0; /* streaming: below */
+            if (c)
+                t->dec_cycle += c;
+            else if (t->iline_ready + u->l2_stream_cycles > t->dec_cycle)
+                /* straight-line code streams from the L2, a line every
+                 * l2_stream_cycles after the last one arrived: fetch runs
+                 * ahead of decode, so only the arrival rate limits it */
+                t->dec_cycle = t->iline_ready + u->l2_stream_cycles;
         }
+        t->iline_ready = t->dec_cycle;
     }
     /* legacy decode when the op cache misses: decode.width instructions
      * per cycle; op cache hits deliver opcache.ops_per_cycle ops */

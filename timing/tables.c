@@ -706,6 +706,7 @@ static const cfg_field core_fields[] = {
     F("fetch.bytes_per_cycle", fetch_bytes),
     F("fetch.taken_branch_bubble", taken_branch_bubble),
     F("fetch.taken_branch_ends_group", taken_ends_group),
+    F("fetch.l2_stream_cycles_per_line", l2_stream_cycles),
     F("decode.width", decode_width),
     F("opcache.entries", opcache_entries),
     F("opcache.ops_per_cycle", opcache_ops),

@@ -77,6 +77,9 @@ typedef struct tm_uarch {
     uint32_t sched_entries;
     uint32_t taken_branch_bubble; /* dead cycles after a taken branch */
     uint32_t taken_ends_group;    /* a taken branch is the last op of its dispatch cycle */
+    uint32_t l2_stream_cycles;    /* an L1i miss on the line after the one just fetched, found in
+                                   * the L2 (instruction prefetch streaming): these cycles, not the
+                                   * L2 latency (0: every miss pays the latency) */
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     uint32_t sbb_same_independent; /* sbb r, r reads only CF */
     uint32_t mov_alu_fusion; /* an eliminated reg move + the ALU op on its destination: one op */
@@ -187,6 +190,7 @@ struct es_timing {
 
     /* clocks */
     uint64_t fe_cycle, serial_until, last_retire, prev_retire;
+    uint64_t iline_ready; /* the cycle the line being fetched arrived (fetch.l2_stream_cycles_per_line) */
     uint64_t ucode_free; /* the microcode sequencer's next free cycle */
     uint32_t fe_used, retire_used, dec_used;
     uint64_t dec_cycle;
