@@ -417,40 +417,48 @@ void tm_build_sinfo(es_timing *t, es_machine *m, const es_insn *d, uint64_t rip,
     sinfo_branch(u, d, tc, s);
 }
 
+/* The fetch of a new line: ITLB, op cache and L1i lookups, and the
+ * cycles a miss costs (out of line: most instructions stay on one line,
+ * and the per-instruction path below then saves no registers). */
+static __attribute__((noinline)) void fetch_line(es_timing *t, uint64_t rip, uint64_t line)
+{
+    const tm_uarch *u = &t->u;
+    bool next = line == t->last_iline + 1;
+    t->last_iline = line;
+    uint64_t page = rip >> 12;
+    if (page != t->last_ipage) {
+        t->last_ipage = page;
+        uint32_t c = tm_tlb_cycles(t, &t->itlb1, &t->itlb2, u->itlb2.latency, rip,
+                                   &t->st.itlb_misses);
+        t->dec_cycle += c;
+    }
+    t->iline_in_opc = tm_cache_access(&t->opc, rip);
+    if (!tm_cache_access(&t->l1i, rip)) {
+        t->st.l1i_misses++;
+        uint32_t c = u->l2.latency;
+        if (!tm_cache_access(&t->l2, rip))
+            c = tm_cache_access(&t->l3, rip) ? u->l3.latency : u->mem_latency;
+        else if (next && u->l2_stream_cycles && u->l2_stream_cycles < c)
+            c = 0; /* streaming: below */
+        if (c)
+            t->dec_cycle += c;
+        else if (t->iline_ready + u->l2_stream_cycles > t->dec_cycle)
+            /* straight-line code streams from the L2, a line every
+             * l2_stream_cycles after the last one arrived: fetch runs
+             * ahead of decode, so only the arrival rate limits it */
+            t->dec_cycle = t->iline_ready + u->l2_stream_cycles;
+    }
+    t->iline_ready = t->dec_cycle;
+}
+
 /* Front end: cycle at which the instruction at rip can be decoded and
  * handed to dispatch. */
 uint64_t tm_front_end(es_timing *t, uint64_t rip, uint32_t ops)
 {
     const tm_uarch *u = &t->u;
     uint64_t line = rip >> 6;
-    if (line != t->last_iline) {
-        bool next = line == t->last_iline + 1;
-        t->last_iline = line;
-        uint64_t page = rip >> 12;
-        if (page != t->last_ipage) {
-            t->last_ipage = page;
-            uint32_t c = tm_tlb_cycles(t, &t->itlb1, &t->itlb2, u->itlb2.latency, rip,
-                                    &t->st.itlb_misses);
-            t->dec_cycle += c;
-        }
-        t->iline_in_opc = tm_cache_access(&t->opc, rip);
-        if (!tm_cache_access(&t->l1i, rip)) {
-            t->st.l1i_misses++;
-            uint32_t c = u->l2.latency;
-            if (!tm_cache_access(&t->l2, rip))
-                c = tm_cache_access(&t->l3, rip) ? u->l3.latency : u->mem_latency;
-            else if (next && u->l2_stream_cycles && u->l2_stream_cycles < c)
-                c = 0; /* streaming: below */
-            if (c)
-                t->dec_cycle += c;
-            else if (t->iline_ready + u->l2_stream_cycles > t->dec_cycle)
-                /* straight-line code streams from the L2, a line every
-                 * l2_stream_cycles after the last one arrived: fetch runs
-                 * ahead of decode, so only the arrival rate limits it */
-                t->dec_cycle = t->iline_ready + u->l2_stream_cycles;
-        }
-        t->iline_ready = t->dec_cycle;
-    }
+    if (line != t->last_iline)
+        fetch_line(t, rip, line);
     /* legacy decode when the op cache misses: decode.width instructions
      * per cycle; op cache hits deliver opcache.ops_per_cycle ops */
     uint32_t per = t->iline_in_opc ? u->opcache_ops : u->decode_width;
