@@ -36,16 +36,28 @@ typedef struct dbg_track {
 typedef struct dbg_rec {
     uint8_t *blob;
     uint32_t len;
-    uint64_t span; /* instructions it undoes: 1, or a run of user code
-                      (dbg_undo_fast) that reverse re-runs to step into */
+    uint64_t span; /* steps it undoes: 1, or a run of user code
+                      (dbg_undo_fast) or of kernel code (dbg_run_kernel)
+                      that reverse re-runs to step into.  Steps, not
+                      instructions: a fault the kernel takes is a step
+                      that retires nothing */
 } dbg_rec;
+
+/* Most records (a few registers, one store) fit this: their blobs come
+ * from dbg_undo.pool rather than malloc and go back to it; so do those of
+ * up to DBG_SMALL << (DBG_NCLASS - 1) bytes, by size class. */
+#define DBG_SMALL 96
+#define DBG_NCLASS 5
 
 typedef struct dbg_undo {
     uint8_t **mirror;      /* per physical frame: its contents after the last step */
     uint64_t nmirror;
-    dbg_rec *ring;         /* oldest at head */
+    dbg_rec *ring;         /* rcap slots, oldest at head */
     uint64_t cap, head, count;
-    uint64_t insns;        /* instructions the records undo (<= cap) */
+    uint64_t rcap;         /* slots of the ring: doubled as records come, up to cap */
+    uint64_t insns;        /* steps the records undo (<= cap) */
+    uint64_t pushed;       /* records pushed so far (reverse-continue pops
+                              what a replay pushed) */
     size_t bytes, max_bytes;
     es_wlog wlog;          /* frames an unobserved run may have written, not yet
                               compared with the mirror */
@@ -54,20 +66,22 @@ typedef struct dbg_undo {
     size_t slen, scap;
     uint16_t n_arch, n_mem, n_treg, n_tmem;
     bool recording;
+    bool by_frame;         /* a kernel run: memory is found by frame at its end
+                              (wlog attached throughout), only the taint labels
+                              of written bytes are logged per write */
     uint64_t arch_before[DBG_ARCH_WORDS];
     es_label treg_before[17];
+    /* a kernel run's vector-register labels at its start (the kernel's
+     * XSAVE/XRSTOR of a signal frame moves them to and from memory) */
+    es_label tvec_before[ES_TAINT_NVREG * ES_TAINT_NLANE];
     uint64_t icount_before;
     dbg_track track_before;
     uint64_t alloc_before[3];
     uint64_t cr3_before;
     bool resync;           /* memory may have changed without a CPU write */
-    uint8_t **pool;        /* freed record blobs of DBG_SMALL bytes, reused */
-    size_t npool, cappool;
+    uint8_t **pool[DBG_NCLASS]; /* freed record blobs of DBG_SMALL << c bytes, reused */
+    size_t npool[DBG_NCLASS], cappool[DBG_NCLASS];
 } dbg_undo;
-
-/* Most records (a few registers, one store) fit this: their blobs come
- * from dbg_undo.pool rather than malloc and go back to it. */
-#define DBG_SMALL 96
 
 typedef struct dbg_sym {
     uint64_t addr, size;
@@ -79,6 +93,23 @@ typedef struct dbg_cyc {
     uint64_t cycles;
 } dbg_cyc;
 #define DBG_CYC_SLOTS 4096
+
+/* What a kernel run decoded to check the fence before a step, and the
+ * fence's answer (dbg_session.c, kernel_may_step); 32 bytes, looked at
+ * every step (the decode itself is apart, in dbg_icache.insn, read only
+ * when the fence is asked). */
+typedef struct dbg_ient {
+    uint64_t rip, pa;
+    uint64_t fkey;   /* es_fence.key of `refused`, 0: not asked yet */
+    uint32_t gen;    /* the frame's code_gen when decoded */
+    uint8_t mode, valid, refused;
+} dbg_ient;
+#define DBG_ICACHE_BITS 11
+#define DBG_ICACHE (1u << DBG_ICACHE_BITS)
+typedef struct dbg_icache {
+    dbg_ient e[DBG_ICACHE];
+    es_insn insn[DBG_ICACHE];
+} dbg_icache;
 
 #define DBG_MAX_BPS 64
 #define DBG_PROBE_CACHE 8
@@ -133,8 +164,18 @@ struct es_dbg {
     int vregs_view;          /* enum es_dbg_vfmt: the window's vector panel */
 
     uint64_t frame_base;     /* TSS.RSP0 - 168, refreshed at every CPL change */
-    es_insn cur;             /* the instruction being stepped (from the before hook) */
+    /* the instruction being stepped (from the before hook): what the
+     * pt_regs tracking reads of it, and its first operand's GPR before it */
+    uint16_t cur_op;
+    uint8_t cur_nops;
+    es_operand cur_o0;
+    uint64_t cur_prev;
+    dbg_icache *icache;      /* made by the first kernel run */
     bool have_cur;
+    /* an exception was just delivered: the taint observer labels its frame
+     * at the next instruction it is told of (state no undo record holds, so
+     * that step is never inside a kernel run, which reverse re-runs) */
+    bool exc_pending;
     char timing_err[160];
 
     int last_stop, bp_hit;
@@ -168,6 +209,10 @@ bool dbg_undo_pop(es_dbg *d, uint64_t *span);
  * records them as one record; returns es_run_fenced's status, *ran the
  * instructions it ran (0: no record). */
 int dbg_undo_fast(es_dbg *d, uint64_t budget, const es_fence *f, uint64_t *ran);
+/* A record of a run of observed steps (dbg_run_kernel): begin, then end
+ * with the steps taken (0: no record). */
+void dbg_undo_run_begin(es_dbg *d);
+void dbg_undo_run_end(es_dbg *d, uint64_t steps);
 
 /* dbg_session.c: one recorded instruction; an es_dbg_stop when the
  * machine stopped (exit, fault), else -1 */
@@ -178,6 +223,14 @@ bool dbg_can_run(const es_dbg *d);
  * (none when !dbg_can_run), stopping before what f refuses; returns the
  * number run, *stop as dbg_step1's status */
 uint64_t dbg_run_user(es_dbg *d, uint64_t budget, const es_fence *f, int *stop);
+/* dbg_session.c: at most budget steps of kernel code in one record, each
+ * through es_step with every observer as dbg_step1 does (none when the CPU
+ * is not at CPL 0, an exception frame is pending, or the session steps
+ * only or times), stopping before what f refuses and before a VMCALL,
+ * RDTSC, RDTSCP or RDPMC whatever f says, and after a step that leaves
+ * CPL 0 or delivers an exception; returns the steps taken, *stop as
+ * dbg_step1's status */
+uint64_t dbg_run_kernel(es_dbg *d, uint64_t budget, const es_fence *f, int *stop);
 
 /* dbg_src.c: a DWARF line table, sorted by address */
 typedef struct dbg_src_row {

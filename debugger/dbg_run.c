@@ -1,7 +1,9 @@
 /* dbg_run.c - run control: every command is a loop of recorded single
  * steps (dbg_step1) with a goal checked before and after each one, and of
- * runs of user code recorded whole (dbg_run_user) that stop in front of
- * everything the goal or the session needs to see one step at a time. */
+ * runs recorded whole -- of user code, unobserved (dbg_run_user), and of
+ * kernel code, stepped with every observer (dbg_run_kernel) -- that stop
+ * in front of everything the goal or the session needs to see one step at
+ * a time, or whose re-run for reverse would not repeat it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,11 +65,12 @@ static bool goal_addr(const goal *g)
     return g->kind == G_UNTIL || g->kind == G_NEXT;
 }
 
-/* What a run of user code stops in front of, for a recorded step: the
- * instructions that enter the kernel (the session labels the registers
- * and opens the pt_regs tracking at them, and the kernel is shown step by
- * step), RDTSC/RDTSCP/RDPMC (host values: a re-run for reverse must see
- * the same ones), breakpoints, the goal's address, and finish's RETs. */
+/* What a run stops in front of, for a recorded step: the instructions
+ * that enter the kernel (the session labels the registers and opens the
+ * pt_regs tracking at them), VMCALL (the host services it: it may write
+ * guest memory and reach files and the clock, which a re-run for reverse
+ * must not repeat), RDTSC/RDTSCP/RDPMC (host values: a re-run must see the
+ * same ones), breakpoints, the goal's address, and finish's RETs. */
 static bool fenced(void *ctx, const es_insn *i, uint64_t rip)
 {
     const fence_ctx *c = ctx;
@@ -107,35 +110,47 @@ static es_fence make_fence(es_dbg *d, const goal *g, fence_ctx *c)
     return (es_fence){.fn = fenced, .ctx = c, .key = h | 1};
 }
 
-/* Instructions before a reverse's target re-run one record each, so the
- * reverse steps after it are a record each too. */
+/* A run of user code (CPL 3) or of kernel code (CPL 0) in one record;
+ * the steps it took (0: none, the next instruction is dbg_step1's). */
+static uint64_t run_any(es_dbg *d, uint64_t budget, const es_fence *f, int *st)
+{
+    if (d->m->cpl == 3)
+        return dbg_run_user(d, budget, f, st);
+    return dbg_run_kernel(d, budget, f, st);
+}
+
+/* Steps before a reverse's target re-run one record each, so the reverse
+ * steps after it are a record each too. */
 #define REPLAY_TAIL 1024
 
-/* Forward to instruction count target inside the user-code run whose
- * record was just undone (deterministic: the run had nothing fenced).
- * With hit: the last count after the start at which RIP was at a
- * breakpoint, and no tail. */
-static void replay(es_dbg *d, uint64_t target, uint64_t *hit)
+/* Forward `steps` steps inside the run whose record was just undone
+ * (deterministic: the run had nothing fenced).  With hit: the last count
+ * of steps after the start at which RIP was at a breakpoint, and no tail.
+ * Steps, not instructions: a kernel run's fault takes a step and retires
+ * nothing. */
+static void replay(es_dbg *d, uint64_t steps, uint64_t *hit)
 {
-    es_machine *m = d->m;
     goal g = {.kind = G_CONT};
     fence_ctx c;
     es_fence f = make_fence(d, &g, &c);
-    uint64_t start = m->icount, tail = hit ? 0 : REPLAY_TAIL;
-    while (m->icount < target && !d->exited) {
-        if (hit && m->icount > start && bp_at(d, m->rip))
-            *hit = m->icount;
+    uint64_t done = 0, tail = hit ? 0 : REPLAY_TAIL;
+    while (done < steps && !d->exited) {
+        if (hit && done > 0 && bp_at(d, d->m->rip))
+            *hit = done;
         int st;
-        uint64_t left = target - m->icount;
-        if (left > tail + 1 && dbg_run_user(d, left - tail, &f, &st))
+        uint64_t left = steps - done, ran;
+        if (left > tail + 1 && (ran = run_any(d, left - tail, &f, &st))) {
+            done += ran;
             continue;
+        }
+        done++;
         if (dbg_step1(d) >= 0)
             break;
     }
 }
 
-/* Undoes one record and re-runs into it up to its last instruction: one
- * instruction back. */
+/* Undoes one record and re-runs into it up to its last step: one step
+ * back. */
 static bool back_one(es_dbg *d)
 {
     uint64_t span;
@@ -143,7 +158,7 @@ static bool back_one(es_dbg *d)
         return false;
     d->exited = false;
     if (span > 1)
-        replay(d, d->m->icount + span - 1, NULL);
+        replay(d, span - 1, NULL);
     d->frame_base = dbg_ptregs_base(d);
     return true;
 }
@@ -207,19 +222,22 @@ static int run(es_dbg *d, goal g)
         if (i >= budget)
             return finish_cmd(d, ES_DBG_BUDGET, 0);
         if (!step_next) {
-            /* user code up to the next fenced instruction, in one record */
+            /* up to the next fenced instruction (or CPL change), in one
+             * record */
             uint64_t lim = budget - i;
             if (g.kind == G_STEP && g.n - i < lim)
                 lim = g.n - i;
-            int st;
-            uint64_t ran = lim > 1 ? dbg_run_user(d, lim, &f, &st) : 0;
+            int st, pcpl = m->cpl;
+            uint64_t ran = lim > 1 ? run_any(d, lim, &f, &st) : 0;
             if (ran) {
                 i += ran;
                 if (st >= 0)
                     return finish_cmd(d, st, 0);
-                if (g.kind == G_STEP && i >= g.n)
-                    return finish_cmd(d, ES_DBG_STEPPED, 0);
-                step_next = ran < lim;
+                /* a kernel run's last step may have left the kernel */
+                if ((m->cpl != pcpl || g.kind == G_STEP) &&
+                    reached_after(d, &g, i, pcpl, false))
+                    return finish_cmd(d, g.kind == G_STEP ? ES_DBG_STEPPED : ES_DBG_REACHED, 0);
+                step_next = ran < lim && m->cpl == pcpl;
                 continue;
             }
         }
@@ -301,7 +319,6 @@ int es_dbg_reverse(es_dbg *d, uint64_t n)
 
 int es_dbg_reverse_continue(es_dbg *d)
 {
-    es_machine *m = d->m;
     dbg_remember_regs(d);
     for (;;) {
         uint64_t span;
@@ -309,12 +326,14 @@ int es_dbg_reverse_continue(es_dbg *d)
             return finish_cmd(d, ES_DBG_HISTORY_END, 0);
         d->exited = false;
         if (span > 1) {
-            /* a run of user code: the last breakpoint inside it, found by
-             * running it again, then back to its start and forward to that */
-            uint64_t start = m->icount, hit = 0, s;
-            replay(d, start + span, &hit);
-            while (m->icount > start && dbg_undo_pop(d, &s))
+            /* a run: the last breakpoint inside it, found by running it
+             * again, then back to its start (the records the re-run
+             * pushed) and forward to that */
+            uint64_t pushed = d->undo.pushed, hit = 0, s;
+            replay(d, span, &hit);
+            for (uint64_t k = d->undo.pushed - pushed; k && dbg_undo_pop(d, &s); k--)
                 ;
+            d->exited = false;
             if (hit)
                 replay(d, hit, NULL);
         }

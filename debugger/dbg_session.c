@@ -51,12 +51,17 @@ static void track_open(es_dbg *d)
 static void obs_before(void *ctx, es_machine *m, const es_insn *ins, uint64_t rip)
 {
     es_dbg *d = ctx;
-    d->cur = *ins;
+    d->cur_op = ins->op;
+    d->cur_nops = ins->nops;
+    d->cur_o0 = ins->o[0];
+    d->cur_prev = ins->o[0].kind == ES_OPK_GPR && ins->o[0].reg < 16 ? m->gpr[ins->o[0].reg] : 0;
     d->have_cur = true;
+    d->exc_pending = false; /* the taint observer, told next, takes it now */
     /* the fetch's walk set accessed bits: the decoder's window is 15
      * bytes, and near a page end it walks the next page even for a
      * shorter instruction */
-    dbg_undo_pte(d, rip, 15);
+    if (!d->undo.by_frame)
+        dbg_undo_pte(d, rip, 15);
     if (ins->op == ES_OP_VMCALL) {
         /* the host may write guest memory: the frames it touches are
          * listed (dbg_step1 detaches the list after the step) */
@@ -84,7 +89,8 @@ static void obs_mem(void *ctx, es_machine *m, uint64_t va, unsigned n, int write
     es_dbg *d = ctx;
     (void)m;
     if (!write) {
-        dbg_undo_pte(d, va, n); /* the walk's accessed bit */
+        if (!d->undo.by_frame)
+            dbg_undo_pte(d, va, n); /* the walk's accessed bit */
         return;
     }
     dbg_undo_mem_write(d, va, n);
@@ -98,17 +104,28 @@ static void obs_mem(void *ctx, es_machine *m, uint64_t va, unsigned n, int write
         track_open(d);
     /* one write covering several slots is the CPU's interrupt frame, which
      * the SDM describes as pushes starting with SS (Vol. 3A, 6.14.2):
-     * number the slots from the top down, as the pushes go */
-    for (unsigned s = ES_DBG_PTREGS_SLOTS; s-- > 0;) {
-        uint64_t a = b + 8 * s;
-        if (a + 8 > va && a < va + n && !d->track.order[s])
+     * number the slots it overlaps from the top down, as the pushes go */
+    uint64_t lo = va <= b ? 0 : (va - b) / 8, hi = (va + n - 1 - b) / 8;
+    if (hi > ES_DBG_PTREGS_SLOTS - 1)
+        hi = ES_DBG_PTREGS_SLOTS - 1;
+    for (uint64_t s = hi + 1; s-- > lo;)
+        if (!d->track.order[s])
             d->track.order[s] = ++d->track.seq;
-    }
+}
+
+/* As the taint observer's exception hook: the frame of an exception
+ * delivered through the IDT is labelled at the next instruction. */
+static void obs_exception(void *ctx, es_machine *m, int vector, uint32_t error)
+{
+    (void)m;
+    (void)vector;
+    (void)error;
+    ((es_dbg *)ctx)->exc_pending = true;
 }
 
 /* After each step: CPL transitions open/close an entry; a register the
  * entry code zeroes after saving it marks its slot cleared. */
-static void track_step(es_dbg *d, int prev_cpl, const uint64_t prev_gpr[16])
+static void track_step(es_dbg *d, int prev_cpl, uint64_t prev_rsp)
 {
     es_machine *m = d->m;
     if (prev_cpl != m->cpl)
@@ -121,7 +138,7 @@ static void track_step(es_dbg *d, int prev_cpl, const uint64_t prev_gpr[16])
      * kernel stack): the pt_regs shown are the new task's, at its
      * TSS.RSP0, and the marks of the old task's entry no longer apply */
     if (prev_cpl == 0 && m->cpl == 0 &&
-        prev_gpr[ES_RSP] / ES_KSTACK_STRIDE != m->gpr[ES_RSP] / ES_KSTACK_STRIDE &&
+        prev_rsp / ES_KSTACK_STRIDE != m->gpr[ES_RSP] / ES_KSTACK_STRIDE &&
         d->frame_base != dbg_ptregs_base(d)) {
         d->frame_base = dbg_ptregs_base(d);
         d->track.open = 0;
@@ -129,9 +146,9 @@ static void track_step(es_dbg *d, int prev_cpl, const uint64_t prev_gpr[16])
     }
     if (!d->track.open || !d->track.building || m->cpl != 0 || !d->have_cur)
         return;
-    const es_operand *o = &d->cur.o[0];
-    if (d->cur.nops && o->kind == ES_OPK_GPR && o->write && o->reg < 16 &&
-        m->gpr[o->reg] == 0 && (prev_gpr[o->reg] != 0 || d->cur.op == ES_OP_XOR)) {
+    const es_operand *o = &d->cur_o0;
+    if (d->cur_nops && o->kind == ES_OPK_GPR && o->write && o->reg < 16 &&
+        m->gpr[o->reg] == 0 && (d->cur_prev != 0 || d->cur_op == ES_OP_XOR)) {
         int s = dbg_gpr_slot(o->reg);
         if (s >= 0 && d->track.order[s])
             d->track.cleared |= 1u << s;
@@ -157,34 +174,50 @@ static int stopped(es_dbg *d)
     return -1;
 }
 
-/* One instruction, recorded in the undo log.  Returns an es_dbg_stop when
- * the machine stopped (exit, fault), else -1. */
-int dbg_step1(es_dbg *d)
+/* One es_step with the session's work around it (the pt_regs tracking,
+ * the recent RIPs, the cycle cost): what dbg_step1 and every step of a
+ * kernel run do inside their records. */
+static void step_observed(es_dbg *d)
 {
     es_machine *m = d->m;
-    if (d->exited)
-        return ES_DBG_EXITED;
-    uint64_t rip = m->rip, gpr[16];
-    memcpy(gpr, m->gpr, sizeof gpr);
+    uint64_t rip = m->rip, rsp = m->gpr[ES_RSP];
     int pcpl = m->cpl;
     d->have_cur = false;
-    dbg_undo_begin(d);
     es_step(m);
-    es_wlog_attach(m, NULL);
-    d->undo.wlog.any_phys = false;
-    track_step(d, pcpl, gpr);
-    dbg_undo_end(d);
+    if (!d->undo.by_frame) { /* a VMCALL's list of frames, for this step only */
+        es_wlog_attach(m, NULL);
+        d->undo.wlog.any_phys = false;
+    }
+    track_step(d, pcpl, rsp);
     d->recent[d->nrecent++ % 64] = rip;
     if (d->timing) {
         dbg_cyc *c = &d->cyc[(rip ^ (rip >> 12)) % DBG_CYC_SLOTS];
         c->addr = rip;
         c->cycles = es_timing_last_cost(d->timing);
     }
+}
+
+/* A PIE's load bias, known at its first user instruction. */
+static void learn_bias(es_dbg *d)
+{
+    es_machine *m = d->m;
     if (d->elf_dyn && !d->bias_known && m->cpl == 3) {
         d->bias = m->rip - d->elf_entry;
         d->bias_known = true;
         dbg_breaks_rebind(d);
     }
+}
+
+/* One instruction, recorded in the undo log.  Returns an es_dbg_stop when
+ * the machine stopped (exit, fault), else -1. */
+int dbg_step1(es_dbg *d)
+{
+    if (d->exited)
+        return ES_DBG_EXITED;
+    dbg_undo_begin(d);
+    step_observed(d);
+    dbg_undo_end(d);
+    learn_bias(d);
     return stopped(d);
 }
 
@@ -210,6 +243,136 @@ uint64_t dbg_run_user(es_dbg *d, uint64_t budget, const es_fence *f, int *stop)
     dbg_undo_fast(d, budget < most ? budget : most, f, &ran);
     *stop = stopped(d); /* a fault is left for dbg_step1 to deliver */
     return ran;
+}
+
+/* ---- runs of kernel code ---- */
+
+#define KRUN_MIN_HISTORY 256
+
+/* The instruction at RIP, decoded without side effects: the sim's own
+ * decode-cache entry when it is on the page the sim fetches from (the
+ * check is fetch()'s), else from memory; false when it does not decode. */
+static bool decode_next(es_machine *m, uint64_t lin, es_insn *out)
+{
+    if ((lin & ~(uint64_t)4095) == m->fetch_va) {
+        uint64_t off = lin & 4095;
+        const es_dentry *e = &m->dcache[(m->fetch_hash + off) & ((1u << ES_DCACHE_BITS) - 1)];
+        if (e->key == m->fetch_key + (off << 1) && e->gen == m->fetch_frame->code_gen) {
+            *out = e->insn;
+            return true;
+        }
+    }
+    uint8_t b[16];
+    size_t got = dbg_read(m, lin, b, 15);
+    return got && es_decode(b, got, m->mode, m->rip, out) == ES_DECODE_OK;
+}
+
+/* What a kernel run never holds, whatever fence it is given: the host's
+ * services (VMCALL: they may write guest memory, files, the terminal) and
+ * clock (RDTSC/RDTSCP/RDPMC), which a re-run for reverse must not repeat
+ * (dbg_run.c's fences refuse them too). */
+static bool host_insn(const es_insn *i)
+{
+    return i->op == ES_OP_VMCALL || i->op == ES_OP_RDTSC || i->op == ES_OP_RDTSCP ||
+           i->op == ES_OP_RDPMC;
+}
+
+/* kernel_may_step's cache miss: decodes the instruction at RIP (page pa,
+ * frame fr) into e, or asks the fence of an instruction not kept. */
+static __attribute__((noinline)) bool ient_fill(es_dbg *d, size_t k, uint64_t lin, uint64_t pa,
+                                                const es_frame *fr, const es_fence *f)
+{
+    es_machine *m = d->m;
+    dbg_ient *e = &d->icache->e[k];
+    es_insn *i = &d->icache->insn[k];
+    e->valid = 0;
+    if (!decode_next(m, lin, i))
+        return false;
+    if (!fr->has_code || (lin & 4095) + i->len > 4096) {
+        e->refused = host_insn(i) || f->fn(f->ctx, i, m->rip); /* not kept: asked now */
+        return true;
+    }
+    *e = (dbg_ient){.rip = m->rip, .pa = pa, .gen = fr->code_gen, .mode = (uint8_t)m->mode,
+                    .valid = 1};
+    return true;
+}
+
+/* Whether the instruction at RIP may be a step of a kernel run: it
+ * decodes (a fetch fault is dbg_step1's) and the fence lets it.  The
+ * decode and the fence's answer (for the fence key it was asked under: a
+ * command's goal and breakpoints) are kept in the session's cache, as the
+ * sim keeps its decodes: by RIP, physical address and mode, valid while
+ * the frame's code_gen is what it was -- an entry is made only while the
+ * frame holds code the sim decoded (has_code), so that any write to it
+ * bumps code_gen.  The physical address is the sim's fetch page's when
+ * RIP is on it, else a walk's (most kernel code is on another page than
+ * the last fetch: a call, a return). */
+static inline bool kernel_may_step(es_dbg *d, const es_fence *f)
+{
+    es_machine *m = d->m;
+    uint64_t rip = m->rip, lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask, pa, pte;
+    if ((lin & ~(uint64_t)4095) == m->fetch_va)
+        pa = m->fetch_pa | (lin & 4095);
+    else if (!dbg_walk(m, lin, &pa, &pte) || !(pa >> 12) || pa >> 12 >= m->nframes)
+        return false; /* not mapped: dbg_step1 takes the fault */
+    const es_frame *fr = &m->frames[pa >> 12];
+    size_t k = (rip * 0x9e3779b97f4a7c15ull) >> (64 - DBG_ICACHE_BITS);
+    dbg_ient *e = &d->icache->e[k];
+    if (!e->valid || e->rip != rip || e->pa != pa || e->mode != m->mode ||
+        e->gen != fr->code_gen) {
+        if (!ient_fill(d, k, lin, pa, fr, f))
+            return false;
+        if (!e->valid)
+            return !e->refused;
+    }
+    if (e->fkey != f->key) {
+        e->refused = host_insn(&d->icache->insn[k]) || f->fn(f->ctx, &d->icache->insn[k], rip);
+        e->fkey = f->key;
+    }
+    return !e->refused;
+}
+
+uint64_t dbg_run_kernel(es_dbg *d, uint64_t budget, const es_fence *f, int *stop)
+{
+    es_machine *m = d->m;
+    *stop = -1;
+    /* not under the cycle model: it is not undone, and reverse re-runs
+     * the record (the instructions would be timed twice); tlb_bypass:
+     * every access goes through the walk, which lists the frame */
+    if (d->cfg.step_only || d->exited || d->timing || m->cpl != 0 || !m->tlb_bypass ||
+        d->exc_pending)
+        return 0;
+    /* a quarter of the history at most, as dbg_run_user; none in a history
+     * of fewer than KRUN_MIN_HISTORY steps, which then keeps exactly its
+     * bound of the newest (a run is dropped whole: a log of runs keeps
+     * between the bound less a run and the bound), and where runs that
+     * short would save little */
+    uint64_t most = d->undo.cap / 4;
+    if (d->undo.cap < KRUN_MIN_HISTORY)
+        return 0;
+    if (budget > most)
+        budget = most;
+    if (!d->icache && !(d->icache = calloc(1, sizeof *d->icache)))
+        return 0;
+    if (!budget || !kernel_may_step(d, f))
+        return 0;
+    dbg_undo_run_begin(d);
+    uint64_t n = 0;
+    /* the step that leaves CPL 0 ends the run: the goals that watch CPL
+     * (kentry, kexit, finish) see it as the last step of a run; so does a
+     * step that delivered an exception (the next one is dbg_step1's, see
+     * exc_pending: a re-run could not start with the taint observer's
+     * pending frame, and one that ends just after it leaves it pending as
+     * a reverse over single steps does) */
+    do {
+        step_observed(d);
+        n++;
+    } while (n < budget && m->cpl == 0 && m->stop == ES_STOP_NONE && !d->exc_pending &&
+             kernel_may_step(d, f));
+    dbg_undo_run_end(d, n);
+    learn_bias(d);
+    *stop = stopped(d);
+    return n;
 }
 
 /* ---- starting and stopping ---- */
@@ -289,6 +452,8 @@ static void stop_run(es_dbg *d)
     dbg_syms_free(d);
     free(d->probe_text);
     d->probe_text = NULL;
+    free(d->icache);
+    d->icache = NULL;
 }
 
 static void reset_run_state(es_dbg *d)
@@ -297,6 +462,7 @@ static void reset_run_state(es_dbg *d)
     d->track.entry = -1;
     memset(d->cyc, 0, sizeof d->cyc);
     d->nrecent = 0;
+    d->exc_pending = false;
     d->nprev = 0;
     d->have_prev_v = false;
     d->last_stop = ES_DBG_STEPPED;
@@ -357,6 +523,7 @@ static int start_run(es_dbg *d, char *err, size_t errlen)
     o.ctx = d;
     o.before = obs_before;
     o.mem = obs_mem;
+    o.exception = obs_exception;
     if (es_observe(m, &o)) {
         snprintf(err, errlen, "no free observer slot");
         return -1;

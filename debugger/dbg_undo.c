@@ -42,8 +42,26 @@
  * up to the instruction wanted (sim code has no other input there; RDTSC
  * is fenced: it reads the host's clock).
  *
- * The log is bounded by instructions (cfg.undo_insns) and bytes
- * (cfg.undo_bytes); the oldest records are dropped first.
+ * Kernel code between two VMCALLs is recorded as one record of the run as
+ * well (dbg_undo_run_begin/end, dbg_run_kernel), though each of its
+ * instructions still goes through es_step with every observer (taint and
+ * the pt_regs tracking follow the kernel): the sim's list of written frames
+ * (es_wlog) stays attached for the whole run and the frames are compared
+ * with the mirror at its end, so a write costs only the log of the taint
+ * labels it replaces (the taint observer changes them right after; the
+ * oldest label of a byte is the one restored, as entries are applied newest
+ * first), and an access no compare of page-table entries.  Reverse re-runs
+ * such a record with the observers, as it re-runs user code.  A record's
+ * span counts steps, not instructions: a fault the kernel takes is a step
+ * that retires nothing.
+ *
+ * Left out of every record: the taint observer's vector-register labels
+ * (a kernel run's record has them: a re-run must start from them) and its
+ * pending exception frame (labelled at the instruction after a delivered
+ * exception; no kernel run starts there, see dbg_int.h's exc_pending).
+ *
+ * The log is bounded by steps (cfg.undo_insns) and bytes (cfg.undo_bytes);
+ * the oldest records are dropped first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +73,9 @@
 #define PAGE 4096u
 
 enum { REC_ARCH = 'A', REC_MEM = 'M', REC_TREG = 'R', REC_TMEM = 'T', REC_TZERO = 'Z',
-       REC_TRACK = 'K' };
+       REC_TONE = 'O', REC_TRACK = 'K', REC_TVEC = 'V' };
+
+#define NTVEC (ES_TAINT_NVREG * ES_TAINT_NLANE)
 
 static int sput(dbg_undo *u, const void *p, size_t n)
 {
@@ -75,8 +95,18 @@ static int sput(dbg_undo *u, const void *p, size_t n)
 }
 
 static void put_u8(dbg_undo *u, uint8_t v) { sput(u, &v, 1); }
-static void put_u16(dbg_undo *u, uint16_t v) { sput(u, &v, 2); }
 static void put_u64(dbg_undo *u, uint64_t v) { sput(u, &v, 8); }
+
+/* An entry's head in one piece (a kernel run logs one per write):
+ * tag, a 64-bit address, a 16-bit count or word index. */
+static void put_head(dbg_undo *u, uint8_t tag, uint64_t a, uint16_t n)
+{
+    uint8_t h[11];
+    h[0] = tag;
+    memcpy(h + 1, &a, 8);
+    memcpy(h + 9, &n, 2);
+    sput(u, h, sizeof h);
+}
 
 static uint8_t *frame_ptr(es_machine *m, uint64_t pfn)
 {
@@ -91,7 +121,11 @@ int dbg_undo_init(es_dbg *d)
     u->cap = d->cfg.undo_insns ? d->cfg.undo_insns : 1000000;
     u->insns = 0;
     u->max_bytes = d->cfg.undo_bytes ? d->cfg.undo_bytes : (size_t)256 << 20;
-    u->ring = calloc(u->cap, sizeof *u->ring);
+    /* the ring grows with the records it holds (grow_ring): a history of
+     * runs holds far fewer records than steps, and a ring of cap slots
+     * (24 MiB for 1M) was walked through, page by page, all the same */
+    u->rcap = u->cap < 4096 ? u->cap : 4096;
+    u->ring = calloc(u->rcap, sizeof *u->ring);
     u->mirror = calloc(m->nframes ? m->nframes : 1, sizeof *u->mirror);
     u->nmirror = m->nframes;
     if (!u->ring || !u->mirror)
@@ -107,28 +141,43 @@ int dbg_undo_init(es_dbg *d)
     return 0;
 }
 
-/* A record's blob: small ones from the pool of freed ones (one per step,
- * so malloc and free were a fifth of a `continue`). */
+/* A record's blob: from the pool of freed ones of its size class
+ * (DBG_SMALL << c bytes) -- one per step, so malloc and free were a fifth
+ * of a `continue`; a kernel run's (a few hundred bytes to a few KiB)
+ * likewise.  -1: larger than every class. */
+static int blob_class(size_t len)
+{
+    int c = 0;
+    for (size_t cap = DBG_SMALL; cap < len; cap <<= 1)
+        if (++c == DBG_NCLASS)
+            return -1;
+    return c;
+}
+
 static uint8_t *blob_alloc(dbg_undo *u, size_t len)
 {
-    if (len <= DBG_SMALL && u->npool)
-        return u->pool[--u->npool];
-    return malloc(len <= DBG_SMALL ? DBG_SMALL : len);
+    int c = blob_class(len);
+    if (c < 0)
+        return malloc(len);
+    if (u->npool[c])
+        return u->pool[c][--u->npool[c]];
+    return malloc((size_t)DBG_SMALL << c);
 }
 
 static void blob_free(dbg_undo *u, dbg_rec *r)
 {
-    if (r->len <= DBG_SMALL) {
-        if (u->npool == u->cappool) {
-            size_t nc = u->cappool ? u->cappool * 2 : 1024;
-            uint8_t **np = realloc(u->pool, nc * sizeof *np);
+    int c = blob_class(r->len);
+    if (c >= 0) {
+        if (u->npool[c] == u->cappool[c]) {
+            size_t nc = u->cappool[c] ? u->cappool[c] * 2 : 1024;
+            uint8_t **np = realloc(u->pool[c], nc * sizeof *np);
             if (np) {
-                u->pool = np;
-                u->cappool = nc;
+                u->pool[c] = np;
+                u->cappool[c] = nc;
             }
         }
-        if (u->npool < u->cappool) {
-            u->pool[u->npool++] = r->blob;
+        if (u->npool[c] < u->cappool[c]) {
+            u->pool[c][u->npool[c]++] = r->blob;
             r->blob = NULL;
             return;
         }
@@ -143,7 +192,7 @@ static void drop_oldest(dbg_undo *u)
     u->bytes -= r->len;
     u->insns -= r->span;
     blob_free(u, r);
-    u->head = (u->head + 1) % u->cap;
+    u->head = (u->head + 1) % u->rcap;
     u->count--;
 }
 
@@ -161,9 +210,11 @@ void dbg_undo_free(es_dbg *d)
     free(u->wlog.pfn);
     free(u->ring);
     free(u->scratch);
-    for (size_t i = 0; i < u->npool; i++)
-        free(u->pool[i]);
-    free(u->pool);
+    for (int c = 0; c < DBG_NCLASS; c++) {
+        for (size_t i = 0; i < u->npool[c]; i++)
+            free(u->pool[c][i]);
+        free(u->pool[c]);
+    }
     memset(u, 0, sizeof *u);
 }
 
@@ -209,9 +260,7 @@ static void log_phys(dbg_undo *u, es_machine *m, uint64_t pa, unsigned n)
         u->resync = true; /* a frame that appeared during this step */
         return;
     }
-    put_u8(u, REC_MEM);
-    put_u64(u, pa);
-    put_u16(u, (uint16_t)n);
+    put_head(u, REC_MEM, pa, (uint16_t)n);
     sput(u, u->mirror[pfn] + off, n);
     memcpy(u->mirror[pfn] + off, h + off, n);
 }
@@ -231,26 +280,52 @@ static void pte_changed(dbg_undo *u, es_machine *m, uint64_t pte_pa)
         log_phys(u, m, pte_pa, 8);
 }
 
+/* Logs the labels of [va, va+n) before a write (the taint observer has
+ * not seen it yet): REC_TZERO when they are all clean, the common case,
+ * REC_TONE when they are all one label (a store labels all its bytes
+ * alike: a kernel run's pushes of user registers), else each byte's.  A
+ * write of up to 64 bytes reads each label once (a lookup per byte is what
+ * it costs). */
+static void log_labels(dbg_undo *u, const es_taint *t, uint64_t va, unsigned n)
+{
+    es_label l[64];
+    es_label any = 0, diff = 0;
+    if (n > 0xffff)
+        n = 0xffff;
+    if (n <= 64)
+        for (unsigned i = 0; i < n; i++) {
+            any |= l[i] = es_taint_mem(t, va + i, 1);
+            diff |= l[i] ^ l[0];
+        }
+    else
+        any = diff = es_taint_mem(t, va, n);
+    put_head(u, !any ? REC_TZERO : diff ? REC_TMEM : REC_TONE, va, (uint16_t)n);
+    if (!any)
+        return;
+    if (!diff) {
+        sput(u, l, sizeof *l);
+        return;
+    }
+    if (n <= 64) {
+        sput(u, l, n * sizeof *l);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        es_label b = es_taint_mem(t, va + i, 1);
+        sput(u, &b, sizeof b);
+    }
+}
+
 void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n)
 {
     dbg_undo *u = &d->undo;
     es_machine *m = d->m;
     if (!u->recording)
         return;
-    /* old labels first: the taint observer has not seen this write yet */
-    if (d->taint && !es_taint_mem(d->taint, va, n)) {
-        put_u8(u, REC_TZERO); /* the common case: the bytes were clean */
-        put_u64(u, va);
-        put_u16(u, (uint16_t)(n > 0xffff ? 0xffff : n));
-    } else if (d->taint) {
-        put_u8(u, REC_TMEM);
-        put_u64(u, va);
-        put_u16(u, (uint16_t)(n > 0xffff ? 0xffff : n));
-        for (unsigned i = 0; i < n && i < 0xffff; i++) {
-            es_label l = es_taint_mem(d->taint, va + i, 1);
-            sput(u, &l, sizeof l);
-        }
-    }
+    if (d->taint)
+        log_labels(u, d->taint, va, n);
+    if (u->by_frame)
+        return; /* the frame is listed (wlog) and compared at the run's end */
     while (n) {
         unsigned c = PAGE - (unsigned)(va & (PAGE - 1));
         if (c > n)
@@ -270,7 +345,8 @@ void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n)
 void dbg_undo_pte(es_dbg *d, uint64_t va, unsigned n)
 {
     dbg_undo *u = &d->undo;
-    if (!u->recording || !n)
+    /* in a kernel run the walk lists the table whose bits it set */
+    if (!u->recording || u->by_frame || !n)
         return;
     uint64_t pa, pte;
     if (dbg_walk(d->m, va, &pa, &pte))
@@ -278,6 +354,50 @@ void dbg_undo_pte(es_dbg *d, uint64_t va, unsigned n)
     uint64_t last = va + n - 1;
     if ((last ^ va) >> 12 && dbg_walk(d->m, last, &pa, &pte))
         pte_changed(u, d->m, pte);
+}
+
+static bool same64(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t x = 0;
+    for (int i = 0; i < 64; i += 8) {
+        uint64_t p, q;
+        memcpy(&p, a + i, 8);
+        memcpy(&q, b + i, 8);
+        x |= p ^ q;
+    }
+    return !x;
+}
+
+/* The first byte in [lo, hi) where a and b differ (one does), by halving
+ * with memcmp: a kernel stack's frame changes near one end of the page (a
+ * byte loop was a tenth of a continue). */
+static unsigned first_diff(const uint8_t *a, const uint8_t *b, unsigned lo, unsigned hi)
+{
+    while (hi - lo > 64) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (memcmp(a + lo, b + lo, mid - lo))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    while (a[lo] == b[lo])
+        lo++;
+    return lo;
+}
+
+/* One past the last byte in [lo, hi) where a and b differ (one does). */
+static unsigned last_diff(const uint8_t *a, const uint8_t *b, unsigned lo, unsigned hi)
+{
+    while (hi - lo > 64) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (memcmp(a + mid, b + mid, hi - mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    while (a[hi - 1] == b[hi - 1])
+        hi--;
+    return hi;
 }
 
 /* Compares frame p with the mirror and logs the old bytes of the span
@@ -297,11 +417,7 @@ static void log_frame(dbg_undo *u, es_machine *m, uint64_t p)
     uint8_t *mm = u->mirror[p];
     if (!memcmp(mm, h, PAGE))
         return;
-    unsigned lo = 0, hi = PAGE;
-    while (mm[lo] == h[lo])
-        lo++;
-    while (mm[hi - 1] == h[hi - 1])
-        hi--;
+    unsigned lo = first_diff(mm, h, 0, PAGE), hi = last_diff(mm, h, lo, PAGE);
     log_phys(u, m, (p << 12) + lo, hi - lo);
 }
 
@@ -310,6 +426,25 @@ static void resync(dbg_undo *u, es_machine *m)
 {
     for (uint64_t p = 1; p < m->nframes && p < u->nmirror; p++)
         log_frame(u, m, p);
+}
+
+/* Doubles the ring (at most cap slots: a record undoes a step at least),
+ * the oldest record first in the new one. */
+static bool grow_ring(dbg_undo *u)
+{
+    uint64_t nc = u->rcap * 2 < u->cap ? u->rcap * 2 : u->cap;
+    if (nc <= u->rcap)
+        return false;
+    dbg_rec *n = calloc(nc, sizeof *n);
+    if (!n)
+        return false;
+    for (uint64_t i = 0; i < u->count; i++)
+        n[i] = u->ring[(u->head + i) % u->rcap];
+    free(u->ring);
+    u->ring = n;
+    u->rcap = nc;
+    u->head = 0;
+    return true;
 }
 
 static void push_record(dbg_undo *u, uint64_t span)
@@ -325,13 +460,20 @@ static void push_record(dbg_undo *u, uint64_t span)
     while (u->count && (u->count == u->cap || u->insns + span > u->cap ||
                         u->bytes + u->slen > u->max_bytes))
         drop_oldest(u);
-    dbg_rec *r = &u->ring[(u->head + u->count) % u->cap];
+    if (u->count == u->rcap && !grow_ring(u)) {
+        free(blob); /* out of host memory: as above */
+        while (u->count)
+            drop_oldest(u);
+        return;
+    }
+    dbg_rec *r = &u->ring[(u->head + u->count) % u->rcap];
     r->blob = blob;
     r->len = (uint32_t)u->slen;
     r->span = span;
     u->bytes += u->slen;
     u->insns += span;
     u->count++;
+    u->pushed++;
 }
 
 /* Logs the old values of words [from, to) of the architectural region
@@ -344,9 +486,12 @@ static void log_arch(dbg_undo *u, const uint8_t *now, size_t from, size_t to)
         uint64_t v;
         memcpy(&v, now + i * 8, 8);
         if (v != u->arch_before[i]) {
-            put_u8(u, REC_ARCH);
-            put_u16(u, (uint16_t)i);
-            put_u64(u, u->arch_before[i]);
+            uint8_t e[11];
+            uint16_t w = (uint16_t)i;
+            e[0] = REC_ARCH;
+            memcpy(e + 1, &w, 2);
+            memcpy(e + 3, &u->arch_before[i], 8);
+            sput(u, e, sizeof e);
         }
     }
 }
@@ -361,8 +506,12 @@ static void end_record(es_dbg *d, uint64_t span)
     u->recording = false;
     uint64_t alloc[3];
     alloc_state(m, alloc);
-    if (memcmp(alloc, u->alloc_before, sizeof alloc) || m->cr3 != u->cr3_before ||
-        u->wlog.overflow)
+    /* a CR3 load inside a kernel run is the guest's MOV CR3 (PTI switches
+     * at every entry and exit), which writes no memory: what the run wrote
+     * is listed whatever the address space; host code that installs page
+     * tables runs in a VMCALL, which is always a record of its own */
+    if (memcmp(alloc, u->alloc_before, sizeof alloc) ||
+        (m->cr3 != u->cr3_before && !u->by_frame) || u->wlog.overflow)
         u->resync = true;
     if (u->resync)
         resync(u, m);
@@ -375,7 +524,7 @@ static void end_record(es_dbg *d, uint64_t span)
     const uint8_t *now = (const uint8_t *)m + DBG_ARCH_OFF;
     size_t i = 0;
     for (; i + 8 <= DBG_ARCH_WORDS; i += 8)
-        if (memcmp(now + i * 8, &u->arch_before[i], 64))
+        if (!same64(now + i * 8, (const uint8_t *)&u->arch_before[i]))
             log_arch(u, now, i, i + 8);
     log_arch(u, now, i, DBG_ARCH_WORDS);
     es_label t[17];
@@ -390,6 +539,12 @@ static void end_record(es_dbg *d, uint64_t span)
         put_u8(u, REC_TRACK);
         sput(u, &u->track_before, sizeof u->track_before);
     }
+    for (int v = 0; u->by_frame && d->taint && v < NTVEC; v++)
+        if (es_taint_vreg(d->taint, v / ES_TAINT_NLANE, v % ES_TAINT_NLANE) != u->tvec_before[v]) {
+            put_u8(u, REC_TVEC);
+            put_u8(u, (uint8_t)v);
+            sput(u, &u->tvec_before[v], sizeof(es_label));
+        }
     push_record(u, span);
 }
 
@@ -411,6 +566,40 @@ int dbg_undo_fast(es_dbg *d, uint64_t budget, const es_fence *f, uint64_t *ran)
     else /* nothing retired; what a walk touched goes in the next record */
         u->recording = false;
     return rc;
+}
+
+void dbg_undo_run_begin(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    dbg_undo_begin(d);
+    u->by_frame = true;
+    /* a re-run must start from the same vector labels (single steps are
+     * never re-run: their records leave them out, as before) */
+    for (int i = 0; i < NTVEC; i++)
+        u->tvec_before[i] = d->taint ? es_taint_vreg(d->taint, i / ES_TAINT_NLANE,
+                                                     i % ES_TAINT_NLANE) : 0;
+    /* without any_phys (listing every frame es_phys hands out would list
+     * most frames the run reads, each compared at its end): the only host
+     * code a kernel step reaches outside a VMCALL is a demand fault on a
+     * kernel access to a user page, and what it writes is found anyway --
+     * a new frame or page table changes the allocator's state (end_record
+     * then compares every frame), and a leaf entry it rewrites without the
+     * accessed bit gets that bit from the walk retried right after, which
+     * lists the table */
+    u->wlog.any_phys = false;
+    es_wlog_attach(d->m, &u->wlog);
+}
+
+void dbg_undo_run_end(es_dbg *d, uint64_t steps)
+{
+    dbg_undo *u = &d->undo;
+    es_wlog_attach(d->m, NULL);
+    u->wlog.any_phys = false;
+    if (steps)
+        end_record(d, steps);
+    else /* nothing ran; what was listed goes in the next record */
+        u->recording = false;
+    u->by_frame = false;
 }
 
 uint64_t es_dbg_history(const es_dbg *d)
@@ -436,6 +625,75 @@ static void restore_phys(dbg_undo *u, es_machine *m, uint64_t pa, const uint8_t 
         memcpy(u->mirror[pfn] + off, old, n);
 }
 
+/* The bytes of the record entry at p; 0 for no entry. */
+static size_t entry_size(const uint8_t *p)
+{
+    uint16_t n;
+    switch (*p) {
+    case REC_ARCH: return 1 + 2 + 8;
+    case REC_MEM: memcpy(&n, p + 9, 2); return 1 + 8 + 2 + n;
+    case REC_TREG: case REC_TVEC: return 1 + 1 + sizeof(es_label);
+    case REC_TMEM: memcpy(&n, p + 9, 2); return 1 + 8 + 2 + (size_t)n * sizeof(es_label);
+    case REC_TZERO: return 1 + 8 + 2;
+    case REC_TONE: return 1 + 8 + 2 + sizeof(es_label);
+    case REC_TRACK: return 1 + sizeof(dbg_track);
+    default: return 0;
+    }
+}
+
+/* Puts back what the record entry at p saved. */
+static void undo_entry(es_dbg *d, const uint8_t *p)
+{
+    es_machine *m = d->m;
+    es_taint *t = d->taint;
+    uint64_t a;
+    uint16_t n;
+    es_label l = 0;
+    switch (*p) {
+    case REC_ARCH:
+        memcpy(&n, p + 1, 2);
+        memcpy((uint8_t *)m + DBG_ARCH_OFF + 8u * n, p + 3, 8);
+        break;
+    case REC_MEM:
+        memcpy(&a, p + 1, 8);
+        memcpy(&n, p + 9, 2);
+        restore_phys(&d->undo, m, a, p + 11, n);
+        break;
+    case REC_TREG:
+        memcpy(&l, p + 2, sizeof l);
+        if (t && p[1] == 16)
+            es_taint_set_flags(t, l);
+        else if (t)
+            es_taint_set_reg(t, p[1], l);
+        break;
+    case REC_TVEC:
+        memcpy(&l, p + 2, sizeof l);
+        if (t)
+            es_taint_set_vreg(t, p[1] / ES_TAINT_NLANE, p[1] % ES_TAINT_NLANE, l);
+        break;
+    case REC_TMEM:
+        memcpy(&a, p + 1, 8);
+        memcpy(&n, p + 9, 2);
+        for (unsigned i = 0; i < n && t; i++) {
+            memcpy(&l, p + 11 + i * sizeof l, sizeof l);
+            es_taint_set_mem(t, a + i, 1, l);
+        }
+        break;
+    case REC_TONE:
+        memcpy(&l, p + 11, sizeof l);
+        /* fall through */
+    case REC_TZERO:
+        memcpy(&a, p + 1, 8);
+        memcpy(&n, p + 9, 2);
+        if (t)
+            es_taint_set_mem(t, a, n, l);
+        break;
+    case REC_TRACK:
+        memcpy(&d->track, p + 1, sizeof d->track);
+        break;
+    }
+}
+
 bool dbg_undo_pop(es_dbg *d, uint64_t *span)
 {
     dbg_undo *u = &d->undo;
@@ -457,7 +715,7 @@ bool dbg_undo_pop(es_dbg *d, uint64_t *span)
         }
     }
     es_wlog_clear(m, &u->wlog);
-    dbg_rec *r = &u->ring[(u->head + u->count - 1) % u->cap];
+    dbg_rec *r = &u->ring[(u->head + u->count - 1) % u->rcap];
     const uint8_t *b = r->blob, *end = r->blob + r->len;
     uint64_t icount;
     memcpy(&icount, b, 8);
@@ -477,61 +735,15 @@ bool dbg_undo_pop(es_dbg *d, uint64_t *span)
             ent = ne;
         }
         ent[nent++] = p;
-        uint16_t n;
-        switch (*p) {
-        case REC_ARCH: p += 1 + 2 + 8; break;
-        case REC_MEM: memcpy(&n, p + 9, 2); p += 1 + 8 + 2 + n; break;
-        case REC_TREG: p += 1 + 1 + sizeof(es_label); break;
-        case REC_TMEM: memcpy(&n, p + 9, 2); p += 1 + 8 + 2 + (size_t)n * sizeof(es_label); break;
-        case REC_TZERO: p += 1 + 8 + 2; break;
-        case REC_TRACK: p += 1 + sizeof(dbg_track); break;
-        default: p = end; nent--; break; /* cannot happen: we wrote it */
-        }
-    }
-    uint8_t *arch = (uint8_t *)m + DBG_ARCH_OFF;
-    while (nent) {
-        const uint8_t *p = ent[--nent];
-        uint64_t a;
-        uint16_t n;
-        es_label l;
-        switch (*p) {
-        case REC_ARCH:
-            memcpy(&n, p + 1, 2);
-            memcpy(arch + 8u * n, p + 3, 8);
-            break;
-        case REC_MEM:
-            memcpy(&a, p + 1, 8);
-            memcpy(&n, p + 9, 2);
-            restore_phys(u, m, a, p + 11, n);
-            break;
-        case REC_TREG:
-            memcpy(&l, p + 2, sizeof l);
-            if (d->taint) {
-                if (p[1] == 16)
-                    es_taint_set_flags(d->taint, l);
-                else
-                    es_taint_set_reg(d->taint, p[1], l);
-            }
-            break;
-        case REC_TMEM:
-            memcpy(&a, p + 1, 8);
-            memcpy(&n, p + 9, 2);
-            for (unsigned i = 0; i < n && d->taint; i++) {
-                memcpy(&l, p + 11 + i * sizeof l, sizeof l);
-                es_taint_set_mem(d->taint, a + i, 1, l);
-            }
-            break;
-        case REC_TZERO:
-            memcpy(&a, p + 1, 8);
-            memcpy(&n, p + 9, 2);
-            if (d->taint)
-                es_taint_set_mem(d->taint, a, n, 0);
-            break;
-        case REC_TRACK:
-            memcpy(&d->track, p + 1, sizeof d->track);
+        size_t n = entry_size(p);
+        if (!n) { /* cannot happen: we wrote it */
+            nent--;
             break;
         }
+        p += n;
     }
+    while (nent)
+        undo_entry(d, ent[--nent]);
     free(ent);
     m->icount = icount;
     m->stop = ES_STOP_NONE;

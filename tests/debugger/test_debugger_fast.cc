@@ -1,8 +1,10 @@
-// Runs of user code recorded whole (debugger/dbg_run.c, dbg_run_user):
-// every command must leave exactly the state a session that records each
-// instruction (es_dbg_cfg.step_only) leaves -- registers, instruction
-// count, taint labels, command output, the user address space -- forward,
-// and backward into a run (reverse re-runs it up to the instruction).
+// Runs recorded whole (debugger/dbg_run.c): of user code (dbg_run_user)
+// and of kernel code (dbg_run_kernel, below).  Every command must leave
+// exactly the state a session that records each instruction
+// (es_dbg_cfg.step_only) leaves -- registers, instruction count, taint
+// labels of registers and memory, the pt_regs tracking, command output, the
+// user address space -- forward, and backward into a run (reverse re-runs
+// it up to the instruction).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -43,11 +45,41 @@ void user_pages(es_machine *m, uint64_t table, int level, uint64_t va,
     }
 }
 
+// The labels of [va, va+n) that are not clean, byte by byte (64 bytes at a
+// time first: most memory carries none).
+void labels_of(const es_taint *t, uint64_t va, uint64_t n, std::map<uint64_t, es_label> &out)
+{
+    for (uint64_t a = va; a < va + n; a += 64) {
+        if (!es_taint_mem(t, a, 64))
+            continue;
+        for (uint64_t b = a; b < a + 64; b++)
+            if (es_label l = es_taint_mem(t, b, 1))
+                out[b] = l;
+    }
+}
+
+// What the window shows of the pt_regs frame: the tracking's marks and
+// the labels of the values there.
+struct Slot {
+    uint64_t value;
+    bool written, cleared;
+    unsigned order;
+    es_label taint;
+    bool operator==(const Slot &o) const
+    {
+        return value == o.value && written == o.written && cleared == o.cleared &&
+               order == o.order && taint == o.taint;
+    }
+};
+
 struct State {
     std::vector<uint8_t> arch;
     uint64_t icount = 0;
     es_label taint[17];
     std::map<uint64_t, std::vector<uint8_t>> pages;
+    std::map<uint64_t, es_label> labels; // user pages and the kernel stack
+    uint64_t ptregs = 0;
+    std::vector<Slot> slots;
 };
 
 State capture(es_dbg *d)
@@ -57,10 +89,23 @@ State capture(es_dbg *d)
     const uint8_t *b = reinterpret_cast<const uint8_t *>(m);
     s.arch.assign(b + offsetof(es_machine, gpr), b + offsetof(es_machine, fault));
     s.icount = m->icount;
+    const es_taint *t = es_dbg_taint(d);
     for (int r = 0; r < 16; r++)
-        s.taint[r] = es_taint_reg(es_dbg_taint(d), r);
-    s.taint[16] = es_taint_flags(es_dbg_taint(d));
+        s.taint[r] = t ? es_taint_reg(t, r) : 0;
+    s.taint[16] = t ? es_taint_flags(t) : 0;
     user_pages(m, m->cr3 & 0x000ffffffffff000ull, 3, 0, s.pages);
+    for (const auto &p : s.pages)
+        if (t)
+            labels_of(t, p.first, 4096, s.labels);
+    es_dbg_slot sl[ES_DBG_PTREGS_SLOTS];
+    if (es_dbg_ptregs(d, &s.ptregs, sl) == 0) {
+        for (const es_dbg_slot &x : sl)
+            s.slots.push_back(Slot{x.value, x.written, x.cleared, x.order, x.taint});
+        // the kernel stack the frame tops (16 KiB)
+        uint64_t top = s.ptregs + 8 * ES_DBG_PTREGS_SLOTS;
+        if (t)
+            labels_of(t, top - 0x4000, 0x4000, s.labels);
+    }
     return s;
 }
 
@@ -92,6 +137,16 @@ void expect_same(const State &a, const State &b, const std::string &where)
                           << ": " << (unsigned)p.second[k] << " vs " << (unsigned)it->second[k];
         }
     }
+    if (a.labels != b.labels) {
+        auto x = a.labels.begin(), y = b.labels.begin();
+        while (x != a.labels.end() && y != b.labels.end() && *x == *y)
+            ++x, ++y;
+        uint64_t at = x != a.labels.end() ? x->first : y->first;
+        ADD_FAILURE() << where << ": memory labels differ (" << a.labels.size() << " vs "
+                      << b.labels.size() << " labelled bytes), first at 0x" << std::hex << at;
+    }
+    EXPECT_EQ(a.ptregs, b.ptregs) << where << ": pt_regs frame";
+    EXPECT_TRUE(a.slots == b.slots) << where << ": pt_regs slots (tracking marks, values, labels)";
 }
 
 // A guest, its argument, and commands for the forward test.  Pages are
@@ -226,20 +281,17 @@ std::map<uint64_t, std::vector<uint8_t>> frames(es_machine *m)
     return f;
 }
 
-TEST_P(HostServices, ReverseRestoresEveryFrame)
+// Steps `step 499` up to `points` times, remembering the state and every
+// frame, then reverses 499 at a time and checks each point comes back.
+void reverse_restores_every_frame(Session &b, size_t points)
 {
-    Session b(GetParam(), "1", false);
-    NEED(b);
-    const int K = 499;
     std::vector<State> at;
     std::vector<std::map<uint64_t, std::vector<uint8_t>>> mem;
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "step %d", K);
     es_dbg_status st{};
-    while (at.size() < 40 && !st.exited) {
+    while (at.size() < points && !st.exited) {
         at.push_back(capture(b.d));
         mem.push_back(frames(b.m()));
-        b.ok(cmd);
+        b.ok("step 499");
         es_dbg_get_status(b.d, &st);
     }
     ASSERT_GT(at.size(), 5u);
@@ -261,9 +313,16 @@ TEST_P(HostServices, ReverseRestoresEveryFrame)
                               << (unsigned)f.second[k] << " then " << (unsigned)h[k];
             }
         }
-        if (bad)
+        if (bad || ::testing::Test::HasFailure())
             break;
     }
+}
+
+TEST_P(HostServices, ReverseRestoresEveryFrame)
+{
+    Session b(GetParam(), "1", false);
+    NEED(b);
+    reverse_restores_every_frame(b, 40);
 }
 
 INSTANTIATE_TEST_SUITE_P(Guests, HostServices,
@@ -280,6 +339,244 @@ TEST(FastRunHistory, BoundedByInstructions)
     EXPECT_LE(es_dbg_history(b.d), 10u);
     EXPECT_GE(es_dbg_history(b.d), 8u);
     EXPECT_NE(b.ok("reverse 11").find("history-end"), std::string::npos);
+}
+
+// ---------------------------------------------------------- kernel runs
+// Runs of kernel code recorded whole (dbg_run_kernel): each instruction
+// still goes through es_step with the taint observer and the pt_regs
+// tracking, but the run is one undo record that reverse re-runs.  The same
+// comparison with step_only sessions, with breakpoints inside the kernel,
+// under both conventions and with PTI (CR3 switches at every entry/exit).
+
+struct KCase {
+    const char *name, *guest, *arg;
+    unsigned patches, mitigations;
+    const std::vector<const char *> *cmds;
+    const char *ksym; // a kernel function the program's first 20000 steps call
+    bool no_taint = false;
+};
+
+void PrintTo(const KCase &c, std::ostream *os)
+{
+    *os << c.name;
+}
+
+// The session started again under the case's convention and mitigations
+// (the Session constructor's are v4.17 and the default).
+void configure(Session &s, const KCase &k, bool step_only, uint64_t undo_insns = 0)
+{
+    es_dbg_cfg c{};
+    const char *argv[] = {s.path.c_str(), s.arg.c_str(), nullptr};
+    c.launch.program = s.path.c_str();
+    c.launch.argv = const_cast<char **>(argv);
+    c.launch.argc = 2;
+    c.launch.root = "/";
+    c.launch.deterministic = true;
+    c.launch.stdin_fd = -1;
+    c.launch.patches = k.patches;
+    c.launch.mitigations = k.mitigations;
+    c.step_only = step_only;
+    c.undo_insns = undo_insns;
+    c.no_taint = k.no_taint;
+    char err[320] = "";
+    ASSERT_EQ(es_dbg_restart(s.d, &c, err, sizeof err), 0) << err;
+    es_dbg_status st;
+    es_dbg_get_status(s.d, &st);
+    ASSERT_EQ(st.mitigations, k.mitigations);
+}
+
+class DebuggerFastKernelRun : public ::testing::TestWithParam<KCase> {};
+
+// Forward and backward commands that stop inside the kernel (breakpoints,
+// until, next, finish, kentry/kexit) leave the state step_only leaves.
+TEST_P(DebuggerFastKernelRun, CommandsMatchStepOnly)
+{
+    const KCase &k = GetParam();
+    Session a(k.guest, k.arg, true), b(k.guest, k.arg, false);
+    NEED(a);
+    NEED(b);
+    configure(a, k, true);
+    configure(b, k, false);
+    if (HasFatalFailure())
+        return;
+    for (const char *c : *k.cmds) {
+        std::string oa = a.ok(c), ob = b.ok(c);
+        EXPECT_EQ(oa, ob) << c;
+        expect_same(capture(a.d), capture(b.d), c);
+        if (HasFailure())
+            break; // the first difference says the most
+    }
+}
+
+// Backward into kernel runs: the states every K steps of a step_only
+// session, and the recording session going back over them.
+TEST_P(DebuggerFastKernelRun, ReverseIntoKernelRunsRestoresEachState)
+{
+    const KCase &k = GetParam();
+    Session a(k.guest, k.arg, true), b(k.guest, k.arg, false);
+    NEED(a);
+    NEED(b);
+    configure(a, k, true);
+    configure(b, k, false);
+    if (HasFatalFailure())
+        return;
+    const int K = 997;
+    int N = 12;
+    std::vector<State> at;
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "step %d", K);
+    for (int i = 0; i < N; i++) {
+        at.push_back(capture(a.d));
+        a.ok(cmd);
+        es_dbg_status st;
+        es_dbg_get_status(a.d, &st);
+        if (st.exited)
+            N = i;
+    }
+    ASSERT_GT(N, 3);
+    snprintf(cmd, sizeof cmd, "step %d", K * N);
+    b.ok(cmd);
+    snprintf(cmd, sizeof cmd, "reverse %d", K);
+    for (int i = N - 1; i >= 0; i--) {
+        b.ok(cmd);
+        expect_same(at[i], capture(b.d), "reverse to " + std::to_string(i * K));
+        if (i == N / 2) {
+            b.ok("reverse 1");
+            b.ok("step 1");
+            expect_same(at[i], capture(b.d), "reverse 1, step 1");
+        }
+    }
+    EXPECT_NE(b.ok("reverse 1").find("history-end"), std::string::npos);
+}
+
+// reverse-continue to a kernel breakpoint set after the runs that passed
+// it: the last hit is found inside a kernel run by running it again.
+TEST_P(DebuggerFastKernelRun, ReverseContinueFindsAKernelBreakpointInsideARun)
+{
+    const KCase &k = GetParam();
+    Session a(k.guest, k.arg, true), b(k.guest, k.arg, false);
+    NEED(a);
+    NEED(b);
+    configure(a, k, true);
+    configure(b, k, false);
+    if (HasFatalFailure())
+        return;
+    std::string brk = std::string("break ") + k.ksym;
+    int hit = 0;
+    for (const char *c : {"step 20000", brk.c_str(), "rcontinue", "rcontinue", "reverse 9",
+                          "step 10", "continue", "rcontinue"}) {
+        std::string oa = a.ok(c), ob = b.ok(c);
+        EXPECT_EQ(oa, ob) << c;
+        if (!strcmp(c, "rcontinue") && !hit++) {
+            EXPECT_NE(ob.find("[breakpoint 1]"), std::string::npos) << ob;
+        }
+        expect_same(capture(a.d), capture(b.d), c);
+    }
+}
+
+// Every physical frame back to what it was (HostServices' check) under
+// the case's convention and mitigations: a kernel run's memory is found by
+// frame at its end (PTI loads CR3 twice per system call inside runs).
+TEST_P(DebuggerFastKernelRun, ReverseRestoresEveryFrame)
+{
+    const KCase &k = GetParam();
+    Session b(k.guest, k.arg, false);
+    NEED(b);
+    configure(b, k, false);
+    if (HasFatalFailure())
+        return;
+    reverse_restores_every_frame(b, 20);
+}
+
+const std::vector<const char *> kGetpidCmds = {
+    "break do_syscall_64", "continue", "next", "next", "step 3", "finish", "print ptregs",
+    "continue", "break es_hc_syscall6", "continue", "next", "finish", "kexit", "print ptregs",
+    "reverse 40", "print ptregs", "print taint", "step 1", "rcontinue", "rcontinue", "reverse 3",
+    "step 300", "until es_hc_syscall6", "delete 2", "delete 1", "step 4000",
+    "break entry_SYSCALL_64", "rcontinue", "reverse 77", "next", "delete 3", "syscall", "kentry",
+    "finish", "step 2", "kentry", "until do_syscall_64", "finish", "kexit", "continue"};
+const std::vector<const char *> kSignalCmds = {
+    "break es_do_exception", "continue", "next", "next", "step 40", "finish", "print ptregs",
+    "break copy_to_user", "continue", "finish", "kexit", "kentry", "print taint", "delete 1",
+    "delete 2", "step 25000", "break restore_sigcontext", "continue", "finish", "kexit",
+    "rcontinue", "reverse 300", "print taint", "step 1", "reverse 1000", "print ptregs",
+    "step 999", "rcontinue", "rcontinue", "delete 3", "reverse 5000", "step 3"};
+// (forward first: a reverse over fork does not undo the host's tasks)
+const std::vector<const char *> kProcCmds = {
+    "break ret_from_fork", "continue", "print ptregs", "step 50", "break es_schedule", "continue",
+    "finish", "continue", "next", "finish", "delete 2", "step 20000", "print ptregs",
+    "break es_schedule", "rcontinue", "reverse 100", "print taint", "step 99", "rcontinue",
+    "delete 1", "delete 3"};
+const std::vector<const char *> kInt80Cmds = {
+    "break do_int80_syscall_32", "continue", "next", "finish", "continue", "reverse 60",
+    "print ptregs", "rcontinue", "break copy_to_user", "continue", "finish", "kexit",
+    "delete 1", "delete 2", "step 10000", "break es_do_exception", "rcontinue", "reverse 7",
+    "continue", "delete 3", "continue"};
+
+INSTANTIATE_TEST_SUITE_P(
+    Guests, DebuggerFastKernelRun,
+    ::testing::Values(
+        KCase{"getpid_v417", "getpid64", "200", ES_CONV_V417, ES_MIT_DEFAULT, &kGetpidCmds,
+              "es_hc_syscall6"},
+        KCase{"getpid_v416", "getpid64", "200", ES_CONV_V416, ES_MIT_DEFAULT, &kGetpidCmds,
+              "do_syscall_64"},
+        KCase{"getpid_v417_pti", "getpid64", "200", ES_CONV_V417, ES_MIT_DEFAULT | ES_MIT_PTI,
+              &kGetpidCmds, "es_hc_syscall6"},
+        KCase{"signals_v417_pti", "glibc_signals", "1", ES_CONV_V417, ES_MIT_DEFAULT | ES_MIT_PTI,
+              &kSignalCmds, "copy_to_user"},
+        KCase{"signals_v416", "glibc_signals", "1", ES_CONV_V416, ES_MIT_DEFAULT, &kSignalCmds,
+              "es_do_exception"},
+        KCase{"procs_v416", "glibc_procs", "1", ES_CONV_V416, ES_MIT_DEFAULT, &kProcCmds,
+              "es_schedule"},
+        KCase{"i386_signals_v417", "i386_glibc_signals", "1", ES_CONV_V417, ES_MIT_DEFAULT,
+              &kInt80Cmds, "do_int80_syscall_32"},
+        KCase{"signals_v417_no_taint", "glibc_signals", "1", ES_CONV_V417, ES_MIT_DEFAULT,
+              &kSignalCmds, "copy_to_user", true}),
+    [](const ::testing::TestParamInfo<KCase> &i) { return std::string(i.param.name); });
+
+// Kernel code is recorded in runs at all: a getpid loop is 96% kernel
+// code, a handful of records per system call (user run, SYSCALL, the
+// kernel up to the VMCALL, the VMCALL, the kernel back to user mode)
+// rather than one per instruction.
+TEST(DebuggerFastKernelRunRecords, AFewRecordsPerSystemCall)
+{
+    Session b("getpid64", "200", false);
+    NEED(b);
+    EXPECT_NE(b.ok("continue").find("exited"), std::string::npos);
+    es_dbg_status st;
+    es_dbg_get_status(b.d, &st);
+    EXPECT_GT(es_dbg_history(b.d), 200u * 100);
+    EXPECT_LT(st.history * 20, es_dbg_history(b.d)) << st.history << " records";
+    // and a step_only session one record per instruction
+    Session a("getpid64", "200", true);
+    NEED(a);
+    a.ok("continue");
+    es_dbg_get_status(a.d, &st);
+    EXPECT_EQ(st.history, es_dbg_history(a.d));
+    expect_same(capture(a.d), capture(b.d), "continue to the exit");
+}
+
+// A bounded history of kernel runs keeps the newest steps: runs are at
+// most a quarter of the bound, and the state back at its oldest end is
+// step_only's.
+TEST(DebuggerFastKernelRunRecords, BoundedHistoryKeepsTheNewestSteps)
+{
+    const KCase k{"getpid", "getpid64", "300", ES_CONV_V417, ES_MIT_DEFAULT, nullptr, ""};
+    Session a(k.guest, k.arg, true), b(k.guest, k.arg, false);
+    NEED(a);
+    NEED(b);
+    configure(a, k, true, 1000);
+    configure(b, k, false, 1000);
+    if (HasFatalFailure())
+        return;
+    a.ok("step 25000");
+    b.ok("step 25000");
+    EXPECT_LE(es_dbg_history(b.d), 1000u);
+    EXPECT_GE(es_dbg_history(b.d), 750u);
+    a.ok("reverse 700");
+    b.ok("reverse 700");
+    expect_same(capture(a.d), capture(b.d), "reverse 700");
+    EXPECT_NE(b.ok("reverse 1001").find("history-end"), std::string::npos);
 }
 
 } // namespace
