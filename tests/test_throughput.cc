@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -91,6 +92,19 @@ TEST(Throughput, FaultsNameTheVectorAndByte)
     EXPECT_NE(error_of("31c0488b00").find("#PF at byte 2"), std::string::npos);
     // mov rax, 1 << 63 | ...; mov rbx, [rax]: non-canonical
     EXPECT_NE(error_of("48b80000000000000080488b18").find("#GP at byte 10"), std::string::npos);
+}
+
+// A block whose first touch of its data page is a VEX store is timed like
+// one that loads first (the store's #PF maps the page on demand).
+TEST(Throughput, VexStoresMapTheirPageOnDemand)
+{
+    // vmovdqu [rdi], xmm5; vmovdqu [rdi], ymm5; vextracti128 [rdi+32], ymm5, 1
+    for (const char *hex : {"c5fa7f2f", "c5fe7f2f", "c4e37d396f2001"}) {
+        Out o = cmd({hex});
+        EXPECT_EQ(o.rc, 0) << o.text;
+        EXPECT_EQ(o.text.find("error"), std::string::npos) << o.text;
+        EXPECT_GT(atof(o.text.c_str() + strlen(hex) + 1), 0.0) << o.text;
+    }
 }
 
 TEST(Throughput, FileSkipsBlankAndCommentLinesAndReportsEach)

@@ -29,7 +29,10 @@ static int vmem(es_machine *m, const es_insn *d, const es_operand *o, void *v, u
             memcpy(v, p, n);
         return 0;
     }
-    return write ? es_write(m, va, v, n) : es_read(m, va, v, n);
+    /* es_read/es_write return -1 with the fault recorded; a handler's
+     * status is ES_FAULT (returned as is by the handlers that end in a
+     * VEX store, so a #PF there must not look like a stopped machine) */
+    return (write ? es_write(m, va, v, n) : es_read(m, va, v, n)) ? ES_FAULT : ES_OK;
 }
 
 static unsigned mem_size(const es_operand *o)
