@@ -668,6 +668,34 @@ TEST(Timing, MoveAndAluOpOnItsDestinationFuseWhereTheUarchSaysSo)
     }
 }
 
+TEST(Timing, AFusedPairsMoveTakesAnAluOnceItsResultIsRead)
+{
+    // mov edx, eax; and edx, 0xa4 (a fused pair), then an instruction that
+    // reads edx or not.  With rename.mov_alu_fusion_read_alu (znver5,
+    // measured on Zen 5) a read by anything but a register move costs one
+    // ALU op more than an unrelated instruction of the same kind; a move
+    // reading it costs what a move of another register does.
+    const std::string pair = "89c281e2a4000000";
+    Uarch z("znver5");
+    ASSERT_TRUE(z.u.mov_alu_fusion && z.u.mov_alu_fusion_read_alu);
+    double alu = 1.0 / __builtin_popcount(z.u.dflt.g[0].mask);
+    double unread = tput("znver5", (pair + "83f804").c_str()); // cmp eax, 4
+    EXPECT_NEAR(tput("znver5", (pair + "83fa04").c_str()) - unread, alu, 0.02); // cmp edx, 4
+    EXPECT_NEAR(tput("znver5", (pair + "8d7201").c_str()) - unread, alu, 0.02); // lea esi, [rdx+1]
+    // cmp eax, 4; cmp edx, 4: the read need not be next
+    EXPECT_NEAR(tput("znver5", (pair + "83f80483fa04").c_str()) -
+                    tput("znver5", (pair + "83f80483f904").c_str()),
+                alu, 0.02);
+    EXPECT_NEAR(tput("znver5", (pair + "89d6").c_str()), // mov esi, edx
+                tput("znver5", (pair + "89ce").c_str()), 0.02); // mov esi, ecx
+    for (const char *name : kUarchs) { // no fusion, no read rule
+        EXPECT_FALSE(Uarch(name).u.mov_alu_fusion_read_alu) << name;
+        EXPECT_NEAR(tput(name, (pair + "83fa04").c_str()), tput(name, (pair + "83f804").c_str()),
+                    0.02)
+            << name;
+    }
+}
+
 TEST(Timing, CmovOnCombinedFlagsWaitsACycleMoreForTheFlags)
 {
     // cmp rax, rbx; cmovCC rax, rbx: a chain through the flags.  A condition

@@ -721,6 +721,7 @@ static const cfg_field core_fields[] = {
     F("rename.zero_idioms", zero_idioms),
     F("rename.sbb_same_reg_independent", sbb_same_independent),
     F("rename.mov_alu_fusion", mov_alu_fusion),
+    F("rename.mov_alu_fusion_read_alu", mov_alu_fusion_read_alu),
     F("rename.cmov_multi_flag", cmov_multi_flag),
     F("rename.stack_engine", stack_engine),
     F("lsu.loads_per_cycle", load_pipes),

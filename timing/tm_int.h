@@ -83,6 +83,8 @@ typedef struct tm_uarch {
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     uint32_t sbb_same_independent; /* sbb r, r reads only CF */
     uint32_t mov_alu_fusion; /* an eliminated reg move + the ALU op on its destination: one op */
+    uint32_t mov_alu_fusion_read_alu; /* a later read of the fused result (not by a move)
+                                       * makes the move take an ALU after all */
     uint32_t cmov_multi_flag; /* extra ops and cycles (from the flags) of a CMOVcc whose
                                * condition reads two or more flags */
     /* load / store */
@@ -230,6 +232,8 @@ struct es_timing {
     /* fusion: end rip of the last fusible cmp/test and its result */
     uint64_t fuse_rip, fuse_ready;
     uint64_t mfuse_rip, mfuse_dst; /* after an eliminated GPR move: where it ends, what it wrote */
+    uint64_t mfused_live, mfused_at; /* the GPRs a fused pair wrote, unread and not rewritten since,
+                                      * and the cycle its op issued */
 
     tm_cache l1i, l1d, l2, l3, itlb1, itlb2, dtlb1, dtlb2, opc;
     uint64_t last_iline, last_ipage;
