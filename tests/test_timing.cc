@@ -696,6 +696,21 @@ TEST(Timing, AFusedPairsMoveTakesAnAluOnceItsResultIsRead)
     }
 }
 
+TEST(Timing, AnEncodedZeroDisplacementMakesAThreeComponentLeaWhereTheUarchSaysSo)
+{
+    // lea r13, [r13+rax*8+0] (R13 as a base always carries a displacement
+    // byte) chained on r13: like lea r13, [r13+rax*8+8] with
+    // lea.encoded_zero_disp (znver5 measured, skylake from Intel's ORM),
+    // like lea r12, [r12+rax*8] (no displacement byte) without it
+    for (const char *name : {"znver4", "znver5", "skylake", "goldencove"}) {
+        bool three = Uarch(name).u.lea_encoded_zero_disp;
+        double zero = tput(name, "4d8d6cc500");
+        EXPECT_NEAR(zero, tput(name, three ? "4d8d6cc508" : "4d8d24c4"), 0.02) << name;
+    }
+    EXPECT_TRUE(Uarch("znver5").u.lea_encoded_zero_disp);
+    EXPECT_GT(tput("znver5", "4d8d6cc500"), tput("znver5", "4d8d24c4") + 0.5);
+}
+
 TEST(Timing, CmovOnCombinedFlagsWaitsACycleMoreForTheFlags)
 {
     // cmp rax, rbx; cmovCC rax, rbx: a chain through the flags.  A condition

@@ -13,7 +13,15 @@
 
 /* ---- static information of one instruction ---- */
 
-static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
+/* Whether the instruction's ModRM encodes a displacement (mod 1: disp8,
+ * mod 2: disp16/32), whatever its value. */
+static inline bool disp_encoded(const es_insn *d)
+{
+    unsigned mod = (d->modrm >> 6) & 3;
+    return mod == 1 || mod == 2;
+}
+
+static const char *kind_name(const tm_uarch *u, const es_insn *d, int i, char *buf, size_t n)
 {
     const es_operand *o = &d->o[i];
     switch (o->kind) {
@@ -54,9 +62,15 @@ static const char *kind_name(const es_insn *d, int i, char *buf, size_t n)
             return "m[rip]";
         /* base+index+displacement: the table's general "m" row (its
          * example is lea rbx, [rdi+rsi*4+8]); LLVM's IsThreeOperandsLEA
-         * predicate, the slow LEA on Zen, does not look at the scale */
+         * predicate, the slow LEA on Zen, does not look at the scale.
+         * With lea.encoded_zero_disp the hardware looks at the encoding,
+         * not the value: a displacement of 0 that the encoding carries
+         * (ModRM.mod 1 or 2, as RBP and R13 bases always need) makes a
+         * three-component LEA too (znver5.cfg: measured) */
         if (o->index != ES_REG_NONE)
-            return o->base < 16 && o->disp ? "m" : "m[base+index]";
+            return o->base < 16 && (o->disp || (u->lea_encoded_zero_disp && disp_encoded(d)))
+                       ? "m"
+                       : "m[base+index]";
         return o->disp ? "m[base+disp]" : "m[base]";
     case ES_OPK_IMM:
         if (o->imm == 1 && (d->opcode == 0xd0 || d->opcode == 0xd1) && d->opmap == 0)
@@ -93,7 +107,7 @@ static const tm_row *lookup_form(const tm_uarch *u, const es_insn *d, const char
     char kb[4][16];
     int nk = d->nops < 4 ? d->nops : 4;
     for (int i = 0; i < nk; i++)
-        kinds[i] = kind_name(d, i, kb[i], sizeof kb[i]);
+        kinds[i] = kind_name(u, d, i, kb[i], sizeof kb[i]);
     const char *pfx = (d->pfx & ES_PFX_LOCK) ? "lock " : "";
     const tm_row *r = NULL;
     for (int pass = 0; pass < 2 && !r; pass++) {
@@ -165,7 +179,7 @@ static const tm_row *regform_of(const tm_uarch *u, const es_insn *d, const char 
             if (!k)
                 return NULL;
         } else {
-            k = kind_name(d, i, kb, sizeof kb);
+            k = kind_name(u, d, i, kb, sizeof kb);
         }
         n += snprintf(form + n, sizeof form - n, "%s%s", i ? ", " : " ", k);
     }

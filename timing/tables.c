@@ -722,6 +722,7 @@ static const cfg_field core_fields[] = {
     F("rename.sbb_same_reg_independent", sbb_same_independent),
     F("rename.mov_alu_fusion", mov_alu_fusion),
     F("rename.mov_alu_fusion_read_alu", mov_alu_fusion_read_alu),
+    F("lea.encoded_zero_disp", lea_encoded_zero_disp),
     F("rename.cmov_multi_flag", cmov_multi_flag),
     F("rename.stack_engine", stack_engine),
     F("lsu.loads_per_cycle", load_pipes),

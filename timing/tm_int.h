@@ -83,6 +83,8 @@ typedef struct tm_uarch {
     uint32_t macro_fusion, move_elim, zero_idioms, stack_engine;
     uint32_t sbb_same_independent; /* sbb r, r reads only CF */
     uint32_t mov_alu_fusion; /* an eliminated reg move + the ALU op on its destination: one op */
+    uint32_t lea_encoded_zero_disp; /* base+index LEA with an encoded displacement of 0 is
+                                     * a three-component one (the "m" row) */
     uint32_t mov_alu_fusion_read_alu; /* a later read of the fused result (not by a move)
                                        * makes the move take an ALU after all */
     uint32_t cmov_multi_flag; /* extra ops and cycles (from the flags) of a CMOVcc whose
