@@ -23,6 +23,14 @@
 
 #define PAGE 4096ull
 #define RSP_BIT (1u << ES_RSP)
+#define ACCESS_SLOTS 256 /* decoded register accesses kept (access_of) */
+
+/* One instruction's register accesses, as es_decode_access found them. */
+typedef struct access_slot {
+    es_insn insn; /* what it was decoded from (the sim's decode) */
+    es_access_info a;
+    bool valid;
+} access_slot;
 
 typedef struct shpage {
     uint64_t page; /* linear page address; 1 = empty slot */
@@ -69,6 +77,7 @@ struct es_taint {
     /* exception delivered through the IDT: frame labelled at the next insn */
     bool exc_pending, exc_err, exc_user;
     es_label e_rip, e_flags, e_rsp;
+    access_slot acc[ACCESS_SLOTS];
 };
 
 /* ---- shadow memory ---- */
@@ -332,6 +341,31 @@ static bool cond(uint64_t f, unsigned cc)
     return (cc & 1) ? !r : r;
 }
 
+/* The register accesses of d at rip, implicit operands included.  They are
+ * a function of the instruction, and the sim's decode d says everything
+ * the encoding does about them (operation, operands, prefixes, mode), so a
+ * slot whose saved decode equals d holds them: Zydis runs once per
+ * instruction, not once per execution (self-modified code decodes to
+ * another d and misses).  False when the bytes cannot be fetched again. */
+static bool access_of(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip,
+                      es_access_info *a)
+{
+    access_slot *s = &t->acc[(rip ^ (rip >> 8)) & (ACCESS_SLOTS - 1)];
+    if (s->valid && !memcmp(&s->insn, d, sizeof *d)) {
+        *a = s->a;
+        return true;
+    }
+    uint8_t buf[16];
+    uint64_t lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask;
+    size_t got = es_fetch_bytes(m, lin, buf, 15);
+    if (!got || es_decode_access(buf, got, d->mode, rip, a) != ES_DECODE_OK)
+        return false;
+    s->insn = *d;
+    s->a = *a;
+    s->valid = true;
+    return true;
+}
+
 static bool same_reg(const es_insn *d)
 {
     return d->nops >= 2 && d->o[0].kind == ES_OPK_GPR && d->o[1].kind == ES_OPK_GPR &&
@@ -346,11 +380,8 @@ static bool same_reg(const es_insn *d)
  * retire, what its element reads delivered as rd. */
 static void fallback(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
 {
-    uint8_t buf[16];
     es_access_info a;
-    uint64_t lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask;
-    size_t got = es_fetch_bytes(m, lin, buf, 15);
-    if (!got || es_decode_access(buf, got, d->mode, rip, &a) != ES_DECODE_OK)
+    if (!access_of(t, m, d, rip, &a))
         return;
     unsigned expl = 0;
     for (int i = 0; i < d->nops; i++)
@@ -691,11 +722,8 @@ static void r_vmcall(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
 static void r_machine(es_taint *t, es_machine *m, const es_insn *d, uint64_t rip)
 {
     /* machine state, not user data */
-    uint8_t buf[16];
     es_access_info a;
-    uint64_t lin = (rip + m->seg[ES_SEG_CS].base) & m->ipmask;
-    size_t got = es_fetch_bytes(m, lin, buf, 15);
-    if (got && es_decode_access(buf, got, d->mode, rip, &a) == ES_DECODE_OK)
+    if (access_of(t, m, d, rip, &a))
         for (int i = 0; i < 16; i++)
             if (a.gpr_write & (1u << i))
                 qw(t, i, 0, false, false);

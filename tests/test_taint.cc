@@ -207,6 +207,26 @@ TEST(Taint, ImplicitOperandsThroughTheFallback)
     EXPECT_EQ(z.reg(ES_RDX), ES_TL_NR);
 }
 
+// The fallback's register accesses are decoded once per instruction and
+// kept: the same code again gives the same labels, and other code put at
+// the same address (as self-modifying code would) is decoded afresh.
+TEST(Taint, TheFallbackFollowsNewCodeAtTheSameAddress)
+{
+    T x;
+    x.run({0x48, 0x0f, 0xaf, 0xfe}); // imul rdi, rsi
+    EXPECT_EQ(x.reg(ES_RDI), L(RDI) | L(RSI));
+    es_taint_label_user_regs(x.t, x.m.m, 0);
+    x.run({0x48, 0x0f, 0xaf, 0xfe}); // the same, from the kept decode
+    EXPECT_EQ(x.reg(ES_RDI), L(RDI) | L(RSI));
+    es_taint_label_user_regs(x.t, x.m.m, 0);
+    x.run({0x48, 0x0f, 0xaf, 0xf9}); // imul rdi, rcx at the same address
+    EXPECT_EQ(x.reg(ES_RDI), L(RDI) | L(RCX));
+    es_taint_label_user_regs(x.t, x.m.m, 0);
+    x.run({0x48, 0xf7, 0xe6}); // mul rsi there: rdx:rax = rax * rsi
+    EXPECT_EQ(x.reg(ES_RDX), ES_TL_NR | L(RSI));
+    EXPECT_EQ(x.reg(ES_RDI), L(RDI));
+}
+
 TEST(Taint, RepMovsCopiesByteLabels)
 {
     T x({{ES_RSI, D}, {ES_RDI, D + 0x100}, {ES_RCX, 16}});
