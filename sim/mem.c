@@ -291,7 +291,7 @@ void es_tlb_flush(es_machine *m)
 void es_tlb_flush_page(es_machine *m, uint64_t va)
 {
     es_tlbe *e = es_tlb_slot(m, va);
-    if (e->tag == (va & ~(PAGE - 1)))
+    if ((e->tag & ~1ull) == (va & ~(PAGE - 1))) /* a shadow entry too (xlate) */
         e->tag = 1;
     if (m->fetch_va == (va & ~(PAGE - 1)))
         m->fetch_va = 1;
@@ -310,12 +310,54 @@ int es_fetch_walk(es_machine *m, uint64_t va, uint64_t *pa)
     return 0;
 }
 
+/* With memory observers attached (m->tlb_bypass) the TLB must never let
+ * an access past the slow path, yet walking the page tables for each one
+ * cost ~10% of an observed run.  So the slow path keeps translations of
+ * its own in the TLB's slots under tags with bit 0 set: no fast path
+ * (es_host_ptr, es_fetch_page, the block engine) ever matches one, flushes
+ * clear them with the rest, and only xlate reads them.  SHADOW_D marks one
+ * made by a write walk (the PTE's dirty bit set): a write through an entry
+ * a read made walks, as the first write to a page did before. */
+#define SHADOW_D 0x8u
+
+static inline bool shadow_on(const es_machine *m, uint64_t va)
+{
+    /* page 0's tag would be 1, the empty slot's */
+    return m->tlb_bypass && !m->ac_check && !m->spec && va >= PAGE;
+}
+
+static inline bool shadow_hit(es_machine *m, uint64_t va, int access, int user, uint64_t *pa,
+                              uint32_t *perm)
+{
+    const es_tlbe *e = es_tlb_slot(m, va);
+    uint32_t p = e->perm;
+    if (e->tag != ((va & ~(PAGE - 1)) | 1) || (user && !(p & ES_TP_U)) ||
+        (access == ES_ACC_W && !(p & SHADOW_D)) || (access == ES_ACC_X && !(p & ES_TP_X)))
+        return false;
+    *pa = e->pa | (va & (PAGE - 1));
+    *perm = p & (ES_TP_W | ES_TP_U | ES_TP_X);
+    return true;
+}
+
+static inline void shadow_fill(es_machine *m, uint64_t va, int access, uint64_t pa, uint32_t perm)
+{
+    es_tlbe *e = es_tlb_slot(m, va);
+    e->tag = (va & ~(PAGE - 1)) | 1;
+    e->pa = pa & ~(PAGE - 1);
+    e->perm = perm | (access == ES_ACC_W ? SHADOW_D : 0);
+}
+
 static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t *perm)
 {
     int user = m->cpl == 3;
     if (m->mode == ES_MODE_64 && !canonical(va)) {
         es_raise(m, ES_VEC_GP, 0);
         return -1;
+    }
+    if (shadow_on(m, va) && shadow_hit(m, va, access, user, pa, perm)) {
+        if (__builtin_expect(m->wlog != NULL, 0) && access == ES_ACC_W)
+            wlog_add(m, *pa >> 12);
+        return 0;
     }
     uint32_t pfec = walk(m, va, access, user, pa, perm);
     /* demand paging of the process's VMAs, also for a guest kernel's own
@@ -343,6 +385,8 @@ static int xlate(es_machine *m, uint64_t va, int access, uint64_t *pa, uint32_t 
         return -1;
     }
     es_frame *f = &m->frames[*pa >> 12];
+    if (shadow_on(m, va))
+        shadow_fill(m, va, access, *pa, *perm);
     if (!m->tlb_bypass && !m->ac_check) {
         es_tlbe *e = es_tlb_slot(m, va);
         e->tag = va & ~(PAGE - 1);

@@ -113,6 +113,60 @@ TEST_F(Mem, AccessedAndDirtyBitsSet)
     EXPECT_TRUE(*pte & ES_PTE_D);
 }
 
+// With a memory observer attached every access takes the slow path; the
+// translations it keeps for itself (shadow TLB entries) must not let an
+// access skip the observer, outlive an INVLPG, or skip the dirty bit.
+struct ObservedMem : Mem {
+    int accesses = 0;
+    void SetUp() override
+    {
+        Mem::SetUp();
+        es_observer o = {};
+        o.ctx = this;
+        o.mem = [](void *ctx, es_machine *, uint64_t, unsigned, int) {
+            static_cast<ObservedMem *>(ctx)->accesses++;
+        };
+        ASSERT_EQ(es_observe(m, &o), 0);
+    }
+};
+
+TEST_F(ObservedMem, EveryAccessReachesTheObserver)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(es_load(m, EST_DATA + 8, 8, &v), 0);
+    ASSERT_EQ(es_store(m, EST_DATA + 8, 8, 5), 0);
+    EXPECT_EQ(accesses, 4);
+}
+
+TEST_F(ObservedMem, ATranslationDoesNotOutliveInvlpg)
+{
+    ASSERT_EQ(es_store(m, EST_DATA, 8, 1), 0);
+    uint64_t *pte = es_pte(m, m->cr3, EST_DATA, false);
+    uint64_t fresh = es_frame_alloc(m);
+    ASSERT_NE(fresh, 0u);
+    *pte = (*pte & ~ES_PTE_ADDR) | (fresh << 12);
+    es_tlb_flush_page(m, EST_DATA);
+    uint64_t v = 7;
+    ASSERT_EQ(es_load(m, EST_DATA, 8, &v), 0);
+    EXPECT_EQ(v, 0u); // the new frame's, not the 1 stored before
+    *pte &= ~ES_PTE_W;
+    es_tlb_flush_page(m, EST_DATA);
+    EXPECT_NE(es_store(m, EST_DATA, 8, 2), 0);
+    EXPECT_EQ(m->fault.error, (uint32_t)(ES_PFEC_P | ES_PFEC_W | ES_PFEC_U));
+}
+
+TEST_F(ObservedMem, AWriteAfterAReadSetsTheDirtyBit)
+{
+    uint64_t v = 0;
+    ASSERT_EQ(es_load(m, EST_DATA + 0x3000, 8, &v), 0);
+    uint64_t *pte = es_pte(m, m->cr3, EST_DATA + 0x3000, false);
+    EXPECT_TRUE(*pte & ES_PTE_A);
+    EXPECT_FALSE(*pte & ES_PTE_D);
+    ASSERT_EQ(es_store(m, EST_DATA + 0x3000, 8, 3), 0);
+    EXPECT_TRUE(*pte & ES_PTE_D);
+}
+
 TEST_F(Mem, MemoryCapStopsFrameAllocation)
 {
     es_machine *small = es_machine_new(16 * 4096);
