@@ -688,6 +688,9 @@ TEST(Timing, AFusedPairsMoveTakesAnAluOnceItsResultIsRead)
                 alu, 0.02);
     EXPECT_NEAR(tput("znver5", (pair + "89d6").c_str()), // mov esi, edx
                 tput("znver5", (pair + "89ce").c_str()), 0.02); // mov esi, ecx
+    // a load taking it as an address: no more than another address register
+    EXPECT_NEAR(tput("znver5", (pair + "488b3417").c_str()), // mov rsi, [rdi+rdx]
+                tput("znver5", (pair + "488b3407").c_str()), 0.02); // mov rsi, [rdi+rax]
     for (const char *name : kUarchs) { // no fusion, no read rule
         EXPECT_FALSE(Uarch(name).u.mov_alu_fusion_read_alu) << name;
         EXPECT_NEAR(tput(name, (pair + "83fa04").c_str()), tput(name, (pair + "83f804").c_str()),

@@ -344,13 +344,15 @@ static __attribute__((noinline)) void clflush(es_timing *t, es_machine *m, const
  * reads its result; mov edx, eax; and edx, 0xa4 runs at 0.19 cycles, with
  * cmp edx, 4 after it (or two instructions later, or lea esi, [rdx+1])
  * 0.52 -- three ALU ops' worth, where cmp eax, 4 instead leaves 0.36, and a
- * register move reading edx (mov esi, edx) 0.26.  So the first read by
- * anything but a move gives the pair's move an ALU slot from the cycle the
- * pair issued (the read's own timing is unchanged). */
+ * register move reading edx (mov esi, edx) 0.26, and a load or store
+ * taking it as an address (mov rsi, [rdi+rdx]) neither (0.363 against 0.373
+ * with [rdi+rax]).  So the first read as a source operand by anything but
+ * a move gives the pair's move an ALU slot from the cycle the pair issued
+ * (the read's own timing is unchanged). */
 static __attribute__((noinline)) void fused_result_read(es_timing *t, const tm_sinfo *s,
                                                         bool tracing)
 {
-    if (((s->src | s->addr) & t->mfused_live) && s->kind != TK_MOVE) {
+    if ((s->src & t->mfused_live) && s->kind != TK_MOVE) {
         tm_port_alloc(t, t->u.dflt.g[0].mask, t->mfused_at, 1, tracing);
         t->mfused_live = 0;
         return;
