@@ -1,10 +1,12 @@
 // test_measure_native.cc - the deterministic parts of `measure-native`:
 // hex parsing, the decoder-based refusal of blocks the harness cannot run,
 // that faulting blocks come back as errors (the test process survives), and
-// that the TSC calibration is positive.  No timing assertions: the machine
-// is shared and its clock varies.
+// that the TSC calibration is positive.  One timing check, on medians of
+// five: that the unit is a core cycle (the machine is shared and its clock
+// varies, so nothing finer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -165,6 +167,28 @@ TEST(MeasureNativeRun, MeasuresAStraightLineBlockWithOnDemandPages)
     EXPECT_GT(r.ticks_per_cycle, 0.0);
 }
 
+// The median of five measurements: the CI host is shared (ASan tests run in
+// parallel with this one), and one disturbed calibration inflates or
+// deflates a single figure by any factor.  A wrong unit moves all five.
+double median_cycles(const char *hexbytes, std::string *all)
+{
+    es_native_opts o = fast_opts();
+    auto b = hex(hexbytes);
+    std::vector<double> got;
+    for (int i = 0; i < 5; i++) {
+        es_native_result r;
+        if (es_native_measure(b.data(), b.size(), &o, &r) == 0)
+            got.push_back(r.cycles);
+    }
+    EXPECT_GE(got.size(), 3u) << hexbytes << ": most measurements failed";
+    if (got.empty())
+        return -1;
+    std::sort(got.begin(), got.end());
+    for (double c : got)
+        *all += std::to_string(c) + " ";
+    return got[got.size() / 2];
+}
+
 // The calibration's unit is a core cycle on every x86-64 core: a load chain
 // costs about the L1's load-to-use latency (4-5 cycles on Zen 4/5, 5 on
 // Golden Cove) and eight nops well under their count.  A reference chain of
@@ -172,18 +196,13 @@ TEST(MeasureNativeRun, MeasuresAStraightLineBlockWithOnDemandPages)
 // put both 5-6 times too high on an Emerald Rapids (30 and 7.6).
 TEST(MeasureNativeCalibrate, CyclesAreCoreCyclesOnEveryVendor)
 {
-    es_native_opts o = fast_opts();
-    es_native_result r;
-    auto chase = hex("488b00"); // mov rax, [rax]: rax points at itself
-    ASSERT_EQ(es_native_measure(chase.data(), chase.size(), &o, &r), 0) << r.error;
-    EXPECT_GT(r.cycles, 3.0);
-    EXPECT_LT(r.cycles, 8.0);
-    auto nops = hex("9090909090909090");
-    ASSERT_EQ(es_native_measure(nops.data(), nops.size(), &o, &r), 0) << r.error;
-    EXPECT_LT(r.cycles, 4.0);
-    auto chain = hex("4801c04801c04801c04801c0"); // add rax, rax x 4: 4 cycles
-    ASSERT_EQ(es_native_measure(chain.data(), chain.size(), &o, &r), 0) << r.error;
-    EXPECT_NEAR(r.cycles, 4.0, 0.6);
+    std::string a, b, c; // every figure, printed when a check fails
+    double chase = median_cycles("488b00", &a); // mov rax, [rax]: rax points at itself
+    EXPECT_GT(chase, 3.0) << a;
+    EXPECT_LT(chase, 8.0) << a;
+    EXPECT_LT(median_cycles("9090909090909090", &b), 4.0) << b;
+    // add rax, rax x 4: 4 cycles
+    EXPECT_NEAR(median_cycles("4801c04801c04801c04801c0", &c), 4.0, 0.6) << c;
 }
 
 TEST(MeasureNativeCalibrate, TicksPerCycleIsPositive)
