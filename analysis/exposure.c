@@ -104,8 +104,8 @@ static int check_case(unsigned patches, int entry, int vendor, const char *name,
  * (so the call finds the caches as a program's first syscall would).
  * 0, or -1 with e->error. */
 static int boot_case(es_machine *m, const uint8_t *elf, size_t elfn, unsigned patches,
-                     const es_exposure_opts *opts, es_exposure *e, es_timing **tm,
-                     es_phases **ph)
+                     const es_exposure_opts *opts, es_kimages *images, es_exposure *e,
+                     es_timing **tm, es_phases **ph)
 {
     m->deterministic = true;
     m->vendor = (uint8_t)e->vendor;
@@ -115,8 +115,9 @@ static int boot_case(es_machine *m, const uint8_t *elf, size_t elfn, unsigned pa
     char *args[] = {"exposure", NULL};
     char *env[] = {NULL};
     if (es_host_init(m, &cfg) || es_load_elf_mem(m, elf, elfn, &img) ||
-        (opts->kernel_dir ? es_kernel_load_dir(m, opts->kernel_dir, patches)
-                          : es_kernel_load(m, patches)) ||
+        (images             ? es_kernel_load_shared(m, images, patches)
+         : opts->kernel_dir ? es_kernel_load_dir(m, opts->kernel_dir, patches)
+                            : es_kernel_load(m, patches)) ||
         es_kernel_set_mitigations(m, opts->mitigations))
         return fail(e, m->message);
     es_kernel_set_abi(m, e->abi);
@@ -180,10 +181,20 @@ static int trace_case(es_machine *m, es_taint *t, es_exposure *e, uint64_t label
 int es_exposure_run_opts(unsigned patches, int entry, int vendor, const char *name,
                          const es_exposure_opts *opts, es_exposure *e)
 {
+    return es_exposure_run_batch(patches, entry, vendor, name, opts, NULL, e);
+}
+
+int es_exposure_run_batch(unsigned patches, int entry, int vendor, const char *name,
+                          const es_exposure_opts *opts, const es_exposure_batch *batch,
+                          es_exposure *e)
+{
     static const es_exposure_opts defaults = {.timing = false, .uarch = NULL,
                                               .mitigations = ES_MIT_DEFAULT};
+    static const es_exposure_batch alone = {NULL, NULL};
     if (!opts)
         opts = &defaults;
+    if (!batch)
+        batch = &alone;
     if (check_case(patches, entry, vendor, name, opts, e))
         return -1;
     uint8_t elf[ES_GUEST_MAX];
@@ -191,14 +202,14 @@ int es_exposure_run_opts(unsigned patches, int entry, int vendor, const char *na
     int nr = entry == ES_ENTRY_VSYSCALL ? es_vsyscall_index(name) : e->nr;
     size_t elfn = es_exposure_guest(entry, nr, elf, &label_rip);
 
-    es_machine *m = es_machine_new(64ull << 20);
+    es_machine *m = es_machine_new_spared(64ull << 20, batch->spares);
     es_taint *t = es_taint_new();
     es_timing *tm = NULL;
     es_phases *ph = NULL;
     int rc = -1;
     if (!m || !t)
         fail(e, "out of host memory");
-    else if (!boot_case(m, elf, elfn, patches, opts, e, &tm, &ph)) {
+    else if (!boot_case(m, elf, elfn, patches, opts, batch->images, e, &tm, &ph)) {
         es_probe_setup(m, e, entry, patches);
         rc = trace_case(m, t, e, label_rip, ph);
         if (!rc && ph)

@@ -136,6 +136,18 @@ int es_exposure_run(unsigned patches, int entry, int vendor, const char *name, e
  * mitigations). */
 int es_exposure_run_opts(unsigned patches, int entry, int vendor, const char *name,
                          const es_exposure_opts *opts, es_exposure *out);
+/* What the cases of a batch share (es_exposure_report makes them): the
+ * kernel images, parsed once (kernel.h: es_kimages, made for
+ * opts->kernel_dir), and the machines' host memory (machine.h: es_spares).
+ * A NULL member: each case makes its own. */
+typedef struct es_exposure_batch {
+    struct es_kimages *images;
+    struct es_spares *spares;
+} es_exposure_batch;
+/* es_exposure_run_opts within a batch (NULL: es_exposure_run_opts). */
+int es_exposure_run_batch(unsigned patches, int entry, int vendor, const char *name,
+                          const es_exposure_opts *opts, const es_exposure_batch *batch,
+                          es_exposure *out);
 
 /* Output: a readable table, or one JSON object (no trailing newline). */
 void es_exposure_print_text(FILE *f, const es_exposure *e);

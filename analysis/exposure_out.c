@@ -155,11 +155,18 @@ int es_exposure_report(const es_exposure_cfg *cfg, FILE *out, FILE *diag)
     int nconv = cfg->nconv, entry = cfg->entry, vendor = cfg->vendor;
     bool all = cfg->all, json = cfg->json;
     const es_exposure_opts opts = cfg->opts;
+    /* every case boots one of the same one or two images in a machine of
+     * its own: parse each image once, and pass the machines' memory on
+     * (out of memory for either: each case makes its own, as before) */
+    es_exposure_batch batch = {es_kimages_new(opts.kernel_dir), es_spares_new()};
     /* the names to run */
     size_t cap = cfg->all ? entry_names(&opts, entry, NULL, 0) : 1, nn = 1;
     const char **names = calloc(cap ? cap : 1, sizeof *names);
-    if (!names)
+    if (!names) {
+        es_kimages_free(batch.images);
+        es_spares_free(batch.spares);
         return 1;
+    }
     if (cfg->all)
         nn = entry_names(&opts, entry, names, cap);
     else
@@ -170,7 +177,7 @@ int es_exposure_report(const es_exposure_cfg *cfg, FILE *out, FILE *diag)
     for (size_t k = 0; k < nn; k++) {
         for (int c = 0; c < nconv; c++) {
             es_exposure e;
-            if (es_exposure_run_opts(convs[c], entry, vendor, names[k], &opts, &e)) {
+            if (es_exposure_run_batch(convs[c], entry, vendor, names[k], &opts, &batch, &e)) {
                 fprintf(diag, "entrysim: exposure: %s\n", e.error);
                 /* a name the entry does not have is the user's mistake */
                 status = e.bad_name && !all ? 2 : 1;
@@ -203,6 +210,8 @@ done:
     if ((all || nconv > 1) && cases)
         print_summary(json ? diag : out, cfg, total, ran, perpt);
     free(names);
+    es_kimages_free(batch.images);
+    es_spares_free(batch.spares);
     return status;
 }
 

@@ -6,6 +6,7 @@
  * their headers. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/random.h>
 
@@ -24,6 +25,11 @@
 #define MAX_PHYS (64ull << 30)
 /* Frames are handed out from 1 upwards and recycled, so the frame table
  * needs only as many slots as the cap allows (plus frame 0). */
+/* Room beyond them for the guest kernel's frames (es_kernel_grow_frames:
+ * the image's pages, their page tables, PTI's pair; ~150 for the embedded
+ * images): the table grows into it instead of being copied, every page of
+ * it touched, which for a short run cost more than the run. */
+#define KERNEL_FRAMES_ROOM 512
 
 /* ---- dispatch table ---- */
 
@@ -39,9 +45,73 @@ static void fault_stop(es_machine *m)
     es_fault_report(m, m->fault.vector, m->fault.error, m->fault.addr, m->fault.rip);
 }
 
+/* ---- the decode cache's memory ---- */
+
+#define DC_SIZE (1u << ES_DCACHE_BITS)
+
+struct es_spares {
+    es_dentry *dcache; /* a decode cache all zero, as calloc makes one, or NULL */
+    uint64_t *dc_used; /* its bitmap, all clear */
+};
+
+es_spares *es_spares_new(void)
+{
+    return calloc(1, sizeof(es_spares));
+}
+
+void es_spares_free(es_spares *s)
+{
+    if (!s)
+        return;
+    free(s->dcache);
+    free(s->dc_used);
+    free(s);
+}
+
+/* m's decode cache: s's spare, or a new one.  0, or -1 out of memory. */
+static int dcache_new(es_machine *m, es_spares *s)
+{
+    m->spares = s;
+    if (s && s->dcache) {
+        m->dcache = s->dcache;
+        m->dc_used = s->dc_used;
+        s->dcache = NULL;
+        s->dc_used = NULL;
+        return 0;
+    }
+    m->dcache = calloc(DC_SIZE, sizeof *m->dcache);
+    m->dc_used = calloc(DC_SIZE / 64, sizeof *m->dc_used);
+    return m->dcache && m->dc_used ? 0 : -1;
+}
+
+/* Leaves m's decode cache to m->spares when it has none, all zero again:
+ * only the entries m wrote are cleared (a short run writes a few hundred
+ * of the 65536).  Else frees it. */
+static void dcache_free(es_machine *m)
+{
+    es_spares *s = m->spares;
+    if (!s || s->dcache || !m->dcache || !m->dc_used) {
+        free(m->dcache);
+        free(m->dc_used);
+        return;
+    }
+    for (size_t w = 0; w < DC_SIZE / 64; w++) {
+        for (uint64_t b = m->dc_used[w]; b; b &= b - 1)
+            memset(&m->dcache[w * 64 + (size_t)__builtin_ctzll(b)], 0, sizeof *m->dcache);
+        m->dc_used[w] = 0;
+    }
+    s->dcache = m->dcache;
+    s->dc_used = m->dc_used;
+}
+
 /* ---- lifetime ---- */
 
 es_machine *es_machine_new(uint64_t mem_cap)
+{
+    return es_machine_new_spared(mem_cap, NULL);
+}
+
+es_machine *es_machine_new_spared(uint64_t mem_cap, es_spares *s)
 {
     es_machine *m = calloc(1, sizeof *m);
     if (!m)
@@ -50,9 +120,9 @@ es_machine *es_machine_new(uint64_t mem_cap)
     m->nframes = m->mem_cap / PAGE + 2;
     if (m->nframes > MAX_PHYS / PAGE)
         m->nframes = MAX_PHYS / PAGE;
-    m->frames = calloc(m->nframes, sizeof *m->frames);
-    m->dcache = calloc(1ull << ES_DCACHE_BITS, sizeof *m->dcache);
-    if (!m->frames || !m->dcache) {
+    m->frames_room = m->nframes + KERNEL_FRAMES_ROOM;
+    m->frames = calloc(m->frames_room, sizeof *m->frames);
+    if (!m->frames || dcache_new(m, s)) {
         es_machine_free(m);
         return NULL;
     }
@@ -93,7 +163,7 @@ void es_machine_free(es_machine *m)
     es_mem_free(m);
     free(m->frames);
     free(m->free_pfns);
-    free(m->dcache);
+    dcache_free(m);
     es_blocks_free(m);
     free(m);
 }
@@ -151,10 +221,12 @@ static es_dentry *fetch(es_machine *m)
         return NULL;
     uint64_t off = lin & (PAGE - 1);
     uint64_t key = m->fetch_key + (off << 1);
-    es_dentry *e = &m->dcache[(m->fetch_hash + off) & ((1u << ES_DCACHE_BITS) - 1)];
+    size_t idx = (m->fetch_hash + off) & (DC_SIZE - 1);
+    es_dentry *e = &m->dcache[idx];
     es_frame *f = m->fetch_frame;
     if (__builtin_expect(e->key == key && e->gen == f->code_gen, 1))
         return e;
+    m->dc_used[idx / 64] |= 1ull << (idx % 64); /* written below, whatever the outcome */
 
     uint8_t buf[16];
     /* a fault fetching a later page stands only if the decoder needs its

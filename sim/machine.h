@@ -514,6 +514,14 @@ struct es_machine {
 
     /* --- upward calls, installed by the layers above (see es_hooks) --- */
     es_hooks hooks;
+
+    /* --- host memory (sim/cpu.c), last: fields added above would move
+     * the hot ones (the TLB) and change the code the compiler makes --- */
+    uint64_t frames_room; /* entries frames[] has room for (>= nframes): the
+                             guest kernel's frames fit without a realloc */
+    uint64_t *dc_used;    /* bit i: dcache[i] was written (so that passing the
+                             cache on clears those entries only, es_spares) */
+    struct es_spares *spares; /* where es_machine_free leaves the cache, or NULL */
 };
 
 /* RDRAND/RDSEED's seed in a --deterministic run. */
@@ -523,6 +531,21 @@ struct es_machine {
  * default, 1 GiB).  Returns NULL on host allocation failure. */
 es_machine *es_machine_new(uint64_t mem_cap);
 void es_machine_free(es_machine *m);
+
+/* Host memory that machines made and freed one after another pass on (a
+ * batch of short runs: `entrysim exposure --all` makes a machine per
+ * syscall).  A freed machine leaves its decode cache there with the
+ * entries it wrote cleared, and the next one takes it: a fresh cache is
+ * 10 MiB that calloc clears byte by byte (heap memory) or that faults in
+ * page by page (fresh mmap'd memory, twice as slow as clearing).  Owned by
+ * the caller; es_machine_new_spared's machines leave their memory in it
+ * when freed, so free it after the last of them. */
+typedef struct es_spares es_spares;
+es_spares *es_spares_new(void);
+void es_spares_free(es_spares *s);
+/* es_machine_new taking host memory from s and leaving it there when
+ * freed (s NULL: es_machine_new). */
+es_machine *es_machine_new_spared(uint64_t mem_cap, es_spares *s);
 
 /* Runs until something stops the machine; returns enum es_stop (also in
  * m->stop). */

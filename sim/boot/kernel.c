@@ -12,7 +12,6 @@
 #include "es_boot.h"
 #include "kernel.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +20,12 @@
 #include "fault.h"
 #include "host.h" /* ES_ABI_* */
 #include "kernel_int.h"
+#include "kimage.h"
 #include "mem.h"
 #include "mitigations.h"
 #include "seg.h"
 #include "vm.h"
 
-#define MAX_IMAGE_SPAN (32ull << 20) /* the real image is ~100 KiB */
-#define MAX_PHNUM 64
 
 /* Selectors of Linux's GDT (arch/x86/include/asm/segment.h). */
 #define KERNEL_CS 0x10
@@ -53,11 +51,6 @@ const uint8_t *es_kernel_image(unsigned patches, size_t *size)
     return sz ? (const uint8_t *)es_kernel_image_table + off : NULL;
 }
 
-typedef struct kphdr {
-    uint32_t type, flags;
-    uint64_t offset, vaddr, filesz, memsz;
-} kphdr;
-
 /* Maps one page of the image at va (supervisor; `w`, `x` as the segment
  * says, or-ed with what an earlier segment sharing the page needed). */
 static int map_kernel_page(es_machine *m, uint64_t va, bool w, bool x, uint64_t user)
@@ -81,89 +74,6 @@ static int map_kernel_page(es_machine *m, uint64_t va, bool w, bool x, uint64_t 
         return -1;
     *pte = (pfn << 12) | ES_PTE_P | ES_PTE_A | ES_PTE_D | user | (w ? ES_PTE_W : 0) |
            (x ? 0 : nx);
-    return 0;
-}
-
-/* The image's PT_LOAD headers, checked against its size and the kernel
- * half, with their span and page count. */
-typedef struct klayout {
-    kphdr ph[MAX_PHNUM];
-    unsigned phnum;
-    uint64_t lo, hi, pages;
-} klayout;
-
-/* The ELF header: a little-endian ELF64 x86-64 executable whose program
- * headers lie inside the file. */
-static int check_ehdr(es_machine *m, const uint8_t *data, size_t size)
-{
-    if (!data || size < 64)
-        return es_fail_msg(m, "kernel image too small to be an ELF file (%zu bytes)", size);
-    if (memcmp(data, "\177ELF", 4) != 0)
-        return es_fail_msg(m, "kernel image is not an ELF file");
-    if (data[4] != 2 || data[5] != 1)
-        return es_fail_msg(m, "kernel image is not a little-endian ELF64 file");
-    if (kimg_rd(data + 16, 2) != 2 /* ET_EXEC */)
-        return es_fail_msg(m, "kernel image is not an executable (ET_EXEC)");
-    if (kimg_rd(data + 18, 2) != 62 /* EM_X86_64 */)
-        return es_fail_msg(m, "kernel image is not for x86-64");
-    uint64_t phoff = kimg_rd(data + 32, 8);
-    uint16_t phentsize = (uint16_t)kimg_rd(data + 54, 2), phnum = (uint16_t)kimg_rd(data + 56, 2);
-    if (phentsize != 56)
-        return es_fail_msg(m, "kernel image: program header size %u, expected 56", phentsize);
-    if (phnum == 0 || phnum > MAX_PHNUM)
-        return es_fail_msg(m, "kernel image: %u program headers", phnum);
-    if (phoff > size || (uint64_t)phnum * 56 > size - phoff)
-        return es_fail_msg(m, "kernel image: program headers extend past the end (truncated?)");
-    return 0;
-}
-
-/* One PT_LOAD header checked: inside the file, inside the kernel half. */
-static int check_load(es_machine *m, const kphdr *h, unsigned i, size_t size)
-{
-    if (h->filesz > h->memsz)
-        return es_fail_msg(m, "kernel image: segment %u: file size exceeds memory size", i);
-    if (h->offset > size || h->filesz > size - h->offset)
-        return es_fail_msg(m, "kernel image: segment %u extends past the end (truncated?)", i);
-    if (h->vaddr < KERNEL_LO || h->memsz > MAX_IMAGE_SPAN ||
-        h->vaddr + h->memsz > ES_VSYSCALL_ADDR || h->vaddr + h->memsz < h->vaddr)
-        return es_fail_msg(m, "kernel image: segment %u at 0x%llx is outside the kernel half",
-                           i, (unsigned long long)h->vaddr);
-    return 0;
-}
-
-/* Reads the program headers (check_ehdr passed) into *l. */
-static int read_phdrs(es_machine *m, const uint8_t *data, size_t size, klayout *l)
-{
-    uint64_t phoff = kimg_rd(data + 32, 8);
-    l->phnum = (unsigned)kimg_rd(data + 56, 2);
-    l->lo = ~0ull;
-    l->hi = l->pages = 0;
-    unsigned nload = 0;
-    for (unsigned i = 0; i < l->phnum; i++) {
-        const uint8_t *p = data + phoff + (uint64_t)i * 56;
-        kphdr *h = &l->ph[i];
-        h->type = (uint32_t)kimg_rd(p, 4);
-        h->flags = (uint32_t)kimg_rd(p + 4, 4);
-        h->offset = kimg_rd(p + 8, 8);
-        h->vaddr = kimg_rd(p + 16, 8);
-        h->filesz = kimg_rd(p + 32, 8);
-        h->memsz = kimg_rd(p + 40, 8);
-        if (h->type != PT_LOAD || h->memsz == 0)
-            continue;
-        if (check_load(m, h, i, size))
-            return -1;
-        if (h->vaddr < l->lo)
-            l->lo = h->vaddr;
-        if (h->vaddr + h->memsz > l->hi)
-            l->hi = h->vaddr + h->memsz;
-        l->pages += (PAGE_ALIGN(h->vaddr + h->memsz) - PAGE_START(h->vaddr)) / PAGE;
-        nload++;
-    }
-    if (!nload)
-        return es_fail_msg(m, "kernel image has no loadable segments");
-    if (l->hi - l->lo > MAX_IMAGE_SPAN)
-        return es_fail_msg(m, "kernel image spans %llu MiB",
-                           (unsigned long long)((l->hi - l->lo) >> 20));
     return 0;
 }
 
@@ -265,23 +175,27 @@ static int check_boot_info(es_machine *m, unsigned patches, unsigned *built)
     return 0;
 }
 
-static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches)
+/* Loads a parsed image into m, whose old kernel is gone: maps it, checks
+ * its boot info, applies the default mitigations.  own: the image when
+ * m's kernel alone uses it (freed with the kernel, also on failure), NULL
+ * when an es_kimages shares it. */
+static int load_parsed(es_machine *m, const struct es_kimage *img, struct es_kimage *own,
+                       unsigned patches)
 {
-    klayout l;
-    if (check_ehdr(m, data, size) || read_phdrs(m, data, size, &l))
-        return -1;
-    es_kernel_free(m);
     struct es_kernel *k = calloc(1, sizeof *k);
-    if (!k)
+    if (!k) {
+        es_kimage_free(own);
         return es_fail_msg(m, "out of host memory");
+    }
     k->abi = -1;
-    k->lo = l.lo;
-    k->hi = l.hi;
+    k->lo = img->layout.lo;
+    k->hi = img->layout.hi;
+    k->st = &img->syms;
+    k->own = own;
     m->kernel = k;
     m->hooks.free_kernel = es_kernel_free;
     unsigned built = 0;
-    if (es_ksyms_read(m, k, data, size) || map_image(m, data, &l) ||
-        check_boot_info(m, patches, &built))
+    if (map_image(m, img->data, &img->layout) || check_boot_info(m, patches, &built))
         goto bad;
     k->patches = built & ES_CONV_V417;
     if (es_alt_read(m, k) || es_alt_apply(m, k, ES_MIT_DEFAULT))
@@ -293,6 +207,36 @@ bad:
     return -1;
 }
 
+/* Parses data into a new image: the headers first (a malformed one leaves
+ * m's old kernel loaded), then, with the old kernel gone, the symbols.
+ * NULL with m->message. */
+static struct es_kimage *parse_image(es_machine *m, const uint8_t *data, size_t size)
+{
+    struct es_kimage *img = calloc(1, sizeof *img);
+    if (!img) {
+        es_fail_msg(m, "out of host memory");
+        return NULL;
+    }
+    if (es_kimage_headers(m, img, data, size))
+        goto bad;
+    es_kernel_free(m);
+    if (es_kimage_symbols(m, img))
+        goto bad;
+    return img;
+bad:
+    es_kimage_free(img);
+    return NULL;
+}
+
+static int load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches)
+{
+    struct es_kimage *img = parse_image(m, data, size);
+    if (!img || load_parsed(m, img, img, patches))
+        return -1;
+    img->data = NULL; /* the caller's bytes, copied into guest frames now */
+    return 0;
+}
+
 int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsigned patches)
 {
     return load_image(m, data, size, patches);
@@ -300,68 +244,109 @@ int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsign
 
 int es_kernel_load(es_machine *m, unsigned patches)
 {
-    if (patches > ES_CONV_V417)
-        return es_fail_msg(m, "no such patch set 0x%x", patches);
+    const uint8_t *img;
     size_t size;
-    const uint8_t *img = es_kernel_image(patches, &size);
-    if (!img) {
-        char name[64];
-        es_patches_name(patches, name, sizeof name);
-        return es_fail_msg(m, "no guest kernel image for %s was built into entrysim "
-                       "(kernel_model/ missing from the build?)",
-                    name);
-    }
+    if (es_kimage_embedded(m, patches, &img, &size))
+        return -1;
     return load_image(m, img, size, patches);
 }
 
-/* Reads a whole image file of the tree `dir` (at most MAX_IMAGE_SPAN
- * bytes) into *out. */
-static int read_image_file(es_machine *m, const char *dir, const char *path, uint8_t **out,
-                           size_t *size)
+/* A failure loading the image at path: the path in front of the reason. */
+static int fail_at(es_machine *m, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f && errno == ENOENT)
-        return es_fail_msg(m, "%s: no such image (run 'entrysim kernel build %s' first)", path,
-                           dir);
-    if (!f)
-        return es_fail_msg(m, "%s: %s", path, strerror(errno));
-    uint8_t *buf = malloc(MAX_IMAGE_SPAN);
-    size_t n = buf ? fread(buf, 1, MAX_IMAGE_SPAN, f) : 0;
-    bool big = buf && n == MAX_IMAGE_SPAN && fgetc(f) != EOF, err = ferror(f);
-    fclose(f);
-    if (!buf)
-        return es_fail_msg(m, "out of host memory");
-    if (big || err) {
-        free(buf);
-        return es_fail_msg(m, "%s: %s", path, big ? "larger than any kernel image (32 MiB)"
-                                                  : "read error");
-    }
-    *out = buf;
-    *size = n;
-    return 0;
+    char why[sizeof m->message];
+    snprintf(why, sizeof why, "%s", m->message);
+    return es_fail_msg(m, "%s: %s", path, why);
 }
 
 int es_kernel_load_dir(es_machine *m, const char *dir, unsigned patches)
 {
-    if (patches > ES_CONV_V417)
-        return es_fail_msg(m, "no such patch set 0x%x", patches);
     char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/build/kernel-p%02u.elf", dir, patches) >=
-        sizeof path)
-        return es_fail_msg(m, "%s: path too long", dir);
     uint8_t *img = NULL;
     size_t size = 0;
-    if (read_image_file(m, dir, path, &img, &size))
+    if (es_kimage_path(m, dir, patches, path, sizeof path) ||
+        es_kimage_read_file(m, dir, path, &img, &size))
         return -1;
     /* the image is copied into guest frames: the buffer can go */
     int rc = load_image(m, img, size, patches);
     free(img);
-    if (rc) {
-        char why[sizeof m->message];
-        snprintf(why, sizeof why, "%s", m->message);
-        es_fail_msg(m, "%s: %s", path, why);
+    return rc ? fail_at(m, path) : 0;
+}
+
+/* ---- images shared by a batch of machines ---- */
+
+struct es_kimages {
+    char *dir; /* NULL: the embedded images */
+    struct es_kimage *img[ES_CONV_V417 + 1];
+};
+
+es_kimages *es_kimages_new(const char *dir)
+{
+    es_kimages *c = calloc(1, sizeof *c);
+    if (c && dir && !(c->dir = strdup(dir))) {
+        free(c);
+        return NULL;
     }
-    return rc;
+    return c;
+}
+
+void es_kimages_free(es_kimages *c)
+{
+    if (!c)
+        return;
+    for (unsigned i = 0; i <= ES_CONV_V417; i++)
+        es_kimage_free(c->img[i]);
+    free(c->dir);
+    free(c);
+}
+
+/* c's image of `patches`, parsed on first use with m's messages (path:
+ * the file's, for them), m's old kernel dropped as es_kernel_load drops
+ * it.  NULL with m->message; a failure is not remembered, so every
+ * machine gets the message es_kernel_load would give it. */
+static const struct es_kimage *shared_image(es_machine *m, es_kimages *c, unsigned patches,
+                                            const char *path)
+{
+    if (c->img[patches]) {
+        es_kernel_free(m);
+        return c->img[patches];
+    }
+    const uint8_t *data = NULL;
+    uint8_t *file = NULL;
+    size_t size = 0;
+    if (c->dir ? es_kimage_read_file(m, c->dir, path, &file, &size)
+               : es_kimage_embedded(m, patches, &data, &size))
+        return NULL;
+    if (file) {
+        uint8_t *fit = realloc(file, size ? size : 1); /* read into a 32 MiB buffer */
+        data = file = fit ? fit : file;
+    }
+    struct es_kimage *img = parse_image(m, data, size);
+    if (!img) {
+        free(file);
+        if (c->dir)
+            fail_at(m, path);
+        return NULL;
+    }
+    img->file = file;
+    return c->img[patches] = img;
+}
+
+int es_kernel_load_shared(es_machine *m, es_kimages *c, unsigned patches)
+{
+    if (!c)
+        return es_kernel_load(m, patches);
+    char path[4096] = "";
+    if (patches > ES_CONV_V417)
+        return es_fail_msg(m, "no such patch set 0x%x", patches);
+    if (c->dir && es_kimage_path(m, c->dir, patches, path, sizeof path))
+        return -1;
+    const struct es_kimage *img = shared_image(m, c, patches, path);
+    if (!img)
+        return -1;
+    if (load_parsed(m, img, NULL, patches))
+        return c->dir ? fail_at(m, path) : -1;
+    return 0;
 }
 
 static int map_vdso32(es_machine *m, struct es_kernel *k);
@@ -495,9 +480,7 @@ void es_kernel_free(es_machine *m)
     struct es_kernel *k = m->kernel;
     if (!k)
         return;
-    free(k->names);
-    free(k->syms);
-    free(k->by_name);
+    es_kimage_free(k->own);
     free(k->alt_orig);
     free(k);
     m->kernel = NULL;

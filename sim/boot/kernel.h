@@ -58,6 +58,21 @@ int es_kernel_load_image(es_machine *m, const uint8_t *data, size_t size, unsign
  * message. */
 int es_kernel_load_dir(es_machine *m, const char *dir, unsigned patches);
 
+/* Kernel images parsed once for a batch of machines that load them one
+ * after another (`entrysim exposure --all` makes a machine per syscall):
+ * each patch set's image has its headers checked and its symbol table
+ * sorted the first time a machine loads it, and every later machine
+ * shares that, read-only.  dir NULL: the embedded images; else the tree's
+ * DIR/build/kernel-pNN.elf, each file read once.  The machines borrow the
+ * images: free the set after the last of them is freed. */
+typedef struct es_kimages es_kimages;
+es_kimages *es_kimages_new(const char *dir);
+void es_kimages_free(es_kimages *c);
+/* es_kernel_load (es_kernel_load_dir with c's dir) through c: the same
+ * image, checks and messages, the parsing only the first time.  c NULL:
+ * es_kernel_load. */
+int es_kernel_load_shared(es_machine *m, es_kimages *c, unsigned patches);
+
 /* es_kernel_set_abi's result when the program's address space has no page
  * below 4 GiB for the vDSO: the program cannot be executed (Linux maps the
  * vDSO as part of the exec, arch_setup_additional_pages), unlike -1, a

@@ -23,15 +23,47 @@ typedef struct ksym {
     uint8_t global, sized;
 } ksym;
 
-struct es_kernel {
-    unsigned patches;
-    int abi; /* -1: infer at boot */
-    uint64_t lo, hi; /* span of the image's PT_LOAD segments */
+/* An image's symbol table (ksyms.c), sorted both ways. */
+typedef struct ksymtab {
     char *names;
     size_t names_len;
     ksym *syms; /* by address; at one address the preferred first */
     size_t nsyms;
     uint32_t *by_name; /* indices into syms, by name, globals first */
+} ksymtab;
+
+#define MAX_PHNUM 64
+
+typedef struct kphdr {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, filesz, memsz;
+} kphdr;
+
+/* The image's PT_LOAD headers, checked against its size and the kernel
+ * half, with their span and page count. */
+typedef struct klayout {
+    kphdr ph[MAX_PHNUM];
+    unsigned phnum;
+    uint64_t lo, hi, pages;
+} klayout;
+
+/* An image checked and parsed (kimage.c): all that loading it into a
+ * machine needs besides copying its bytes.  Read-only once made, so the
+ * machines of a batch share one (kernel.h: es_kimages). */
+struct es_kimage {
+    const uint8_t *data; /* the ELF file */
+    size_t size;
+    uint8_t *file;       /* data, when read from a file: freed with the image */
+    klayout layout;
+    ksymtab syms;
+};
+
+struct es_kernel {
+    unsigned patches;
+    int abi; /* -1: infer at boot */
+    uint64_t lo, hi; /* span of the image's PT_LOAD segments */
+    const ksymtab *st;     /* the image's symbols */
+    struct es_kimage *own; /* the image, when no es_kimages shares it */
     uint64_t vdso32;
     /* mitigations (es_kernel_set_mitigations) */
     unsigned mit;

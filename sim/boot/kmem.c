@@ -83,11 +83,16 @@ int es_kernel_write(es_machine *m, uint64_t va, const void *src, size_t n)
  * meaning what it meant without a kernel. */
 int es_kernel_grow_frames(es_machine *m, uint64_t extra)
 {
-    es_frame *f = realloc(m->frames, (size_t)(m->nframes + extra) * sizeof *f);
-    if (!f)
-        return -1;
-    memset(f + m->nframes, 0, (size_t)extra * sizeof *f);
-    m->frames = f;
+    /* into the room es_machine_new left when there is enough: a realloc
+     * copies the whole table (a 64 MiB cap: 400 KB, every page touched) */
+    if (m->nframes + extra > m->frames_room) {
+        es_frame *f = realloc(m->frames, (size_t)(m->nframes + extra) * sizeof *f);
+        if (!f)
+            return -1;
+        m->frames = f;
+        m->frames_room = m->nframes + extra;
+    }
+    memset(m->frames + m->nframes, 0, (size_t)extra * sizeof *m->frames);
     m->nframes += extra;
     m->fetch_va = 1; /* fetch_frame pointed into the old array */
     m->fetch_frame = NULL;

@@ -51,7 +51,8 @@ static int cmp_name(const void *a, const void *b)
 
 /* Reads .symtab and its string table.  A missing symbol table is an error:
  * the simulator finds startup_64 and es_boot_info through it. */
-int es_ksyms_read(es_machine *m, struct es_kernel *k, const uint8_t *data, size_t size)
+int es_ksyms_read(es_machine *m, ksymtab *k, const uint8_t *data, size_t size, uint64_t lo,
+                  uint64_t hi)
 {
     uint64_t shoff = kimg_rd(data + 40, 8);
     uint16_t shentsize = (uint16_t)kimg_rd(data + 58, 2), shnum = (uint16_t)kimg_rd(data + 60, 2);
@@ -109,7 +110,7 @@ int es_ksyms_read(es_machine *m, struct es_kernel *k, const uint8_t *data, size_
             continue;
         if (type != STT_NOTYPE && type != STT_OBJECT && type != STT_FUNC)
             continue; /* sections, files, TLS */
-        if (value < k->lo || value >= k->hi)
+        if (value < lo || value >= hi)
             continue; /* not in the loaded image */
         ksym *y = &k->syms[n++];
         y->addr = value;
@@ -135,9 +136,17 @@ int es_ksyms_read(es_machine *m, struct es_kernel *k, const uint8_t *data, size_
     return 0;
 }
 
+void es_ksyms_free(ksymtab *k)
+{
+    free(k->names);
+    free(k->syms);
+    free(k->by_name);
+    *k = (ksymtab){0};
+}
+
 static const ksym *find_name(const es_machine *m, const char *name)
 {
-    const struct es_kernel *k = m->kernel;
+    const ksymtab *k = m->kernel ? m->kernel->st : NULL;
     if (!k || !name)
         return NULL;
     size_t lo = 0, hi = k->nsyms;
@@ -173,9 +182,10 @@ bool es_kernel_sym_size(const es_machine *m, const char *name, uint64_t *addr, u
 
 const char *es_kernel_addr2sym(const es_machine *m, uint64_t addr, uint64_t *off)
 {
-    const struct es_kernel *k = m->kernel;
-    if (!k || addr < k->lo || addr >= k->hi || !k->nsyms)
+    const struct es_kernel *kern = m->kernel;
+    if (!kern || addr < kern->lo || addr >= kern->hi || !kern->st->nsyms)
         return NULL;
+    const ksymtab *k = kern->st;
     size_t lo = 0, hi = k->nsyms;
     while (lo < hi) { /* first symbol above addr */
         size_t mid = (lo + hi) / 2;
@@ -196,12 +206,12 @@ const char *es_kernel_addr2sym(const es_machine *m, uint64_t addr, uint64_t *off
 
 size_t es_kernel_nsyms(const es_machine *m)
 {
-    return m->kernel ? m->kernel->nsyms : 0;
+    return m->kernel ? m->kernel->st->nsyms : 0;
 }
 
 const char *es_kernel_sym_at(const es_machine *m, size_t i, uint64_t *addr, uint64_t *size)
 {
-    const struct es_kernel *k = m->kernel;
+    const ksymtab *k = m->kernel ? m->kernel->st : NULL;
     if (!k || i >= k->nsyms)
         return NULL;
     if (addr)

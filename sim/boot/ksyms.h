@@ -9,7 +9,7 @@
 
 #include "machine.h"
 
-struct es_kernel;
+struct ksymtab;
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,9 +32,13 @@ const char *es_kernel_sym_at(const es_machine *m, size_t i, uint64_t *addr, uint
  * false for a hole (sys_ni_syscall), an out-of-range number or no kernel. */
 bool es_kernel_syscall_name(es_machine *m, bool ia32, int nr, char *out, size_t n);
 
-/* Reads .symtab and its string table.  A missing symbol table is an error:
- * the simulator finds startup_64 and es_boot_info through it. */
-int es_ksyms_read(es_machine *m, struct es_kernel *k, const uint8_t *data, size_t size);
+/* Reads .symtab and its string table into *t, the symbols within [lo, hi)
+ * (the image's span), sorted by address and by name.  A missing symbol
+ * table is an error: the simulator finds startup_64 and es_boot_info
+ * through it.  0, or -1 with m->message (free *t either way). */
+int es_ksyms_read(es_machine *m, struct ksymtab *t, const uint8_t *data, size_t size,
+                  uint64_t lo, uint64_t hi);
+void es_ksyms_free(struct ksymtab *t);
 
 #ifdef __cplusplus
 }
