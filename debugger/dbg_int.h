@@ -41,6 +41,7 @@ typedef struct dbg_rec {
                       that reverse re-runs to step into.  Steps, not
                       instructions: a fault the kernel takes is a step
                       that retires nothing */
+    bool host;     /* holds a record of the process table (REC_HOST) */
 } dbg_rec;
 
 /* Most records (a few registers, one store) fit this: their blobs come
@@ -76,8 +77,18 @@ typedef struct dbg_undo {
     es_label tvec_before[ES_TAINT_NVREG * ES_TAINT_NLANE];
     uint64_t icount_before;
     dbg_track track_before;
-    uint64_t alloc_before[3];
+    uint64_t alloc_before[5];
     uint64_t cr3_before;
+    /* the frame allocator's free stack as the newest record left it, and
+     * the allocator's state then (dbg_undo.c, log_alloc) */
+    uint64_t *fstack;
+    size_t nfstack, capfstack;
+    uint64_t alloc_synced[5];
+    bool host_step;        /* the step under way began a record of the
+                              process table (a VMCALL: es_host_step_begin) */
+    bool rec_host;         /* ...and the record being built holds it */
+    bool lost;             /* a record could not be made whole: the history
+                              is forgotten after it */
     bool resync;           /* memory may have changed without a CPU write */
     uint8_t **pool[DBG_NCLASS]; /* freed record blobs of DBG_SMALL << c bytes, reused */
     size_t npool[DBG_NCLASS], cappool[DBG_NCLASS];
@@ -201,6 +212,10 @@ void dbg_undo_free(es_dbg *d);
 void dbg_undo_begin(es_dbg *d);
 void dbg_undo_mem_write(es_dbg *d, uint64_t va, unsigned n);
 void dbg_undo_end(es_dbg *d);
+/* The step being recorded executes a VMCALL: the host's services may
+ * change the process table (fork, exit, a context switch), which the
+ * record then holds too. */
+void dbg_undo_host_begin(es_dbg *d);
 /* Undoes the newest step; false when there is none. */
 /* Undoes the newest record; *span: the instructions it covered (the
  * machine is at the first of them). */

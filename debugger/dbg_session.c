@@ -67,6 +67,7 @@ static void obs_before(void *ctx, es_machine *m, const es_insn *ins, uint64_t ri
          * listed (dbg_step1 detaches the list after the step) */
         d->undo.wlog.any_phys = true;
         es_wlog_attach(m, &d->undo.wlog);
+        dbg_undo_host_begin(d);
     }
     if (m->cpl == 3) {
         int e = es_entry_of(m, ins);

@@ -27,9 +27,16 @@
  * after a step that allocated frames or switched CR3, every frame.
  * Those changes are logged the same way, so reverse restores guest memory
  * even across a syscall.
+ * The frame allocator is logged as well (REC_ALLOC: its counters and the
+ * entries of its free stack a record changed), so that a reverse gives
+ * back exactly the frames the steps took and stepping forward again takes
+ * the same ones; and a VMCALL's record holds the host's record of the
+ * process table (REC_HOST, sim/host/hist.c: tasks made, ended and
+ * switched to, which come back or go as the guest's memory does).
  * What is not undone: host-side effects (bytes written to files or the
- * terminal, file offsets, the host's descriptor table, mappings created on
- * demand stay mapped) and the cycle model's clock.
+ * terminal, file offsets, the host's descriptor table, changes to a VMA
+ * list made in place: a mapping made stays made) and the cycle model's
+ * clock.
  *
  * User code between two kernel entries needs none of this per instruction
  * (the taint observer does not follow it, nothing of the pt_regs tracking
@@ -67,13 +74,18 @@
 #include <string.h>
 
 #include "dbg_int.h"
+#include "host.h"
 #include "mem.h"
 #include "seg.h"
 
 #define PAGE 4096u
 
 enum { REC_ARCH = 'A', REC_MEM = 'M', REC_TREG = 'R', REC_TMEM = 'T', REC_TZERO = 'Z',
-       REC_TONE = 'O', REC_TRACK = 'K', REC_TVEC = 'V' };
+       REC_TONE = 'O', REC_TRACK = 'K', REC_TVEC = 'V', REC_ALLOC = 'L', REC_FREE = 'F',
+       REC_HOST = 'H' };
+
+static size_t entry_size(const uint8_t *p);
+static bool fstack_sync(dbg_undo *u, const es_machine *m);
 
 #define NTVEC (ES_TAINT_NVREG * ES_TAINT_NLANE)
 
@@ -138,7 +150,10 @@ int dbg_undo_init(es_dbg *d)
             return -1;
         memcpy(u->mirror[p], h, PAGE);
     }
-    return 0;
+    /* the host's tasks are undone with the rest (without its history, out
+     * of host memory, a reverse leaves them as they are, as it once did) */
+    es_host_history(m);
+    return fstack_sync(u, m) ? 0 : -1;
 }
 
 /* A record's blob: from the pool of freed ones of its size class
@@ -186,9 +201,28 @@ static void blob_free(dbg_undo *u, dbg_rec *r)
     r->blob = NULL;
 }
 
-static void drop_oldest(dbg_undo *u)
+/* A record that leaves the history: the host's records in it let go of
+ * what only they could bring back (a reaped task, an exited process). */
+static void drop_host(es_machine *m, const uint8_t *b, size_t len)
+{
+    for (const uint8_t *p = b + 8, *end = b + len; p < end;) {
+        size_t n = entry_size(p);
+        if (!n)
+            break;
+        if (*p == REC_HOST) {
+            es_host_rec *h;
+            memcpy(&h, p + 1, sizeof h);
+            es_host_rec_drop(m, h);
+        }
+        p += n;
+    }
+}
+
+static void drop_oldest(dbg_undo *u, es_machine *m)
 {
     dbg_rec *r = &u->ring[u->head];
+    if (r->host)
+        drop_host(m, r->blob, r->len);
     u->bytes -= r->len;
     u->insns -= r->span;
     blob_free(u, r);
@@ -200,7 +234,7 @@ void dbg_undo_free(es_dbg *d)
 {
     dbg_undo *u = &d->undo;
     while (u->count)
-        drop_oldest(u);
+        drop_oldest(u, d->m);
     if (u->mirror)
         for (uint64_t p = 0; p < u->nmirror; p++)
             free(u->mirror[p]);
@@ -210,6 +244,7 @@ void dbg_undo_free(es_dbg *d)
     free(u->wlog.pfn);
     free(u->ring);
     free(u->scratch);
+    free(u->fstack);
     for (int c = 0; c < DBG_NCLASS; c++) {
         for (size_t i = 0; i < u->npool[c]; i++)
             free(u->pool[c][i]);
@@ -226,11 +261,99 @@ static void taint_regs(const es_dbg *d, es_label out[17])
         memset(out, 0, 17 * sizeof *out);
 }
 
-static void alloc_state(const es_machine *m, uint64_t out[3])
+/* The frame allocator's state (sim/mem.c), with the frames the VM layer
+ * made on first need (freed again if a reverse goes back past it). */
+static void alloc_state(const es_machine *m, uint64_t out[5])
 {
     out[0] = m->frames_used;
     out[1] = m->next_free_pfn;
     out[2] = m->nfree_pfns;
+    out[3] = m->vmg.zero_pfn;
+    out[4] = m->vmg.kstack_pdpt;
+}
+
+/* The copy of the free stack brought up to date; false when host memory
+ * ran out (the history cannot be trusted to give frames back). */
+static bool fstack_sync(dbg_undo *u, const es_machine *m)
+{
+    size_t n = m->nfree_pfns;
+    if (n > u->capfstack) {
+        size_t cap = u->capfstack ? u->capfstack : 1024;
+        while (cap < n)
+            cap *= 2;
+        uint64_t *f = realloc(u->fstack, cap * sizeof *f);
+        if (!f)
+            return false;
+        u->fstack = f;
+        u->capfstack = cap;
+    }
+    if (n)
+        memcpy(u->fstack, m->free_pfns, n * sizeof *u->fstack);
+    u->nfstack = n;
+    alloc_state(m, u->alloc_synced);
+    return true;
+}
+
+/* Frames may have been taken or given back during the record (a fork's
+ * copy, an exit, a demand fault): the allocator's old state and the
+ * entries of the free stack below its old top that differ now or were
+ * popped (still there, but a later record's pushes overwrite them, and
+ * its undo puts back only what lay below its own start).  es_frame_alloc
+ * pops and es_frame_free pushes, so with these put back a reverse frees
+ * exactly the frames the steps took and takes back those they freed
+ * (their contents come back as REC_MEM), and stepping forward again gets
+ * the same frames: the same page tables and CR3 values as the first time.
+ * A VMCALL's record looks even when the counters are as they were (a
+ * frame freed and another taken). */
+static void log_alloc(dbg_undo *u, es_machine *m, bool changed)
+{
+    size_t old = u->alloc_before[2] < u->nfstack ? u->alloc_before[2] : u->nfstack;
+    size_t top = m->nfree_pfns;
+    for (size_t i = 0; i < old; i++)
+        if (i >= top || m->free_pfns[i] != u->fstack[i]) {
+            if (!changed) {
+                put_u8(u, REC_ALLOC);
+                sput(u, u->alloc_before, sizeof u->alloc_before);
+                changed = true;
+            }
+            put_u8(u, REC_FREE);
+            put_u64(u, i);
+            put_u64(u, u->fstack[i]);
+        }
+    if (changed && !fstack_sync(u, m))
+        u->lost = true;
+}
+
+void dbg_undo_host_begin(es_dbg *d)
+{
+    dbg_undo *u = &d->undo;
+    if (u->recording && !u->host_step) {
+        es_host_step_begin(d->m);
+        u->host_step = true;
+    }
+}
+
+/* The host's record of the step's changes to the process table, if any,
+ * goes in the record. */
+static void log_host(dbg_undo *u, es_machine *m)
+{
+    es_host_rec *h = NULL;
+    u->host_step = false;
+    if (es_host_step_end(m, &h)) {
+        u->lost = true;
+        return;
+    }
+    if (!h)
+        return;
+    uint8_t e[1 + sizeof h];
+    e[0] = REC_HOST;
+    memcpy(e + 1, &h, sizeof h);
+    if (sput(u, e, sizeof e)) {
+        es_host_rec_drop(m, h); /* the history goes: nothing may come back */
+        u->lost = true;
+        return;
+    }
+    u->rec_host = true;
 }
 
 void dbg_undo_begin(es_dbg *d)
@@ -246,6 +369,11 @@ void dbg_undo_begin(es_dbg *d)
     u->track_before = d->track;
     alloc_state(m, u->alloc_before);
     u->cr3_before = m->cr3;
+    u->rec_host = false;
+    /* frames taken or freed outside a record (none should be) are not
+     * undone, but must not be taken for the record's own */
+    if (memcmp(u->alloc_before, u->alloc_synced, sizeof u->alloc_before) && !fstack_sync(u, m))
+        u->lost = true;
     put_u64(u, m->icount);
 }
 
@@ -447,29 +575,41 @@ static bool grow_ring(dbg_undo *u)
     return true;
 }
 
-static void push_record(dbg_undo *u, uint64_t span)
+/* Out of host memory, or a record that could not be made whole: the
+ * history is forgotten rather than kept with a gap (blob: the record that
+ * was not pushed, NULL when it was). */
+static void forget(dbg_undo *u, es_machine *m, uint8_t *blob)
+{
+    if (u->rec_host)
+        drop_host(m, blob ? blob : u->scratch, u->slen);
+    if (blob)
+        free(blob);
+    while (u->count)
+        drop_oldest(u, m);
+    u->lost = false;
+}
+
+static void push_record(dbg_undo *u, es_machine *m, uint64_t span)
 {
     uint8_t *blob = blob_alloc(u, u->slen);
     if (!blob) {
-        /* out of host memory: forget the history rather than keep a gap */
-        while (u->count)
-            drop_oldest(u);
+        forget(u, m, NULL);
         return;
     }
     memcpy(blob, u->scratch, u->slen);
     while (u->count && (u->count == u->cap || u->insns + span > u->cap ||
                         u->bytes + u->slen > u->max_bytes))
-        drop_oldest(u);
+        drop_oldest(u, m);
     if (u->count == u->rcap && !grow_ring(u)) {
-        free(blob); /* out of host memory: as above */
-        while (u->count)
-            drop_oldest(u);
+        forget(u, m, blob);
         return;
     }
     dbg_rec *r = &u->ring[(u->head + u->count) % u->rcap];
     r->blob = blob;
     r->len = (uint32_t)u->slen;
     r->span = span;
+    r->host = u->rec_host;
+    u->rec_host = false; /* the ring's now, not the scratch's */
     u->bytes += u->slen;
     u->insns += span;
     u->count++;
@@ -504,14 +644,14 @@ static void end_record(es_dbg *d, uint64_t span)
     dbg_undo *u = &d->undo;
     es_machine *m = d->m;
     u->recording = false;
-    uint64_t alloc[3];
+    uint64_t alloc[5];
     alloc_state(m, alloc);
+    bool alloc_changed = memcmp(alloc, u->alloc_before, sizeof alloc) != 0;
     /* a CR3 load inside a kernel run is the guest's MOV CR3 (PTI switches
      * at every entry and exit), which writes no memory: what the run wrote
      * is listed whatever the address space; host code that installs page
      * tables runs in a VMCALL, which is always a record of its own */
-    if (memcmp(alloc, u->alloc_before, sizeof alloc) ||
-        (m->cr3 != u->cr3_before && !u->by_frame) || u->wlog.overflow)
+    if (alloc_changed || (m->cr3 != u->cr3_before && !u->by_frame) || u->wlog.overflow)
         u->resync = true;
     if (u->resync)
         resync(u, m);
@@ -545,7 +685,17 @@ static void end_record(es_dbg *d, uint64_t span)
             put_u8(u, (uint8_t)v);
             sput(u, &u->tvec_before[v], sizeof(es_label));
         }
-    push_record(u, span);
+    if (alloc_changed) {
+        put_u8(u, REC_ALLOC);
+        sput(u, u->alloc_before, sizeof u->alloc_before);
+    }
+    if (alloc_changed || u->host_step)
+        log_alloc(u, m, alloc_changed);
+    if (u->host_step)
+        log_host(u, m);
+    push_record(u, m, span);
+    if (u->lost)
+        forget(u, m, NULL);
 }
 
 void dbg_undo_end(es_dbg *d)
@@ -637,8 +787,27 @@ static size_t entry_size(const uint8_t *p)
     case REC_TZERO: return 1 + 8 + 2;
     case REC_TONE: return 1 + 8 + 2 + sizeof(es_label);
     case REC_TRACK: return 1 + sizeof(dbg_track);
+    case REC_ALLOC: return 1 + 5 * 8;
+    case REC_FREE: return 1 + 8 + 8;
+    case REC_HOST: return 1 + sizeof(es_host_rec *);
     default: return 0;
     }
+}
+
+/* The allocator as it was before the record (REC_ALLOC); the free stack's
+ * entries come with REC_FREE. */
+static void undo_alloc(es_dbg *d, const uint8_t *p)
+{
+    es_machine *m = d->m;
+    uint64_t a[5];
+    memcpy(a, p, sizeof a);
+    m->frames_used = a[0];
+    m->next_free_pfn = a[1];
+    m->nfree_pfns = (size_t)a[2];
+    m->vmg.zero_pfn = a[3];
+    m->vmg.kstack_pdpt = a[4];
+    d->undo.nfstack = (size_t)a[2];
+    memcpy(d->undo.alloc_synced, a, sizeof a);
 }
 
 /* Puts back what the record entry at p saved. */
@@ -691,6 +860,23 @@ static void undo_entry(es_dbg *d, const uint8_t *p)
     case REC_TRACK:
         memcpy(&d->track, p + 1, sizeof d->track);
         break;
+    case REC_ALLOC:
+        undo_alloc(d, p + 1);
+        break;
+    case REC_FREE: {
+        uint64_t i, v;
+        memcpy(&i, p + 1, 8);
+        memcpy(&v, p + 9, 8);
+        m->free_pfns[i] = v;
+        d->undo.fstack[i] = v;
+        break;
+    }
+    case REC_HOST: {
+        es_host_rec *h;
+        memcpy(&h, p + 1, sizeof h);
+        es_host_rec_undo(m, h);
+        break;
+    }
     }
 }
 

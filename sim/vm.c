@@ -72,6 +72,7 @@ struct es_vmas {
      * on a list per address space */
     es_vm_file **files;
     vblk *spare[NSPARE]; /* blocks reserve() set aside for inserts */
+    es_vm_keeper *keeper; /* takes the list when its address space ends (vm.h) */
 };
 
 struct es_vmas *es_vmas_get(es_machine *m)
@@ -86,6 +87,13 @@ struct es_vmas *es_vmas_get(es_machine *m)
         }
     }
     return m->vmas;
+}
+
+/* s is about to change: its keeper may want a copy of it as it was. */
+static void changing(struct es_vmas *s)
+{
+    if (s->keeper && s->keeper->changing)
+        s->keeper->changing(s->keeper, s);
 }
 
 static es_vma *at(const struct es_vmas *s, vpos p)
@@ -452,6 +460,7 @@ int es_vm_map_file(es_machine *m, uint64_t va, uint64_t len, int prot, es_vm_fil
         r = -ENOMEM;
     if (!r) {
         uint64_t end = va + len;
+        changing(s);
         pt_each(m, va, end, free_pte, NULL);
         put_vma(s, (es_vma){va, end, prot & (ES_PROT_R | ES_PROT_W | ES_PROT_X), f, f ? off : 0});
         es_tlb_flush(m);
@@ -495,6 +504,7 @@ int es_vm_unmap(es_machine *m, uint64_t va, uint64_t len)
         return -EINVAL;
     if (!splits_ok(s, va, va + len) || reserve(s, 2))
         return -ENOMEM;
+    changing(s);
     pt_each(m, va, va + len, free_pte, NULL);
     cut(s, va, va + len);
     es_tlb_flush(m);
@@ -533,6 +543,7 @@ int es_vm_protect(es_machine *m, uint64_t va, uint64_t len, int prot)
     if (!splits_ok(s, va, end) || reserve(s, 3))
         return -ENOMEM;
     prot &= ES_PROT_R | ES_PROT_W | ES_PROT_X;
+    changing(s);
     /* VMA by VMA: each keeps its file and offset */
     split_at(s, va);
     split_at(s, end);
@@ -744,6 +755,7 @@ void es_vm_set_layout(es_machine *m, uint64_t top, uint64_t mmap_base)
     struct es_vmas *s = es_vmas_get(m);
     if (!s)
         return;
+    changing(s);
     s->top = top & ~(PAGE - 1);
     s->mmap_base = mmap_base & ~(PAGE - 1);
 }
@@ -767,6 +779,7 @@ struct es_vmas *es_vmas_clone(const struct es_vmas *s)
     c->top = s->top;
     c->mmap_base = s->mmap_base;
     c->files = s->files;
+    c->keeper = s->keeper; /* a fork's child is as much the history's */
     c->b = malloc((s->nb ? s->nb : 1) * sizeof *c->b);
     c->capb = s->nb ? s->nb : 1;
     for (size_t b = 0; c->b && b < s->nb; b++, c->nb++)
@@ -793,6 +806,47 @@ void es_vmas_destroy(struct es_vmas *s)
     for (vpos p = {0, 0}; valid(s, p); p = next(s, p))
         file_drop(s, at(s, p)->file);
     free_blocks(s);
+}
+
+void es_vm_set_keeper(struct es_vmas *s, es_vm_keeper *k)
+{
+    if (s)
+        s->keeper = k;
+}
+
+es_vm_keeper *es_vm_keeper_of(const struct es_vmas *s)
+{
+    return s ? s->keeper : NULL;
+}
+
+void es_vm_vmas_free(struct es_vmas *s)
+{
+    es_vmas_destroy(s);
+}
+
+struct es_vmas *es_vm_vmas_copy(const struct es_vmas *s)
+{
+    struct es_vmas *c = es_vmas_clone(s);
+    if (c)
+        c->keeper = NULL; /* a copy is no address space's */
+    return c;
+}
+
+void es_vm_vmas_swap(struct es_vmas *a, struct es_vmas *b)
+{
+    struct es_vmas t = *a;
+    *a = *b;
+    *b = t;
+    b->keeper = a->keeper; /* each stays whose it was */
+    a->keeper = t.keeper;
+}
+
+void es_vmas_end(struct es_vmas *s)
+{
+    if (s && s->keeper)
+        s->keeper->dead(s->keeper, s);
+    else
+        es_vmas_destroy(s);
 }
 
 void es_vm_free(es_machine *m)

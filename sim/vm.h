@@ -113,12 +113,42 @@ int es_vm_fork(es_machine *m, es_mm *out);
 void es_vm_switch(es_machine *m, es_mm mm);
 void es_vm_switch_cr3(es_machine *m, es_mm mm);
 /* Frees an address space that is NOT current: its user frames (not the
- * zero frame), user-half page tables, PGD (or pair), VMAs and file holds. */
-void es_vm_release(es_machine *m, es_mm mm);
+ * zero frame), user-half page tables, PGD (or pair), VMAs and file holds
+ * (a VMA list with a keeper goes to its keeper instead).  False, and
+ * nothing freed, when mm is the current one (by CR3's PGD or by m->vmas):
+ * the caller still owns it. */
+bool es_vm_release(es_machine *m, es_mm mm);
 /* execve's point of no return on the current address space: every user
  * mapping goes (frames, user-half page tables, VMAs); the PGD and the
  * kernel half stay; the layout is back to the defaults.  0 or -errno. */
 int es_vm_exec_reset(es_machine *m);
+
+/* ---- VMA lists that outlive their address space ----
+ *
+ * Reverse execution (the debugger's history of the process table,
+ * sim/host/hist.c) may bring back an address space that a step ended: a
+ * list with a keeper is handed to keeper->dead rather than freed when
+ * es_vm_release or es_vm_exec_reset ends it.  Its frames and page tables
+ * are freed all the same (the debugger's undo log puts back the frame
+ * allocator and guest memory); the keeper frees the list later with
+ * es_vm_vmas_free, or the history puts it back in use.  A fork's copy and
+ * exec's new list have the keeper of the list they come from. */
+typedef struct es_vm_keeper {
+    void (*dead)(struct es_vm_keeper *k, struct es_vmas *s);
+    /* s is about to change (map, unmap, protect, layout): a history that
+     * may have to give back its VMAs as they are now copies them here */
+    void (*changing)(struct es_vm_keeper *k, struct es_vmas *s);
+} es_vm_keeper;
+void es_vm_set_keeper(struct es_vmas *s, es_vm_keeper *k); /* NULL: none */
+es_vm_keeper *es_vm_keeper_of(const struct es_vmas *s);
+/* Frees a list no address space uses any more, and its VMAs' file holds. */
+void es_vm_vmas_free(struct es_vmas *s);
+/* A copy of s holding its files too, no address space's (no keeper), or
+ * NULL (host memory); es_vm_vmas_swap exchanges two lists' VMAs and
+ * layout, each keeping its keeper: a copy swapped back in gives a list
+ * back its old VMAs. */
+struct es_vmas *es_vm_vmas_copy(const struct es_vmas *s);
+void es_vm_vmas_swap(struct es_vmas *a, struct es_vmas *b);
 
 /* ---- kernel stacks, mapped in every address space ---- */
 

@@ -17,5 +17,8 @@ struct es_vmas *es_vmas_get(es_machine *m);
 struct es_vmas *es_vmas_clone(const struct es_vmas *s);
 /* Frees s, dropping its VMAs' file holds (NULL: nothing). */
 void es_vmas_destroy(struct es_vmas *s);
+/* s's address space ended: to its keeper if it has one (vm.h), else
+ * es_vmas_destroy. */
+void es_vmas_end(struct es_vmas *s);
 
 #endif

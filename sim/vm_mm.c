@@ -186,20 +186,21 @@ void es_vm_switch_cr3(es_machine *m, es_mm mm)
     es_tlb_flush(m); /* also drops the fetch shortcut (fetch_va = 1) */
 }
 
-void es_vm_release(es_machine *m, es_mm mm)
+bool es_vm_release(es_machine *m, es_mm mm)
 {
     es_mm cur = es_vm_current(m);
     if ((mm.vmas && mm.vmas == cur.vmas) || (mm.pgd && mm.pgd == cur.pgd))
-        return; /* the current one is never freed under the CPU's feet */
-    es_vmas_destroy(mm.vmas);
+        return false; /* the current one is never freed under the CPU's feet */
+    es_vmas_end(mm.vmas);
     uint64_t *k = mm.pgd ? table(m, mm.pgd) : NULL;
     if (!k)
-        return;
+        return true;
     user_half_sync(m, mm.pgd);
     free_level(m, k, USER_HALF, 3);
     es_frame_free(m, mm.pgd >> 12);
     if (pti_on(m))
         es_frame_free(m, (mm.pgd + PTI_USER) >> 12);
+    return true;
 }
 
 int es_vm_exec_reset(es_machine *m)
@@ -212,12 +213,15 @@ int es_vm_exec_reset(es_machine *m)
     free_level(m, k, USER_HALF, 3);
     if (pti_on(m))
         memset(table(m, cur.pgd + PTI_USER), 0, USER_HALF * sizeof(uint64_t));
-    es_vmas_destroy(m->vmas);
+    es_vm_keeper *keep = es_vm_keeper_of(m->vmas);
+    es_vmas_end(m->vmas);
     m->vmas = NULL;
     es_tlb_flush(m);
     if (m->hooks.pti_user_flush)
         m->hooks.pti_user_flush(m);
-    return es_vmas_get(m) ? 0 : -ENOMEM; /* the default layout */
+    /* the default layout; the new list is the keeper's as the old one was */
+    es_vm_set_keeper(es_vmas_get(m), keep);
+    return m->vmas ? 0 : -ENOMEM;
 }
 
 /* ---- kernel stacks ---- */

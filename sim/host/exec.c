@@ -292,7 +292,10 @@ static int64_t do_execve(es_machine *m, const es_scall *c, uint64_t upath, uint6
          * is the test (an exec that fails later leaves the caller alone) */
         if (size >= 4 && !memcmp(data, "\x7f" "ELF", 4))
             de_thread(m);
+        struct es_vmas *before = m->vmas;
         r = m->hooks.exec(m, data, size, c->abi, argv.n, argv.v, ev, path, &st);
+        if (m->vmas != before && m->host->world) /* the old one went to its keeper */
+            es_hist_born(m->host->world, ES_HIST_VMAS, m->vmas);
         es_task *cur = es_task_cur(m);
         if (cur && cur->mm_live)
             cur->mm = es_vm_current(m); /* the reset made a new VMA list */

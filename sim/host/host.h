@@ -48,6 +48,28 @@ int es_host_syscall(es_machine *m, int abi);
 /* Number of syscalls served so far (for --stats). */
 uint64_t es_host_syscall_count(const es_machine *m);
 
+/* ---- reverse execution: the history of the process table (hist.c) ----
+ *
+ * A debugger that undoes steps (debugger/dbg_undo.c) turns the history on
+ * once (0, or -1 without a task table or host memory), then brackets each
+ * step that may enter the simulator's services (a VMCALL) with
+ * es_host_step_begin and es_host_step_end.  The end gives a record of what
+ * the step changed in the task table, the tasks, the processes' undoable
+ * state and which task and address space are current, or NULL when it
+ * changed nothing; -1 when host memory ran out (the history cannot go
+ * back past this step: the caller forgets it).  es_host_rec_undo puts the
+ * state back (the newest record first, after every later one) and frees
+ * the record; es_host_rec_drop frees a record that leaves the history
+ * (the oldest first) and whatever only it could bring back.  Records not
+ * given back are dropped before the machine is freed.  What is and is not
+ * undone: sim/host/hist.c. */
+typedef struct es_host_rec es_host_rec;
+int es_host_history(es_machine *m);
+void es_host_step_begin(es_machine *m);
+int es_host_step_end(es_machine *m, es_host_rec **out);
+void es_host_rec_undo(es_machine *m, es_host_rec *r);
+void es_host_rec_drop(es_machine *m, es_host_rec *r);
+
 /* Current program break (for tests and the loader). */
 uint64_t es_host_brk(const es_machine *m);
 void es_host_set_brk(es_machine *m, uint64_t start);

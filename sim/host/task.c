@@ -107,8 +107,10 @@ void es_task_put_mm(es_machine *m, es_task *t)
     }
     if (t->mm.pgd == es_vm_current(m).pgd)
         return;
-    es_vm_release(m, t->mm);
-    t->mm_live = false;
+    /* es_vm_release refuses the one m->vmas names as well: then the task
+     * keeps it (freed at a later switch or with the run), never nobody */
+    if (es_vm_release(m, t->mm))
+        t->mm_live = false;
 }
 
 /* Frees what is left of an ended task (its table entry goes too). */
@@ -123,21 +125,27 @@ void es_task_reap(es_machine *m, es_task *t)
         es_vm_kstack_free(m, t->slot);
         w->slots[t->slot] = 0;
     }
+    /* under a debugger's history the task and its process state are kept
+     * (a reverse may bring them back); their fds go now all the same */
     if (t->proc != m->host && !t->is_thread) {
         es_hs_fs_release(t->proc);
-        es_hs_ldt_free(t->proc);
-        free(t->proc);
+        if (!es_hist_keep(w, ES_HIST_PROC, t->proc)) {
+            es_hs_ldt_free(t->proc);
+            free(t->proc);
+        }
     }
-    free(t);
+    if (!es_hist_keep(w, ES_HIST_TASK, t))
+        free(t);
 }
 
 void es_world_free(es_machine *m)
 {
     es_world *w = m->host->world;
+    es_hist_off(w);
     /* the address space es_vm_free takes with the machine is the VM
      * layer's current one (m->vmas); every other live one goes here.  Not
-     * told by CR3: a debugger's reverse may have put back another
-     * process's (the host's state is not undone) */
+     * told by CR3: the run may end between the switch that changed m->vmas
+     * and the guest kernel's CR3 load, or in a debugger's reverse there */
     struct es_vmas *cur = m->vmas;
     for (int i = 0; i < w->n; i++)
         if (w->t[i] && w->t[i]->mm_live && w->t[i]->mm.vmas == cur)
@@ -155,6 +163,7 @@ void es_world_free(es_machine *m)
         }
         free(t);
     }
+    es_hist_free(w); /* what the history kept: not in the table any more */
     free(w->t);
     free(w);
     m->host->world = NULL;
@@ -372,6 +381,9 @@ static int64_t do_clone(es_machine *m, const es_scall *c, uint64_t flags, uint64
     }
     w->live++;
     w->forks++;
+    es_hist_born(w, ES_HIST_TASK, t);
+    es_hist_born(w, ES_HIST_PROC, t->proc);
+    es_hist_born(w, ES_HIST_VMAS, t->mm.vmas);
     if (flags & CLONE_PARENT_SETTID) {
         uint8_t b[4];
         es_st32(b, (uint32_t)t->tid);

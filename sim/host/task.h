@@ -121,6 +121,7 @@ typedef struct es_world {
     uint64_t switches, forks, threads;
     uint64_t nsyscalls;     /* every task's, each call once (--stats) */
     uint64_t futex_seq;     /* futex waits begun (their FIFO order) */
+    struct es_hist *hist;   /* the debugger's history of the table (hist.c), NULL = none */
 } es_world;
 
 /* task.c */
@@ -189,6 +190,19 @@ int64_t es_futex_wait(es_machine *m, const es_scall *c, uint64_t uaddr, uint32_t
                       int64_t until, uint32_t bitset);
 int64_t es_futex_wake(es_machine *m, uint64_t uaddr, int n, uint32_t bitset);
 int64_t es_futex_requeue(es_machine *m, uint64_t uaddr, int n, uint64_t uaddr2, int n2);
+
+/* hist.c: the table's history while a debugger keeps one (es_host_history).
+ * The kinds of object a step makes and ends: */
+enum { ES_HIST_TASK = 1, ES_HIST_PROC, ES_HIST_VMAS };
+/* p (a task, a process's state, a VMA list) was made by the step under way. */
+void es_hist_born(es_world *w, int kind, void *p);
+/* p ends: true when the history keeps it (a reverse may bring it back; the
+ * caller must not free it), false when the caller frees it as before. */
+bool es_hist_keep(es_world *w, int kind, void *p);
+/* The run ends: what ends from now on is freed at once (es_hist_off);
+ * then everything kept goes with the history (es_hist_free). */
+void es_hist_off(es_world *w);
+void es_hist_free(es_world *w);
 
 /* sched.c */
 /* Whether t can run now: not waiting, or what it waits for is there. */

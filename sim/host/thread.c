@@ -148,6 +148,7 @@ int64_t es_thread_clone(es_machine *m, const es_scall *c, uint64_t flags, uint64
     t->tid = w->next_pid++;
     w->live++;
     w->threads++;
+    es_hist_born(w, ES_HIST_TASK, t);
     uint8_t b[4];
     es_st32(b, (uint32_t)t->tid);
     if (flags & CLONE_CHILD_SETTID)

@@ -228,3 +228,29 @@ TEST(DebuggerScript, SignalDeathShowsTheStatusRunExitsWith)
     ASSERT_EQ(l.size(), 1u);
     EXPECT_NE(l[0].find("\"exited\": true, \"exit_status\": 139"), std::string::npos) << l[0];
 }
+
+// A script that forks, goes back past the fork and forks again (the host's
+// task table is undone with the guest's memory, sim/host/hist.c): the
+// second stop at ret_from_fork is the first one -- the same instruction
+// count, registers (CR3: the child's page tables in the same frames),
+// taint and pt_regs -- and the run then ends as a run that never went
+// back does, with the same output (nothing was written before the fork).
+TEST(DebuggerScript, ForkReverseAndForkAgain)
+{
+    Session s("glibc_procs", ES_CONV_V417), t("glibc_procs", ES_CONV_V417);
+    NEED(s);
+    NEED(t);
+    auto l = run_transcript(s.d, "break ret_from_fork\ncontinue\nrcontinue\ncontinue\n"
+                                 "delete 1\ncontinue\nquit\n");
+    ASSERT_EQ(l.size(), 7u);
+    auto state = [](const std::string &x) { return x.substr(x.find("\"result\"")); };
+    EXPECT_NE(l[1].find("\"symbol\": \"ret_from_fork+0x0\""), std::string::npos) << l[1];
+    EXPECT_NE(l[2].find("\"instructions\": 0,"), std::string::npos) << l[2];
+    EXPECT_EQ(state(l[1]), state(l[3]));
+    EXPECT_NE(l[5].find("\"exited\": true, \"exit_status\": 0"), std::string::npos) << l[5];
+    EXPECT_NE(t.ok("continue").find("exited: status 0"), std::string::npos);
+    size_t n = 0, m = 0;
+    std::string a = es_dbg_output(s.d, &n), b = es_dbg_output(t.d, &m);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a.find("\ndone\n"), std::string::npos) << a;
+}
