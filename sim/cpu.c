@@ -49,10 +49,28 @@ static void fault_stop(es_machine *m)
 
 #define DC_SIZE (1u << ES_DCACHE_BITS)
 
+/* Arenas of guest frames kept (sim/mem.c), at most: a short run uses one. */
+#define SPARE_ARENAS 8
+
 struct es_spares {
     es_dentry *dcache; /* a decode cache all zero, as calloc makes one, or NULL */
     uint64_t *dc_used; /* its bitmap, all clear */
+    void *arenas[SPARE_ARENAS]; /* arenas all zero, as mmap makes them */
+    size_t narenas;
 };
+
+void *es_spares_take_arena(es_spares *s)
+{
+    return s && s->narenas ? s->arenas[--s->narenas] : NULL;
+}
+
+bool es_spares_keep_arena(es_spares *s, void *arena)
+{
+    if (!s || s->narenas == SPARE_ARENAS)
+        return false;
+    s->arenas[s->narenas++] = arena;
+    return true;
+}
 
 es_spares *es_spares_new(void)
 {
@@ -65,6 +83,8 @@ void es_spares_free(es_spares *s)
         return;
     free(s->dcache);
     free(s->dc_used);
+    while (s->narenas)
+        es_mem_unmap_arena(s->arenas[--s->narenas]);
     free(s);
 }
 

@@ -546,6 +546,13 @@ void es_spares_free(es_spares *s);
 /* es_machine_new taking host memory from s and leaving it there when
  * freed (s NULL: es_machine_new). */
 es_machine *es_machine_new_spared(uint64_t mem_cap, es_spares *s);
+/* The spares' stock of guest-frame arenas (sim/mem.c takes and leaves
+ * them): take one all zero (NULL: none), keep one all zero (false: no
+ * room, the caller unmaps it).  A freed machine's arenas already have
+ * host pages behind the frames it touched: the next machine skips those
+ * page faults, most of a short run's time. */
+void *es_spares_take_arena(es_spares *s);
+bool es_spares_keep_arena(es_spares *s, void *arena);
 
 /* Runs until something stops the machine; returns enum es_stop (also in
  * m->stop). */

@@ -19,6 +19,19 @@
  * (one aligned_alloc per frame made a 64 MiB cap cost 142 MB). */
 #define ARENA_FRAMES 512ull
 
+/* An arena all zero: a freed machine's (es_spares), whose pages the host
+ * has already given memory, spares the page faults of a fresh one, most
+ * of a short run's time.  NULL when out of address space.  Out of line:
+ * inlined, it made the callers' fast paths slower (es_phys, stores). */
+static __attribute__((noinline)) uint8_t *new_arena(es_machine *m)
+{
+    void *p = es_spares_take_arena(m->spares);
+    if (!p)
+        p = mmap(NULL, ARENA_FRAMES * PAGE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static uint8_t *arena(es_machine *m, uint64_t a)
 {
     if (a >= m->narenas) {
@@ -32,14 +45,28 @@ static uint8_t *arena(es_machine *m, uint64_t a)
         m->arenas = na;
         m->narenas = n;
     }
-    if (!m->arenas[a]) {
-        void *p = mmap(NULL, ARENA_FRAMES * PAGE, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-        m->arenas[a] = p;
-    }
+    if (!m->arenas[a] && !(m->arenas[a] = new_arena(m)))
+        return NULL;
     return m->arenas[a];
+}
+
+void es_mem_unmap_arena(void *arena)
+{
+    munmap(arena, ARENA_FRAMES * PAGE);
+}
+
+/* Leaves arena a to m->spares all zero again: only frames with a host
+ * page were ever written (frame_host hands out every pointer into it).
+ * false when the spares have no room. */
+static bool spare_arena(es_machine *m, size_t a)
+{
+    if (!m->spares)
+        return false;
+    uint64_t end = (a + 1) * ARENA_FRAMES < m->nframes ? (a + 1) * ARENA_FRAMES : m->nframes;
+    for (uint64_t pfn = a * ARENA_FRAMES; pfn < end; pfn++)
+        if (m->frames[pfn].host)
+            memset(m->frames[pfn].host, 0, PAGE);
+    return es_spares_keep_arena(m->spares, m->arenas[a]);
 }
 
 static uint8_t *frame_host(es_machine *m, uint64_t pfn)
@@ -59,7 +86,7 @@ static uint8_t *frame_host(es_machine *m, uint64_t pfn)
 void es_mem_free(es_machine *m)
 {
     for (size_t a = 0; a < m->narenas; a++)
-        if (m->arenas[a])
+        if (m->arenas[a] && !spare_arena(m, a))
             munmap(m->arenas[a], ARENA_FRAMES * PAGE);
     free(m->arenas);
     m->arenas = NULL;

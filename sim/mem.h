@@ -41,6 +41,8 @@ uint64_t es_frame_alloc(es_machine *m);
 void es_frame_free(es_machine *m, uint64_t pfn);
 /* Releases the host memory behind all frames (es_machine_free). */
 void es_mem_free(es_machine *m);
+/* An arena es_mem_free left to es_spares, unmapped (es_spares_free). */
+void es_mem_unmap_arena(void *arena);
 /* Host pointer to physical address pa (the frame is materialised on first
  * touch); NULL if pa is outside guest physical memory or the cap is hit. */
 uint8_t *es_phys(es_machine *m, uint64_t pa);

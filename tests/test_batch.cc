@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,50 @@ TEST(ExposureBatch, PassedOnDecodeCacheIsClear)
         for (size_t i = 0; i < n; i++)
             nonzero += p[i] != 0;
         EXPECT_EQ(nonzero, 0u);
+    }
+    es_spares_free(s);
+}
+
+// A freed machine's arenas of guest frames go to the spares all zero
+// again: the next machine gets the same host memory (its pages already
+// backed) and reads zeros in every frame, those the first one wrote and
+// those it never touched.
+TEST(ExposureBatch, PassedOnArenasAreClear)
+{
+    es_spares *s = es_spares_new();
+    ASSERT_NE(s, nullptr);
+    const uint64_t pas[] = {0x1000, 0x5000, 0x1ff000, 0x200000 + 0x3000};
+    std::set<const uint8_t *> arenas_a, arenas_b; // host address of each 2 MiB arena
+    {
+        M a(s);
+        for (uint64_t pa : pas) {
+            uint8_t *h = es_phys(a.m, pa);
+            ASSERT_NE(h, nullptr) << pa;
+            memset(h, 0xa5, 4096);
+            arenas_a.insert(h - (pa & 0x1fffff));
+        }
+        uint64_t pfn = es_frame_alloc(a.m); // through the allocator too
+        ASSERT_NE(pfn, 0u);
+        memset(es_phys(a.m, pfn << 12), 0x5a, 4096);
+    }
+    {
+        M b(s);
+        for (uint64_t pa : pas) {
+            const uint8_t *h = es_phys(b.m, pa);
+            ASSERT_NE(h, nullptr);
+            arenas_b.insert(h - (pa & 0x1fffff));
+        }
+        EXPECT_EQ(arenas_a.size(), 2u);
+        EXPECT_EQ(arenas_a, arenas_b) << "the arenas were not passed on";
+        // every frame of the first two arenas reads zero
+        for (uint64_t pa = 0x1000; pa < 0x400000; pa += 4096) {
+            const uint8_t *h = es_phys(b.m, pa);
+            ASSERT_NE(h, nullptr) << pa;
+            size_t nonzero = 0;
+            for (size_t k = 0; k < 4096; k++)
+                nonzero += h[k] != 0;
+            ASSERT_EQ(nonzero, 0u) << "frame at 0x" << std::hex << pa;
+        }
     }
     es_spares_free(s);
 }
