@@ -875,3 +875,29 @@ INSTANTIATE_TEST_SUITE_P(Resolution, HostTest, ::testing::Values(true, false),
                          });
 
 } // namespace
+
+// Reverse execution (sim/host/hist.c): a step that opened fds -- at the
+// lowest free number, through dup2 far above every fd used so far, and a
+// pipe's two ends -- gives a record whose undo closes them again, so a
+// step forward gets the same numbers.  (Checks es_host.fd_top: the record
+// only looks at slots below it.)
+TEST_P(HostTest, UndoingAStepClosesTheFdsItOpened)
+{
+    ASSERT_EQ(es_host_history(m), 0);
+    es_host_step_begin(m);
+    EXPECT_EQ(c64(ES_NR64_dup, 1), 3);
+    EXPECT_EQ(c64(ES_NR64_dup2, 1, 900), 900);
+    EXPECT_EQ(c64(ES_NR64_pipe2, BUF, 0), 0);
+    EXPECT_EQ(u32(BUF), 4u);
+    EXPECT_EQ(u32(BUF + 4), 5u);
+    es_host_rec *r = nullptr;
+    ASSERT_EQ(es_host_step_end(m, &r), 0);
+    ASSERT_NE(r, nullptr);
+    es_host_rec_undo(m, r);
+    for (int fd : {3, 4, 5, 900})
+        EXPECT_EQ(c64(ES_NR64_fcntl, fd, 1 /* F_GETFD */), -EBADF) << fd;
+    EXPECT_EQ(c64(ES_NR64_fcntl, 1, 1), 0); // what was open stays open
+    // forward again: the same numbers
+    EXPECT_EQ(c64(ES_NR64_dup2, 1, 900), 900);
+    EXPECT_EQ(c64(ES_NR64_dup, 1), 3);
+}

@@ -44,6 +44,13 @@ static int nofile(struct es_host *h)
     return n > ES_HOST_MAX_FDS ? ES_HOST_MAX_FDS : (int)n;
 }
 
+/* Slot fd now holds a host fd (es_host.fd_top). */
+static void fd_used(struct es_host *h, int fd)
+{
+    if (fd >= h->fd_top)
+        h->fd_top = fd + 1;
+}
+
 /* Installs host fd hfd (which we own) as the lowest free guest fd >= min. */
 static int fd_install(struct es_host *h, int hfd, bool cloexec, int min)
 {
@@ -51,6 +58,7 @@ static int fd_install(struct es_host *h, int hfd, bool cloexec, int min)
     for (int i = min < 0 ? 0 : min; i < lim; i++) {
         if (h->fds[i].host < 0) {
             h->fds[i] = (es_hfd){.host = hfd, .owned = true, .cloexec = cloexec};
+            fd_used(h, i);
             return i;
         }
     }
@@ -329,6 +337,7 @@ static int64_t do_dup3(struct es_host *h, int64_t oldfd, int64_t newfd, int flag
         fd_close(h, (int)newfd);
     h->fds[newfd] = (es_hfd){.host = hfd, .owned = true, .cloexec = (flags & G_O_CLOEXEC) != 0,
                              .foreign = f->foreign, .pipe_ino = f->pipe_ino};
+    fd_used(h, (int)newfd);
     return newfd;
 }
 
@@ -506,8 +515,10 @@ int es_hs_fs_init(es_machine *m)
         return -1;
     int std[3] = {h->cfg.stdin_fd, h->cfg.stdout_fd, h->cfg.stderr_fd};
     for (int i = 0; i < 3; i++)
-        if (std[i] >= 0)
+        if (std[i] >= 0) {
             h->fds[i] = (es_hfd){.host = std[i], .owned = false, .foreign = true};
+            fd_used(h, i);
+        }
     return 0;
 }
 
@@ -532,6 +543,7 @@ void es_hs_fs_release(struct es_host *h)
 int es_hs_fs_clone(struct es_host *dst, const struct es_host *src)
 {
     dst->rootfd = src->rootfd >= 0 ? fcntl(src->rootfd, F_DUPFD_CLOEXEC, 3) : -1;
+    dst->fd_top = src->fd_top;
     for (int i = 0; i < ES_HOST_MAX_FDS; i++) {
         const es_hfd *f = &src->fds[i];
         dst->fds[i] = (es_hfd){.host = -1};

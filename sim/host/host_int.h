@@ -70,6 +70,10 @@ struct es_host {
     char cwd[ES_HOST_PATH_MAX];  /* guest's current directory (guest path) */
 
     es_hfd fds[ES_HOST_MAX_FDS];
+    /* One past the highest fd slot ever given a host fd (never lowered):
+     * what scans every open fd on each step (sim/host/hist.c, once per
+     * system call under the debugger) stop there instead of at 1024. */
+    int fd_top;
 
     uint64_t brk_start, brk_cur; /* program break (brk_cur unaligned, as Linux) */
     uint64_t nsyscalls;
