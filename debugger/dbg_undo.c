@@ -484,18 +484,6 @@ void dbg_undo_pte(es_dbg *d, uint64_t va, unsigned n)
         pte_changed(u, d->m, pte);
 }
 
-static bool same64(const uint8_t *a, const uint8_t *b)
-{
-    uint64_t x = 0;
-    for (int i = 0; i < 64; i += 8) {
-        uint64_t p, q;
-        memcpy(&p, a + i, 8);
-        memcpy(&q, b + i, 8);
-        x |= p ^ q;
-    }
-    return !x;
-}
-
 /* The first byte in [lo, hi) where a and b differ (one does), by halving
  * with memcmp: a kernel stack's frame changes near one end of the page (a
  * byte loop was a tenth of a continue). */
@@ -664,7 +652,7 @@ static void end_record(es_dbg *d, uint64_t span)
     const uint8_t *now = (const uint8_t *)m + DBG_ARCH_OFF;
     size_t i = 0;
     for (; i + 8 <= DBG_ARCH_WORDS; i += 8)
-        if (!same64(now + i * 8, (const uint8_t *)&u->arch_before[i]))
+        if (!es_same64(now + i * 8, (const uint8_t *)&u->arch_before[i]))
             log_arch(u, now, i, i + 8);
     log_arch(u, now, i, DBG_ARCH_WORDS);
     es_label t[17];

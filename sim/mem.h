@@ -111,6 +111,22 @@ int es_fetch_walk(es_machine *m, uint64_t va, uint64_t *pa);
  * copies, a debugger's undo, a test writing code): every decode and block
  * of it is stale.  The one place code_gen moves, with the stamp that tells
  * the block cache some code changed (sim/block.c). */
+/* 64 bytes at a and b equal: eight word compares kept inline (a memcmp
+ * call per 64 bytes cost more than the compare in the debugger's undo
+ * records and the host's step records, which compare kilobytes a step
+ * and find them mostly unchanged). */
+static inline bool es_same64(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t x = 0;
+    for (int i = 0; i < 64; i += 8) {
+        uint64_t p, q;
+        memcpy(&p, a + i, 8);
+        memcpy(&q, b + i, 8);
+        x |= p ^ q;
+    }
+    return !x;
+}
+
 static inline void es_code_stale(es_machine *m, uint64_t pfn)
 {
     m->frames[pfn].code_gen++;

@@ -50,6 +50,8 @@
  */
 #include "task.h"
 
+#include "mem.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,28 +370,13 @@ static void put_bytes(es_hist *h, uint8_t *live, const uint8_t *old, uint32_t n)
     put(h, old, n);
 }
 
-/* 64 bytes equal: eight word compares the compiler keeps inline (a call
- * to memcmp per 64 bytes was most of a getpid's record under the
- * debugger: the state compared is ~6 KB per system call). */
-static bool same64(const uint8_t *a, const uint8_t *b)
-{
-    uint64_t x = 0;
-    for (int i = 0; i < 64; i += 8) {
-        uint64_t p, q;
-        memcpy(&p, a + i, 8);
-        memcpy(&q, b + i, 8);
-        x |= p ^ q;
-    }
-    return !x;
-}
-
 /* The runs of bytes where live differs from old, as H_BYTES entries. */
 static void diff(es_hist *h, void *live, const void *old, size_t n)
 {
     uint8_t *a = live;
     const uint8_t *b = old;
     for (size_t i = 0; i < n;) {
-        if (i + 64 <= n && same64(a + i, b + i)) {
+        if (i + 64 <= n && es_same64(a + i, b + i)) {
             i += 64; /* most of it is as it was */
             continue;
         }
