@@ -140,34 +140,40 @@ static es_label *get_page(es_taint *t, uint64_t page)
     return lab;
 }
 
-static es_label byte_label(const es_taint *t, uint64_t va)
-{
-    const shpage *p = find_page(t, va & ~(PAGE - 1));
-    return p ? p->lab[va & (PAGE - 1)] : 0;
-}
-
+/* Both walk the range a page at a time: one shadow-page lookup per page,
+ * not per byte (an 8-byte access was eight hash probes). */
 es_label es_taint_mem(const es_taint *t, uint64_t va, size_t n)
 {
     es_label l = 0;
-    for (size_t i = 0; i < n; i++)
-        l |= byte_label(t, va + i);
+    while (n) {
+        size_t off = va & (PAGE - 1), k = PAGE - off < n ? PAGE - off : n;
+        const shpage *p = find_page(t, va - off);
+        if (p)
+            for (size_t i = 0; i < k; i++)
+                l |= p->lab[off + i];
+        va += k;
+        n -= k;
+    }
     return l;
 }
 
 int es_taint_set_mem(es_taint *t, uint64_t va, size_t n, es_label l)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t a = va + i;
-        if (l == 0) {
-            shpage *p = find_page(t, a & ~(PAGE - 1));
+    while (n) {
+        size_t off = va & (PAGE - 1), k = PAGE - off < n ? PAGE - off : n;
+        if (l == 0) { /* clearing never makes a page */
+            shpage *p = find_page(t, va - off);
             if (p)
-                p->lab[a & (PAGE - 1)] = 0;
-            continue;
+                memset(p->lab + off, 0, k * sizeof *p->lab);
+        } else {
+            es_label *lab = get_page(t, va - off);
+            if (!lab)
+                return -1;
+            for (size_t i = 0; i < k; i++)
+                lab[off + i] = l;
         }
-        es_label *lab = get_page(t, a & ~(PAGE - 1));
-        if (!lab)
-            return -1;
-        lab[a & (PAGE - 1)] = l;
+        va += k;
+        n -= k;
     }
     return 0;
 }
@@ -817,7 +823,7 @@ static void on_mem(void *ctx, es_machine *m, uint64_t va, unsigned size, int wri
             es_taint_set_mem(t, va + i, 1,
                              m->cpl == 0 && t->mr_va < ES_TAINT_USER_TOP
                                  ? ES_TL_MEM
-                                 : byte_label(t, t->mr_va + i));
+                                 : es_taint_mem(t, t->mr_va + i, 1));
         t->mr_n = 0;
         return;
     }

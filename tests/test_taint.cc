@@ -280,3 +280,31 @@ TEST(Taint, NotAttachedCostsNothingAndChangesNothing)
     EXPECT_EQ(es_taint_reg(t, ES_RDI), 0u);
     es_taint_free(t);
 }
+
+// Shadow memory over page boundaries (es_taint_mem and es_taint_set_mem
+// walk a page at a time): a range reads the union of its bytes on both
+// pages, setting labels every byte of it, clearing only it, and clearing
+// makes no page.
+TEST(Taint, ShadowRangesAcrossAPageBoundary)
+{
+    es_taint *t = es_taint_new();
+    const uint64_t P = 0x7000;
+    ASSERT_EQ(es_taint_set_mem(t, P + 0xffe, 1, 0x4), 0);      // last-but-one byte of page 1
+    ASSERT_EQ(es_taint_set_mem(t, P + 0x1003, 1, 0x10), 0);    // fourth byte of page 2
+    EXPECT_EQ(es_taint_mem(t, P + 0xffc, 8), 0x14u);           // reads both pages
+    EXPECT_EQ(es_taint_mem(t, P + 0xfff, 4), 0u);              // between them
+    EXPECT_EQ(es_taint_mem(t, P + 0xfff, 5), 0x10u);
+    ASSERT_EQ(es_taint_set_mem(t, P + 0xffa, 12, 0x1), 0);     // 6 bytes on each page
+    for (uint64_t a = P + 0xff9; a < P + 0x1008; a++)
+        EXPECT_EQ(es_taint_mem(t, a, 1), a >= P + 0xffa && a < P + 0x1006 ? 0x1u : 0u) << a;
+    ASSERT_EQ(es_taint_set_mem(t, P + 0xffc, 4, 0), 0);        // clear the middle
+    EXPECT_EQ(es_taint_mem(t, P + 0xffa, 2), 0x1u);
+    EXPECT_EQ(es_taint_mem(t, P + 0xffc, 4), 0u);
+    EXPECT_EQ(es_taint_mem(t, P + 0x1000, 6), 0x1u);
+    // a 3-page range where only the middle page exists
+    ASSERT_EQ(es_taint_set_mem(t, 0x20000 + 0x1800, 1, 0x8), 0);
+    EXPECT_EQ(es_taint_mem(t, 0x20000, 0x3000), 0x8u);
+    ASSERT_EQ(es_taint_set_mem(t, 0x40000, 0x3000, 0), 0);     // nothing there: no page made
+    EXPECT_EQ(es_taint_mem(t, 0x40000, 0x3000), 0u);
+    es_taint_free(t);
+}
