@@ -24,8 +24,8 @@
  * only sizes the bookkeeping array (8 bytes + meta per 4 KiB). */
 #define MAX_PHYS (64ull << 30)
 /* Frames are handed out from 1 upwards and recycled, so the frame table
- * needs only as many slots as the cap allows (plus frame 0). */
-/* Room beyond them for the guest kernel's frames (es_kernel_grow_frames:
+ * needs only as many slots as the cap allows (plus frame 0), and room
+ * beyond them for the guest kernel's frames (es_kernel_grow_frames:
  * the image's pages, their page tables, PTI's pair; ~150 for the embedded
  * images): the table grows into it instead of being copied, every page of
  * it touched, which for a short run cost more than the run. */
